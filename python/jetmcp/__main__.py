@@ -1,0 +1,5 @@
+import sys
+
+from jetmcp.cli import main
+
+sys.exit(main())

@@ -1,0 +1,100 @@
+"""The JSON-RPC wire core of jetmcp, written in Rust.
+
+It reads request bytes without re-serializing them: every message's ``id`` is kept as its
+raw lexeme (the exact input bytes) and spliced back into the reply byte for byte.
+"""
+
+from typing import Any, Final
+
+# Frame kinds: what a whole body (or stdio line) turned out to be.
+FRAME_SINGLE: Final[int]  # one JSON object (or one non-array value, which is an invalid entry)
+FRAME_BATCH: Final[int]  # a non-empty JSON array
+FRAME_PARSE_ERROR: Final[int]  # not UTF-8, not JSON, or over a limit: answer -32700
+FRAME_EMPTY_BATCH: Final[int]  # ``[]``: answer a single -32600
+FRAME_BATCH_TOO_LARGE: Final[int]  # an array with more entries than ``max_batch``: single -32600
+
+# Entry kinds.
+REQUEST: Final[int]  # has a method and a valid id
+NOTIFICATION: Final[int]  # has a method and no id member
+RESPONSE: Final[int]  # has ``result`` or ``error`` and no method
+INVALID: Final[int]  # anything else: answer -32600 for this entry alone
+
+# Id classes.
+ID_ABSENT: Final[int]
+ID_NULL: Final[int]
+ID_STRING: Final[int]
+ID_INT: Final[int]  # an integer lexeme with |n| <= 2**53 - 1
+ID_UNSAFE_NUMBER: Final[int]  # a fraction, an exponent, or an integer outside the safe range
+ID_OTHER: Final[int]  # an object, array or boolean
+
+DEFAULT_MAX_DEPTH: Final[int]
+DEFAULT_MAX_BATCH: Final[int]
+
+class Entry:
+    """One message of a frame. Built by :func:`decode`; never constructed by hand."""
+
+    kind: int
+    """REQUEST, NOTIFICATION, RESPONSE or INVALID."""
+    method: str | None
+    """The ``method`` string, when it is one."""
+    raw_id: bytes | None
+    """The id exactly as written (a string keeps its quotes and escapes), or None when the id
+    is absent or cannot be trusted; an error reply then carries ``null``."""
+    id_class: int
+    """One of the ID_* constants."""
+    reason: str | None
+    """Why the entry is INVALID (a short message for the -32600 error), else None."""
+    has_params: bool
+    """Whether a ``params`` member is present."""
+    is_error: bool
+    """For a RESPONSE: whether it carries ``error`` rather than ``result``."""
+
+    def params(self) -> Any:
+        """``params`` built into Python objects from its span (None when absent)."""
+    def result(self) -> Any:
+        """For a RESPONSE: ``result`` (or ``error`` when ``is_error``) as Python objects."""
+    def raw(self) -> bytes:
+        """The entry's own bytes, as they stood in the input."""
+
+class Frame:
+    """What :func:`decode` found in one body."""
+
+    kind: int
+    """One of the FRAME_* constants."""
+    entries: list[Entry]
+    """The messages: one for FRAME_SINGLE, each array element for FRAME_BATCH, else empty."""
+    error: str | None
+    """For FRAME_PARSE_ERROR and FRAME_BATCH_TOO_LARGE: what went wrong."""
+
+def decode(body: bytes, max_depth: int = ..., max_batch: int = ...) -> Frame:
+    """Frame one JSON-RPC body. Never raises for bad input: bad input is described by the
+    frame and its entries. ``max_depth`` bounds nesting (deeper is a parse error);
+    ``max_batch`` bounds the entries of an array."""
+
+class RawJSON:
+    """Bytes that are already JSON; the encoder writes them verbatim."""
+
+    def __init__(self, data: bytes) -> None: ...
+    @property
+    def data(self) -> bytes: ...
+
+def dumps(obj: Any) -> bytes:
+    """Serialize dict/list/tuple/str/int/float/bool/None/RawJSON to compact JSON (UTF-8, no
+    ASCII escaping). Non-finite floats become null. Raises TypeError for anything else and
+    ValueError for nesting deeper than 255."""
+
+def encode_result(raw_id: bytes, result: Any) -> bytes:
+    """``{"jsonrpc":"2.0","id":<raw_id>,"result":<result>}`` with ``raw_id`` spliced in as is."""
+
+def encode_error(raw_id: bytes | None, code: int, message: str, data: Any = ...) -> bytes:
+    """A JSON-RPC error reply; ``raw_id`` None writes ``"id":null``; ``data`` is omitted when
+    not given."""
+
+def encode_request(raw_id: bytes, method: str, params: Any = ...) -> bytes:
+    """A JSON-RPC request with ``raw_id`` spliced in; ``params`` omitted when not given."""
+
+def encode_notification(method: str, params: Any = ...) -> bytes:
+    """A JSON-RPC notification; ``params`` omitted when not given."""
+
+def encode_batch(replies: list[bytes]) -> bytes:
+    """Join encoded replies into one JSON array."""

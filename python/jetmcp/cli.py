@@ -1,0 +1,130 @@
+"""The ``jetmcp`` command: ``jetmcp run [APP]`` serves a :class:`jetmcp.Server`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import logging
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from jetmcp.settings import Settings
+
+if TYPE_CHECKING:
+    from jetmcp.server.app import Server
+
+
+def load_app(target: str) -> Server:
+    """Import ``module:attribute`` and return the Server it names."""
+    from jetmcp.server.app import Server
+
+    module_name, _, attr = target.partition(":")
+    if not module_name:
+        raise SystemExit(f"jetmcp: APP must be module:attribute, got {target!r}")
+    module = importlib.import_module(module_name)
+    obj = getattr(module, attr or "app", None)
+    if not isinstance(obj, Server):
+        raise SystemExit(f"jetmcp: {target!r} is not a jetmcp.Server")
+    return obj
+
+
+def _csv(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def _parser() -> argparse.ArgumentParser:
+    defaults = Settings()
+    parser = argparse.ArgumentParser(prog="jetmcp", description="A fast MCP server.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="serve an MCP app over HTTP or stdio")
+    run.add_argument("app", nargs="?", default=defaults.app, help="module:attribute")
+    run.add_argument("--transport", choices=("http", "stdio"), default="http")
+    run.add_argument("--host", default=defaults.host)
+    run.add_argument("--port", type=int, default=defaults.port)
+    run.add_argument("--path", default=defaults.path, help="the MCP endpoint path")
+    run.add_argument("--workers", type=int, default=defaults.workers)
+    run.add_argument("--stateless", action="store_true", help="mint no sessions")
+    run.add_argument(
+        "--require-session",
+        action="store_true",
+        help="answer 400 to session-less requests other than initialize",
+    )
+    run.add_argument("--max-body-bytes", type=int, default=defaults.max_body_bytes)
+    run.add_argument("--max-batch", type=int, default=defaults.max_batch)
+    run.add_argument("--max-depth", type=int, default=defaults.max_depth)
+    run.add_argument("--max-sessions", type=int, default=defaults.max_sessions)
+    run.add_argument(
+        "--session-idle-seconds", type=float, default=defaults.session_idle_seconds
+    )
+    run.add_argument("--allowed-origins", type=_csv, default=[])
+    run.add_argument("--allowed-hosts", type=_csv, default=[])
+    run.add_argument("--log-level", default="warning")
+    return parser
+
+
+def _settings(ns: argparse.Namespace) -> Settings:
+    return Settings(
+        app=ns.app,
+        host=ns.host,
+        port=ns.port,
+        path=ns.path,
+        workers=ns.workers,
+        stateless=ns.stateless,
+        require_session=ns.require_session,
+        max_body_bytes=ns.max_body_bytes,
+        max_batch=ns.max_batch,
+        max_depth=ns.max_depth,
+        max_sessions=ns.max_sessions,
+        session_idle_seconds=ns.session_idle_seconds,
+        allowed_origins=ns.allowed_origins,
+        allowed_hosts=ns.allowed_hosts,
+    )
+
+
+def _serve_http(settings: Settings, log_level: str) -> None:
+    from granian.constants import Interfaces, Loops
+    from granian.log import LogLevels
+    from granian.server import Server as Granian
+
+    settings.export()
+    Granian(
+        "jetmcp.transports.http:app_from_env",
+        address=settings.host,
+        port=settings.port,
+        interface=Interfaces.RSGI,
+        workers=settings.workers,
+        loop=Loops.uvloop,
+        factory=True,
+        log_level=LogLevels(log_level),
+    ).serve()
+
+
+def _serve_stdio(settings: Settings) -> None:
+    import uvloop
+
+    from jetmcp.transports.stdio import serve_stdio
+
+    server = load_app(settings.app)
+    uvloop.run(serve_stdio(server, settings))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ns = _parser().parse_args(argv)
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=ns.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    settings = _settings(ns)
+    if ns.transport == "stdio":
+        _serve_stdio(settings)
+    else:
+        load_app(settings.app)  # fail fast, in this process, on a bad APP
+        _serve_http(settings, ns.log_level)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

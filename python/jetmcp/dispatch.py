@@ -1,0 +1,325 @@
+"""The one dispatcher: a decoded frame in, one reply (or nothing) out.
+
+Both transports call :meth:`Dispatcher.dispatch`; they only decide the revision and the
+session beforehand and write the bytes afterwards, so HTTP and stdio behave the same by
+construction.
+
+Handlers may return their result directly (work that never waits) or an awaitable. In a
+batch, direct results are taken in place and only awaitables become tasks that run
+concurrently (``asyncio.gather``); the reply lists every entry in request order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import TYPE_CHECKING, Any
+
+from jetmcp import _wire
+from jetmcp.call import NULL_SINK, LOG_RANK, Call, Session, Sink
+from jetmcp.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, McpError
+from jetmcp.protocol import revisions
+from jetmcp.protocol.revisions import Revision
+
+if TYPE_CHECKING:
+    from jetmcp.server.app import Server
+
+log = logging.getLogger("jetmcp")
+
+_REQUEST = _wire.REQUEST
+_NOTIFICATION = _wire.NOTIFICATION
+_RESPONSE = _wire.RESPONSE
+_INVALID = _wire.INVALID
+_FRAME_SINGLE = _wire.FRAME_SINGLE
+_FRAME_BATCH = _wire.FRAME_BATCH
+_FRAME_PARSE_ERROR = _wire.FRAME_PARSE_ERROR
+_FRAME_EMPTY_BATCH = _wire.FRAME_EMPTY_BATCH
+_encode_result = _wire.encode_result
+_encode_error = _wire.encode_error
+
+#: A method handler as the dispatcher sees it: the result, or an awaitable of it.
+AnyHandler = Callable[[dict[str, Any], Call], "dict[str, Any] | Awaitable[dict[str, Any]]"]
+
+
+def _id_key(value: Any) -> tuple[bool, Any]:
+    # "1" and 1 are different ids; the flag keeps them apart in one dict.
+    return (isinstance(value, str), value)
+
+
+class InFlight:
+    """The requests of one client scope (an HTTP session or a stdio process) that are still
+    running, so ``notifications/cancelled`` can stop them."""
+
+    __slots__ = ("cancelled", "running")
+
+    def __init__(self) -> None:
+        self.running: dict[tuple[bool, Any], asyncio.Task[Any]] = {}
+        self.cancelled: set[asyncio.Task[Any]] = set()
+
+    def cancel(self, request_id: Any) -> bool:
+        task = self.running.get(_id_key(request_id))
+        if task is None or task.done():
+            return False
+        self.cancelled.add(task)
+        task.cancel()
+        return True
+
+
+class Exchange:
+    """One inbound body: what the transport knows about it, and what dispatch changed.
+
+    ``http_status`` is the status a single reply should carry (HTTP only);
+    ``new_session`` is set when the body was an ``initialize`` that opened a session.
+    """
+
+    __slots__ = ("http_status", "inflight", "new_session", "revision", "session", "sink")
+
+    def __init__(
+        self,
+        revision: Revision,
+        session: Session | None,
+        sink: Sink = NULL_SINK,
+        inflight: InFlight | None = None,
+    ) -> None:
+        self.revision = revision
+        self.session = session
+        self.sink = sink
+        self.inflight = inflight
+        self.new_session: Session | None = None
+        self.http_status = 200
+
+
+class Dispatcher:
+    """Runs the methods of one :class:`~jetmcp.server.app.Server` for any transport."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self._builtins: dict[str, AnyHandler] = {
+            "ping": self._ping,
+            "logging/setLevel": self._set_level,
+        }
+
+    # ------------------------------------------------------------------ frames
+
+    async def dispatch(self, frame: _wire.Frame, ex: Exchange) -> bytes | None:
+        """Answer one frame. None means there is nothing to send (HTTP 202, stdio silence)."""
+        reply = self.start(frame, ex)
+        if reply is None or isinstance(reply, bytes):
+            return reply
+        return await reply
+
+    def start(
+        self, frame: _wire.Frame, ex: Exchange
+    ) -> bytes | None | Coroutine[Any, Any, bytes | None]:
+        """Do all the work that needs no waiting now; return the reply, or a coroutine that
+        finishes it when some handler has to wait (the caller runs it in a task)."""
+        kind = frame.kind
+        if kind == _FRAME_SINGLE:
+            entry = frame.entries[0]
+            reply = self._run_entry(entry, ex, False)
+            if reply is None:
+                return None
+            if isinstance(reply, bytes):
+                if entry.kind == _INVALID:
+                    ex.http_status = 400
+                return reply
+            return self._finish(reply, entry, ex)
+        if kind == _FRAME_PARSE_ERROR:
+            ex.http_status = 400
+            return _encode_error(None, -32700, f"Parse error: {frame.error}")
+        # Arrays: the revision decides first, whatever they hold (seed 000).
+        if not ex.revision.batching:
+            return _encode_error(
+                None,
+                INVALID_REQUEST,
+                f"Batches are not supported in protocol revision {ex.revision.version}",
+            )
+        if kind == _FRAME_EMPTY_BATCH:
+            return _encode_error(None, INVALID_REQUEST, "Invalid Request: empty batch")
+        if kind != _FRAME_BATCH:
+            ex.http_status = 413
+            return _encode_error(None, INVALID_REQUEST, f"Invalid Request: {frame.error}")
+        slots: list[Any] = []
+        waiting = False
+        for entry in frame.entries:
+            reply = self._run_entry(entry, ex, True)
+            if reply is None:
+                continue
+            if not isinstance(reply, bytes):
+                waiting = True
+                reply = (reply, entry)
+            slots.append(reply)
+        if waiting:
+            return self._gather(slots, ex)
+        if not slots:
+            return None
+        return _wire.encode_batch(slots)
+
+    async def _gather(self, slots: list[Any], ex: Exchange) -> bytes | None:
+        tasks: list[asyncio.Future[bytes | None]] = []
+        for i, slot in enumerate(slots):
+            if not isinstance(slot, bytes):
+                task = asyncio.ensure_future(self._finish(slot[0], slot[1], ex))
+                tasks.append(task)
+                slots[i] = task
+        try:
+            await asyncio.gather(*tasks)
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            raise
+        parts: list[bytes] = []
+        for slot in slots:
+            reply = slot if isinstance(slot, bytes) else slot.result()
+            if reply is not None:
+                parts.append(reply)
+        return _wire.encode_batch(parts) if parts else None
+
+    # ------------------------------------------------------------------ entries
+
+    def _run_entry(
+        self, entry: _wire.Entry, ex: Exchange, in_batch: bool
+    ) -> bytes | Awaitable[dict[str, Any]] | None:
+        """Start one entry: bytes when answered at once, an awaitable of the result when the
+        handler must wait, None when nothing is owed (notifications, responses)."""
+        kind = entry.kind
+        if kind == _REQUEST:
+            raw_id = entry.raw_id
+            assert raw_id is not None
+            method = entry.method
+            assert method is not None
+            try:
+                if entry.has_params:
+                    params = entry.params()
+                    if not isinstance(params, dict):
+                        raise McpError(INVALID_PARAMS, "Invalid params: must be an object")
+                else:
+                    params = {}
+                if method == "initialize":
+                    if in_batch:
+                        raise McpError(
+                            INVALID_REQUEST, "Invalid Request: initialize must not be batched"
+                        )
+                    return _encode_result(raw_id, self._initialize(params, ex))
+                handler = self._handler(method)
+                if handler is None:
+                    raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
+                meta = params.get("_meta")
+                call = Call(method, raw_id, ex.revision, ex.session, ex.sink, meta)
+                result = handler(params, call)
+                if isinstance(result, dict):
+                    return _encode_result(raw_id, result)
+                return result
+            except McpError as exc:
+                return self._error_reply(raw_id, exc)
+            except Exception:
+                log.exception("handler for %s failed", method)
+                return _encode_error(raw_id, INTERNAL_ERROR, "Internal error")
+        if kind == _NOTIFICATION:
+            self._notification(entry, ex)
+            return None
+        if kind == _RESPONSE:
+            # Answers to server-to-client requests; nothing is owed back.
+            return None
+        return _encode_error(entry.raw_id, INVALID_REQUEST, f"Invalid Request: {entry.reason}")
+
+    async def _finish(
+        self, pending: Awaitable[dict[str, Any]], entry: _wire.Entry, ex: Exchange
+    ) -> bytes | None:
+        """Await a handler that had to wait; registers it for cancellation meanwhile."""
+        raw_id = entry.raw_id
+        assert raw_id is not None
+        inflight = ex.inflight
+        task = asyncio.current_task()
+        key: tuple[bool, Any] | None = None
+        if inflight is not None and task is not None:
+            from orjson import loads
+
+            key = _id_key(loads(raw_id))
+            inflight.running[key] = task
+        try:
+            result = await pending
+        except asyncio.CancelledError:
+            if inflight is not None and task in inflight.cancelled:
+                # Cancelled by the client: the spec says nothing more is sent for it.
+                inflight.cancelled.discard(task)
+                if task is not None:
+                    task.uncancel()
+                return None
+            raise
+        except McpError as exc:
+            return self._error_reply(raw_id, exc)
+        except Exception:
+            log.exception("handler for %s failed", entry.method)
+            return _encode_error(raw_id, INTERNAL_ERROR, "Internal error")
+        finally:
+            if key is not None and inflight is not None:
+                inflight.running.pop(key, None)
+        return _encode_result(raw_id, result)
+
+    def _error_reply(self, raw_id: bytes, exc: McpError) -> bytes:
+        if exc.has_data:
+            return _encode_error(raw_id, exc.code, exc.message, exc.data)
+        return _encode_error(raw_id, exc.code, exc.message)
+
+    def _handler(self, method: str) -> AnyHandler | None:
+        builtin = self._builtins.get(method)
+        if builtin is not None:
+            return builtin
+        return self.server.handlers.get(method)  # type: ignore[return-value]
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def _new_session(self, revision: Revision, params: dict[str, Any]) -> Session:
+        caps = params.get("capabilities")
+        info = params.get("clientInfo")
+        return Session(
+            None,
+            revision,
+            caps if isinstance(caps, dict) else {},
+            info if isinstance(info, dict) else {},
+        )
+
+    def _initialize(self, params: dict[str, Any], ex: Exchange) -> dict[str, Any]:
+        revision = revisions.negotiate(params.get("protocolVersion"))
+        session = self._new_session(revision, params)
+        ex.new_session = session
+        ex.revision = revision
+        ex.session = session
+        result: dict[str, Any] = {
+            "protocolVersion": revision.version,
+            "capabilities": self.server.capabilities(revision),
+            "serverInfo": self.server.server_info(revision),
+        }
+        instructions = self.server.instructions
+        if instructions and revision.version != "2024-11-05":
+            result["instructions"] = instructions
+        return result
+
+    def _ping(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+        return {}
+
+    def _set_level(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+        level = params.get("level")
+        if not isinstance(level, str) or level not in LOG_RANK:
+            raise McpError(INVALID_PARAMS, f"Invalid params: unknown log level {level!r}")
+        if call.session is not None:
+            call.session.log_level = level
+        return {}
+
+    def _notification(self, entry: _wire.Entry, ex: Exchange) -> None:
+        method = entry.method
+        if method == "notifications/initialized":
+            if ex.session is not None:
+                ex.session.initialized = True
+        elif method == "notifications/cancelled":
+            if ex.inflight is None:
+                return
+            try:
+                params = entry.params() if entry.has_params else None
+            except Exception:
+                return
+            if isinstance(params, dict) and "requestId" in params:
+                ex.inflight.cancel(params["requestId"])
+        # Other notifications (progress, roots/list_changed, unknown ones) need no action.

@@ -1,0 +1,1 @@
+"""What each MCP revision allows, and the shapes of its messages."""

@@ -1,0 +1,134 @@
+"""The revision table: the only place that knows what each MCP revision allows.
+
+Everything else asks a :class:`Revision` (``rev.batching``, ``rev.titles`` ...) instead of
+comparing version strings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Revision:
+    """One MCP protocol revision and the features it has."""
+
+    version: str
+    #: JSON-RPC arrays are accepted (seed 000: 2024-11-05 and 2025-03-26 only).
+    batching: bool
+    #: The 2026-07-28 stateless era: no initialize, per-request ``_meta``.
+    modern: bool
+    #: ``completions`` server capability exists.
+    completions_capability: bool
+    #: Tool ``annotations`` and audio content exist.
+    annotations: bool
+    audio: bool
+    #: Progress notifications may carry ``message``.
+    progress_message: bool
+    #: ``title`` on tools/resources/prompts, ``outputSchema``/``structuredContent``,
+    #: ``resource_link`` content, ``elicitation/create``, ``MCP-Protocol-Version`` header.
+    titles: bool
+    structured_output: bool
+    resource_links: bool
+    elicitation: bool
+    #: ``icons``, URL-mode elicitation (-32042), tasks, SSE priming/polling.
+    icons: bool
+    tasks: bool
+    sse_priming: bool
+    #: The code for "resource not found".
+    resource_not_found_code: int
+
+
+
+R2024_11_05 = Revision(
+    version="2024-11-05",
+    batching=True,
+    modern=False,
+    completions_capability=False,
+    annotations=False,
+    audio=False,
+    progress_message=False,
+    titles=False,
+    structured_output=False,
+    resource_links=False,
+    elicitation=False,
+    icons=False,
+    tasks=False,
+    sse_priming=False,
+    resource_not_found_code=-32002,
+)
+R2025_03_26 = Revision(
+    version="2025-03-26",
+    batching=True,
+    modern=False,
+    completions_capability=True,
+    annotations=True,
+    audio=True,
+    progress_message=True,
+    titles=False,
+    structured_output=False,
+    resource_links=False,
+    elicitation=False,
+    icons=False,
+    tasks=False,
+    sse_priming=False,
+    resource_not_found_code=-32002,
+)
+R2025_06_18 = Revision(
+    version="2025-06-18",
+    batching=False,
+    modern=False,
+    completions_capability=True,
+    annotations=True,
+    audio=True,
+    progress_message=True,
+    titles=True,
+    structured_output=True,
+    resource_links=True,
+    elicitation=True,
+    icons=False,
+    tasks=False,
+    sse_priming=False,
+    resource_not_found_code=-32002,
+)
+R2025_11_25 = Revision(
+    version="2025-11-25",
+    batching=False,
+    modern=False,
+    completions_capability=True,
+    annotations=True,
+    audio=True,
+    progress_message=True,
+    titles=True,
+    structured_output=True,
+    resource_links=True,
+    elicitation=True,
+    icons=True,
+    tasks=True,
+    sse_priming=True,
+    resource_not_found_code=-32002,
+)
+
+#: Every revision served, oldest first.
+REVISIONS: tuple[Revision, ...] = (R2024_11_05, R2025_03_26, R2025_06_18, R2025_11_25)
+#: Revisions negotiated with ``initialize``.
+LEGACY: tuple[Revision, ...] = tuple(r for r in REVISIONS if not r.modern)
+BY_VERSION: dict[str, Revision] = {r.version: r for r in REVISIONS}
+#: What ``initialize`` answers when the client asks for a version we do not serve.
+LATEST_LEGACY: Revision = LEGACY[-1]
+#: The spec's assumption for an HTTP request with neither session nor ``MCP-Protocol-Version``.
+HTTP_DEFAULT: Revision = R2025_03_26
+
+
+def lookup(version: str) -> Revision | None:
+    """The revision named ``version``, or None when it is not served."""
+    return BY_VERSION.get(version)
+
+
+def negotiate(requested: object) -> Revision:
+    """The revision ``initialize`` answers: the one asked for when served, else the newest."""
+    if isinstance(requested, str):
+        rev = BY_VERSION.get(requested)
+        if rev is not None and not rev.modern:
+            return rev
+    return LATEST_LEGACY

@@ -1,0 +1,59 @@
+"""Every limit and switch of a jetmcp server, with safe defaults.
+
+The README's configuration table documents each field; the CLI flags map onto them one to one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+_ENV = "JETMCP_SETTINGS"
+
+
+@dataclass(slots=True)
+class Settings:
+    """How one jetmcp server runs."""
+
+    #: ``module:attribute`` of the :class:`jetmcp.Server` to serve.
+    app: str = "jetmcp.demo:app"
+    host: str = "127.0.0.1"
+    port: int = 8000
+    #: The Streamable HTTP endpoint.
+    path: str = "/mcp"
+    workers: int = 1
+    #: Mint no sessions: every request is served on its own, at its header's revision.
+    stateless: bool = False
+    #: Refuse (400) session-less requests other than ``initialize``.
+    require_session: bool = False
+    #: Largest request body (HTTP) or line (stdio), in bytes; larger is HTTP 413 / -32600.
+    max_body_bytes: int = 4 * 1024 * 1024
+    #: Most entries in one JSON-RPC batch; more is refused whole with -32600.
+    max_batch: int = 256
+    #: Deepest nesting of arrays/objects in a message; deeper is -32700.
+    max_depth: int = 100
+    #: Most live sessions kept in memory; the least recently used is ended past it.
+    max_sessions: int = 10_000
+    #: Seconds a session may sit idle before it is ended.
+    session_idle_seconds: float = 3600.0
+    #: Extra origins and hosts accepted besides localhost (DNS-rebinding protection).
+    allowed_origins: list[str] = field(default_factory=list)
+    allowed_hosts: list[str] = field(default_factory=list)
+
+    def to_env(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_env(cls) -> Settings:
+        raw = os.environ.get(_ENV)
+        if not raw:
+            return cls()
+        data: dict[str, Any] = json.loads(raw)
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    def export(self) -> None:
+        """Put these settings where Granian's worker processes will find them."""
+        os.environ[_ENV] = self.to_env()

@@ -1,0 +1,1 @@
+"""The transports: Streamable HTTP (served by Granian) and stdio."""

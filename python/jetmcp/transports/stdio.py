@@ -1,0 +1,136 @@
+"""stdio: one JSON-RPC message (or batch) per line on stdin, one reply per line on stdout.
+
+Each raw line goes to the parser untouched. The revision negotiated by ``initialize``
+decides batching, exactly as a session does over HTTP. Logs go to stderr only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+from collections.abc import Coroutine
+from typing import Any
+
+from jetmcp import _wire
+from jetmcp.call import Session
+from jetmcp.dispatch import Dispatcher, Exchange, InFlight
+from jetmcp.errors import INVALID_REQUEST
+from jetmcp.protocol import revisions
+from jetmcp.server.app import Server
+from jetmcp.settings import Settings
+
+log = logging.getLogger("jetmcp.stdio")
+
+
+class StdoutSink:
+    """Writes whole lines to stdout; a message is never split or interleaved."""
+
+    __slots__ = ("transport",)
+
+    def __init__(self, transport: asyncio.WriteTransport) -> None:
+        self.transport = transport
+
+    async def send(self, message: bytes) -> None:
+        self.write(message)
+
+    def write(self, message: bytes) -> None:
+        if not self.transport.is_closing():
+            self.transport.write(message + b"\n")
+
+
+class StdioServer:
+    """Serves one client over a pair of pipes until stdin ends."""
+
+    def __init__(self, server: Server, settings: Settings | None = None) -> None:
+        self.settings = settings or Settings()
+        self.dispatcher = Dispatcher(server)
+        self.session: Session | None = None
+        self.inflight = InFlight()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def _revision(self) -> revisions.Revision:
+        return self.session.revision if self.session is not None else revisions.HTTP_DEFAULT
+
+    def _start(self, line: bytes, sink: StdoutSink) -> None:
+        """Answer one line (its newline removed). Work that needs no waiting is done here,
+        in line order, so an ``initialize`` is in force before the next line is read; the
+        rest runs in a task of its own."""
+        settings = self.settings
+        frame = _wire.decode(line, settings.max_depth, settings.max_batch)
+        ex = Exchange(self._revision(), self.session, sink, self.inflight)
+        reply = self.dispatcher.start(frame, ex)
+        if ex.new_session is not None:
+            self.session = ex.new_session
+        if reply is None:
+            return
+        if isinstance(reply, bytes):
+            sink.write(reply)
+            return
+        task = asyncio.ensure_future(self._finish(reply, sink))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _finish(
+        self, pending: Coroutine[Any, Any, bytes | None], sink: StdoutSink
+    ) -> None:
+        reply = await pending
+        if reply is not None:
+            sink.write(reply)
+
+    async def serve(self, reader: asyncio.StreamReader, sink: StdoutSink) -> None:
+        limit = self.settings.max_body_bytes
+        while True:
+            try:
+                line = await reader.readuntil(b"\n")
+            except asyncio.IncompleteReadError as exc:
+                line = exc.partial
+                if line.strip():
+                    self._start(line, sink)
+                break
+            except asyncio.LimitOverrunError:
+                await _discard_line(reader)
+                sink.write(
+                    _wire.encode_error(
+                        None, INVALID_REQUEST, f"Invalid Request: message exceeds {limit} bytes"
+                    )
+                )
+                continue
+            line = line[:-1]
+            if line.endswith(b"\r"):
+                line = line[:-1]
+            if not line.strip():
+                continue
+            self._start(line, sink)
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+async def _discard_line(reader: asyncio.StreamReader) -> None:
+    while True:
+        try:
+            await reader.readuntil(b"\n")
+            return
+        except asyncio.LimitOverrunError as exc:
+            await reader.readexactly(exc.consumed)
+        except asyncio.IncompleteReadError:
+            return
+
+
+async def serve_stdio(server: Server, settings: Settings | None = None) -> None:
+    """Serve ``server`` on this process's stdin and stdout until stdin ends."""
+    settings = settings or Settings()
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=settings.max_body_bytes + 1)
+    await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(sys.stdin.fileno(), "rb", 0)
+    )
+    transport, _ = await loop.connect_write_pipe(
+        asyncio.Protocol, os.fdopen(sys.stdout.fileno(), "wb", 0)
+    )
+    sink = StdoutSink(transport)
+    try:
+        await StdioServer(server, settings).serve(reader, sink)
+    finally:
+        transport.close()

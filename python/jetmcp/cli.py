@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import importlib
 import logging
 import sys
@@ -55,9 +54,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--max-batch", type=int, default=defaults.max_batch)
     run.add_argument("--max-depth", type=int, default=defaults.max_depth)
     run.add_argument("--max-sessions", type=int, default=defaults.max_sessions)
-    run.add_argument(
-        "--session-idle-seconds", type=float, default=defaults.session_idle_seconds
-    )
+    run.add_argument("--session-idle-seconds", type=float, default=defaults.session_idle_seconds)
     run.add_argument("--allowed-origins", type=_csv, default=[])
     run.add_argument("--allowed-hosts", type=_csv, default=[])
     run.add_argument("--log-level", default="warning")

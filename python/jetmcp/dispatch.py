@@ -17,8 +17,14 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from jetmcp import _wire
-from jetmcp.call import NULL_SINK, LOG_RANK, Call, Session, Sink
-from jetmcp.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, McpError
+from jetmcp.call import LOG_RANK, NULL_SINK, Call, Session, Sink
+from jetmcp.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    McpError,
+)
 from jetmcp.protocol import revisions
 from jetmcp.protocol.revisions import Revision
 
@@ -111,7 +117,7 @@ class Dispatcher:
 
     def start(
         self, frame: _wire.Frame, ex: Exchange
-    ) -> bytes | None | Coroutine[Any, Any, bytes | None]:
+    ) -> bytes | Coroutine[Any, Any, bytes | None] | None:
         """Do all the work that needs no waiting now; return the reply, or a coroutine that
         finishes it when some handler has to wait (the caller runs it in a task)."""
         kind = frame.kind
@@ -146,10 +152,11 @@ class Dispatcher:
             reply = self._run_entry(entry, ex, True)
             if reply is None:
                 continue
-            if not isinstance(reply, bytes):
+            if isinstance(reply, bytes):
+                slots.append(reply)
+            else:
                 waiting = True
-                reply = (reply, entry)
-            slots.append(reply)
+                slots.append((reply, entry))
         if waiting:
             return self._gather(slots, ex)
         if not slots:
@@ -157,10 +164,10 @@ class Dispatcher:
         return _wire.encode_batch(slots)
 
     async def _gather(self, slots: list[Any], ex: Exchange) -> bytes | None:
-        tasks: list[asyncio.Future[bytes | None]] = []
+        tasks: list[asyncio.Task[bytes | None]] = []
         for i, slot in enumerate(slots):
             if not isinstance(slot, bytes):
-                task = asyncio.ensure_future(self._finish(slot[0], slot[1], ex))
+                task = asyncio.create_task(self._finish(slot[0], slot[1], ex))
                 tasks.append(task)
                 slots[i] = task
         try:
@@ -267,7 +274,8 @@ class Dispatcher:
         builtin = self._builtins.get(method)
         if builtin is not None:
             return builtin
-        return self.server.handlers.get(method)  # type: ignore[return-value]
+        handler: AnyHandler | None = self.server.handlers.get(method)
+        return handler
 
     # ------------------------------------------------------------------ lifecycle
 

@@ -39,7 +39,6 @@ class Revision:
     resource_not_found_code: int
 
 
-
 R2024_11_05 = Revision(
     version="2024-11-05",
     batching=True,

@@ -153,9 +153,13 @@ class McpHttpApp:
             revision = revisions.HTTP_DEFAULT
 
         frame = _decode(body, settings.max_depth, settings.max_batch)
-        if session is None and settings.require_session and not settings.stateless:
-            if not _is_initialize(frame):
-                raise HttpError(400, INVALID_REQUEST, "Missing Mcp-Session-Id header")
+        if (
+            session is None
+            and settings.require_session
+            and not settings.stateless
+            and not _is_initialize(frame)
+        ):
+            raise HttpError(400, INVALID_REQUEST, "Missing Mcp-Session-Id header")
 
         ex = Exchange(
             revision,

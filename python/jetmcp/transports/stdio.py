@@ -72,9 +72,7 @@ class StdioServer:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _finish(
-        self, pending: Coroutine[Any, Any, bytes | None], sink: StdoutSink
-    ) -> None:
+    async def _finish(self, pending: Coroutine[Any, Any, bytes | None], sink: StdoutSink) -> None:
         reply = await pending
         if reply is not None:
             sink.write(reply)

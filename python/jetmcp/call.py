@@ -77,7 +77,7 @@ class Session:
 class Call:
     """One request being served."""
 
-    __slots__ = ("meta", "method", "raw_id", "request_id", "revision", "session", "sink")
+    __slots__ = ("meta", "method", "raw_id", "revision", "session", "sink")
 
     def __init__(
         self,

@@ -1,0 +1,413 @@
+//! Pure-Rust JSON writing: string escaping, numbers and the JSON-RPC envelopes.
+//!
+//! Everything appends to one `Vec<u8>`; the Python layer (`py_encode`) walks objects into it and
+//! copies the result into a `bytes` once.
+
+/// Start of every envelope, up to the id value.
+pub const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
+/// Start of a notification, up to the method value.
+pub const NOTIFICATION_HEAD: &[u8] = br#"{"jsonrpc":"2.0","method":"#;
+pub const RESULT_KEY: &[u8] = br#","result":"#;
+pub const ERROR_CODE_KEY: &[u8] = br#","error":{"code":"#;
+pub const MESSAGE_KEY: &[u8] = br#","message":"#;
+pub const DATA_KEY: &[u8] = br#","data":"#;
+pub const METHOD_KEY: &[u8] = br#","method":"#;
+pub const PARAMS_KEY: &[u8] = br#","params":"#;
+
+/// For each byte: 0 when it is written as is, else the letter after the backslash (`u` for the
+/// `\u00XX` form).
+static ESCAPE: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        t[i] = b'u';
+        i += 1;
+    }
+    t[0x08] = b'b';
+    t[0x09] = b't';
+    t[0x0a] = b'n';
+    t[0x0c] = b'f';
+    t[0x0d] = b'r';
+    t[b'"' as usize] = b'"';
+    t[b'\\' as usize] = b'\\';
+    t
+};
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Whether any of 8 bytes is a control character, `"` or `\`. Exact as an "any" test: the
+/// borrow tricks only err on bytes above a true hit.
+#[inline(always)]
+fn word_needs_escape(w: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let control = w.wrapping_sub(ONES * 0x20) & !w;
+    let q = w ^ (ONES * b'"' as u64);
+    let quote = q.wrapping_sub(ONES) & !q;
+    let b = w ^ (ONES * b'\\' as u64);
+    let backslash = b.wrapping_sub(ONES) & !b;
+    (control | quote | backslash) & HIGH != 0
+}
+
+#[inline]
+fn push_escape(buf: &mut Vec<u8>, byte: u8, esc: u8) {
+    if esc == b'u' {
+        buf.extend_from_slice(&[
+            b'\\',
+            b'u',
+            b'0',
+            b'0',
+            HEX[(byte >> 4) as usize],
+            HEX[(byte & 0xf) as usize],
+        ]);
+    } else {
+        buf.extend_from_slice(&[b'\\', esc]);
+    }
+}
+
+/// Write `s` (UTF-8 text) as a JSON string: quoted, `"` `\` and control characters escaped,
+/// everything else (non-ASCII included) as is.
+#[inline]
+pub fn write_str(buf: &mut Vec<u8>, s: &str) {
+    write_str_bytes(buf, s.as_bytes());
+}
+
+/// [`write_str`] on bytes already known to be UTF-8.
+pub fn write_str_bytes(buf: &mut Vec<u8>, s: &[u8]) {
+    buf.reserve(s.len() + 2);
+    buf.push(b'"');
+    let n = s.len();
+    let mut start = 0;
+    let mut i = 0;
+    while i < n {
+        if let Some(chunk) = s.get(i..i + 8) {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            if !word_needs_escape(u64::from_ne_bytes(word)) {
+                i += 8;
+                continue;
+            }
+        }
+        let byte = s[i];
+        let esc = ESCAPE[byte as usize];
+        if esc != 0 {
+            buf.extend_from_slice(&s[start..i]);
+            push_escape(buf, byte, esc);
+            start = i + 1;
+        }
+        i += 1;
+    }
+    buf.extend_from_slice(&s[start..]);
+    buf.push(b'"');
+}
+
+#[inline]
+pub fn write_i64(buf: &mut Vec<u8>, v: i64) {
+    buf.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+}
+
+#[inline]
+pub fn write_u64(buf: &mut Vec<u8>, v: u64) {
+    buf.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+}
+
+/// Shortest text that reads back to the same double; `null` for NaN and the infinities.
+#[inline]
+pub fn write_f64(buf: &mut Vec<u8>, v: f64) {
+    if v.is_finite() {
+        buf.extend_from_slice(ryu::Buffer::new().format_finite(v).as_bytes());
+    } else {
+        buf.extend_from_slice(b"null");
+    }
+}
+
+#[inline]
+pub fn write_bool(buf: &mut Vec<u8>, v: bool) {
+    buf.extend_from_slice(if v { b"true" } else { b"false" });
+}
+
+#[inline]
+pub fn write_null(buf: &mut Vec<u8>) {
+    buf.extend_from_slice(b"null");
+}
+
+/// A cheap sanity check of a raw id before it is spliced into a reply: a string lexeme
+/// (`"` ... `"`), an integer or number lexeme, or `null`. It does not re-validate the string's
+/// content; ids from `decode` are valid by construction.
+pub fn check_raw_id(raw: &[u8]) -> Result<(), &'static str> {
+    match raw {
+        [b'"', .., b'"'] if raw.len() >= 2 => Ok(()),
+        b"null" => Ok(()),
+        [b'-' | b'0'..=b'9', ..]
+            if raw
+                .iter()
+                .all(|b| matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')) =>
+        {
+            Ok(())
+        }
+        _ => Err("raw_id must be a JSON string or number lexeme, as Entry.raw_id gives"),
+    }
+}
+
+/// `{"jsonrpc":"2.0","id":<raw_id or null>`
+#[inline]
+pub fn write_head(buf: &mut Vec<u8>, raw_id: Option<&[u8]>) {
+    buf.extend_from_slice(HEAD);
+    buf.extend_from_slice(raw_id.unwrap_or(b"null"));
+}
+
+/// A whole result reply around an already encoded `result`.
+pub fn result_reply(raw_id: &[u8], result: &[u8]) -> Vec<u8> {
+    let mut buf =
+        Vec::with_capacity(HEAD.len() + raw_id.len() + RESULT_KEY.len() + result.len() + 1);
+    write_head(&mut buf, Some(raw_id));
+    buf.extend_from_slice(RESULT_KEY);
+    buf.extend_from_slice(result);
+    buf.push(b'}');
+    buf
+}
+
+/// `,"error":{"code":<code>,"message":<message>` (the caller closes it).
+pub fn write_error_start(buf: &mut Vec<u8>, code: i64, message: &str) {
+    buf.extend_from_slice(ERROR_CODE_KEY);
+    write_i64(buf, code);
+    buf.extend_from_slice(MESSAGE_KEY);
+    write_str(buf, message);
+}
+
+/// A whole error reply, `data` already encoded when given.
+pub fn error_reply(
+    raw_id: Option<&[u8]>,
+    code: i64,
+    message: &str,
+    data: Option<&[u8]>,
+) -> Vec<u8> {
+    let mut buf = Vec::with_capacity(96 + message.len() + data.map_or(0, <[u8]>::len));
+    write_head(&mut buf, raw_id);
+    write_error_start(&mut buf, code, message);
+    if let Some(data) = data {
+        buf.extend_from_slice(DATA_KEY);
+        buf.extend_from_slice(data);
+    }
+    buf.extend_from_slice(b"}}");
+    buf
+}
+
+/// A whole request, `params` already encoded when given.
+pub fn request(raw_id: &[u8], method: &str, params: Option<&[u8]>) -> Vec<u8> {
+    let mut buf =
+        Vec::with_capacity(64 + raw_id.len() + method.len() + params.map_or(0, <[u8]>::len));
+    write_head(&mut buf, Some(raw_id));
+    buf.extend_from_slice(METHOD_KEY);
+    write_str(&mut buf, method);
+    if let Some(params) = params {
+        buf.extend_from_slice(PARAMS_KEY);
+        buf.extend_from_slice(params);
+    }
+    buf.push(b'}');
+    buf
+}
+
+/// A whole notification, `params` already encoded when given.
+pub fn notification(method: &str, params: Option<&[u8]>) -> Vec<u8> {
+    let mut buf = Vec::with_capacity(48 + method.len() + params.map_or(0, <[u8]>::len));
+    buf.extend_from_slice(NOTIFICATION_HEAD);
+    write_str(&mut buf, method);
+    if let Some(params) = params {
+        buf.extend_from_slice(PARAMS_KEY);
+        buf.extend_from_slice(params);
+    }
+    buf.push(b'}');
+    buf
+}
+
+/// The exact size of [`write_batch`]'s output.
+pub fn batch_len<'a>(replies: impl IntoIterator<Item = &'a [u8]>) -> usize {
+    let mut len = 2;
+    let mut n = 0;
+    for r in replies {
+        len += r.len();
+        n += 1;
+    }
+    len + n.max(1) - 1
+}
+
+/// `[` replies joined with `,` `]` into `out`, which must be exactly [`batch_len`] long.
+/// Returns false (leaving `out` partly written) if the sizes do not match.
+pub fn write_batch<'a>(out: &mut [u8], replies: impl IntoIterator<Item = &'a [u8]>) -> bool {
+    let mut pos = 0;
+    let mut put = |bytes: &[u8], pos: &mut usize| -> bool {
+        match out.get_mut(*pos..*pos + bytes.len()) {
+            Some(dst) => {
+                dst.copy_from_slice(bytes);
+                *pos += bytes.len();
+                true
+            }
+            None => false,
+        }
+    };
+    if !put(b"[", &mut pos) {
+        return false;
+    }
+    for (i, r) in replies.into_iter().enumerate() {
+        if (i > 0 && !put(b",", &mut pos)) || !put(r, &mut pos) {
+            return false;
+        }
+    }
+    put(b"]", &mut pos) && pos == out.len()
+}
+
+/// Replies joined into one JSON array.
+pub fn batch(replies: &[&[u8]]) -> Vec<u8> {
+    let mut out = vec![0u8; batch_len(replies.iter().copied())];
+    let ok = write_batch(&mut out, replies.iter().copied());
+    debug_assert!(ok);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(text: &str) -> String {
+        let mut buf = Vec::new();
+        write_str(&mut buf, text);
+        String::from_utf8(buf).unwrap()
+    }
+
+    #[test]
+    fn escaping_table() {
+        let cases: &[(&str, &str)] = &[
+            ("", r#""""#),
+            ("abc", r#""abc""#),
+            ("a\"b", r#""a\"b""#),
+            ("a\\b", r#""a\\b""#),
+            ("\n\r\t\u{8}\u{c}", r#""\n\r\t\b\f""#),
+            ("\u{0}\u{1}\u{1f}", r#""\u0000\u0001\u001f""#),
+            ("\u{7f}", "\"\u{7f}\""),
+            ("/", r#""/""#),
+            ("é€😀", "\"é€😀\""),
+            ("\u{2028}\u{2029}", "\"\u{2028}\u{2029}\""),
+            ("0123456789abcdef\"", r#""0123456789abcdef\"""#),
+            ("01234567\n01234567", r#""01234567\n01234567""#),
+            ("\"\"\"\"\"\"\"\"\"", r#""\"\"\"\"\"\"\"\"\"""#),
+            (
+                "a very long string without anything to escape at all, ok",
+                "\"a very long string without anything to escape at all, ok\"",
+            ),
+        ];
+        for (input, want) in cases {
+            assert_eq!(s(input), *want, "{input:?}");
+        }
+    }
+
+    #[test]
+    fn escaping_every_position() {
+        // An escapable byte at every offset of strings around the word size.
+        for len in 0..20 {
+            for pos in 0..len {
+                for special in ['"', '\\', '\n', '\u{1}', '\u{1f}'] {
+                    let mut text: Vec<char> = std::iter::repeat_n('x', len).collect();
+                    text[pos] = special;
+                    let text: String = text.into_iter().collect();
+                    let out = s(&text);
+                    let mut want = String::from("\"");
+                    for c in text.chars() {
+                        match c {
+                            '"' => want.push_str("\\\""),
+                            '\\' => want.push_str("\\\\"),
+                            '\n' => want.push_str("\\n"),
+                            c if (c as u32) < 0x20 => {
+                                want.push_str(&format!("\\u{:04x}", c as u32))
+                            }
+                            c => want.push(c),
+                        }
+                    }
+                    want.push('"');
+                    assert_eq!(out, want);
+                }
+            }
+        }
+        // Every control character.
+        for c in 0u8..0x20 {
+            let out = s(&(c as char).to_string());
+            assert!(out.starts_with("\"\\"), "{c}: {out}");
+        }
+    }
+
+    #[test]
+    fn numbers() {
+        let mut buf = Vec::new();
+        write_i64(&mut buf, i64::MIN);
+        buf.push(b' ');
+        write_u64(&mut buf, u64::MAX);
+        buf.push(b' ');
+        for f in [0.0, -0.0, 1.0, 1.5, 1e16, 1e-7, 0.1, f64::MAX] {
+            write_f64(&mut buf, f);
+            buf.push(b' ');
+        }
+        for f in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            write_f64(&mut buf, f);
+            buf.push(b' ');
+        }
+        write_bool(&mut buf, true);
+        write_bool(&mut buf, false);
+        write_null(&mut buf);
+        assert_eq!(
+            String::from_utf8(buf).unwrap(),
+            "-9223372036854775808 18446744073709551615 0.0 -0.0 1.0 1.5 1e16 1e-7 0.1 \
+             1.7976931348623157e308 null null null truefalsenull"
+        );
+    }
+
+    #[test]
+    fn envelopes() {
+        assert_eq!(
+            result_reply(b"\"x\\u00e9\"", b"{}"),
+            br#"{"jsonrpc":"2.0","id":"x\u00e9","result":{}}"#
+        );
+        assert_eq!(
+            error_reply(None, -32700, "Parse error", None),
+            br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#
+        );
+        assert_eq!(
+            error_reply(Some(b"7"), -32602, "bad \"x\"", Some(b"[1]")),
+            br#"{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"bad \"x\"","data":[1]}}"#
+        );
+        assert_eq!(
+            request(b"1", "tools/call", Some(b"{}")),
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}"#
+        );
+        assert_eq!(
+            request(b"-0", "ping", None),
+            br#"{"jsonrpc":"2.0","id":-0,"method":"ping"}"#
+        );
+        assert_eq!(
+            notification("notifications/progress", Some(b"{\"p\":1}")),
+            br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"p":1}}"#
+        );
+        assert_eq!(
+            notification("x", None),
+            br#"{"jsonrpc":"2.0","method":"x"}"#
+        );
+    }
+
+    #[test]
+    fn batches() {
+        assert_eq!(batch(&[]), b"[]");
+        assert_eq!(batch(&[b"{}"]), b"[{}]");
+        assert_eq!(batch(&[b"{}", b"1", b"\"a\""]), b"[{},1,\"a\"]");
+        let mut small = [0u8; 3];
+        assert!(!write_batch(&mut small, [&b"{}"[..], b"{}"]));
+    }
+
+    #[test]
+    fn raw_id_check() {
+        for ok in [&b"1"[..], b"-0", b"\"\"", b"\"a\\\"b\"", b"null", b"1.5e3"] {
+            assert!(check_raw_id(ok).is_ok(), "{ok:?}");
+        }
+        for bad in [&b""[..], b"\"", b"x", b"1,2", b"{}", b"1}", b"true"] {
+            assert!(check_raw_id(bad).is_err(), "{bad:?}");
+        }
+    }
+}

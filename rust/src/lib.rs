@@ -1,0 +1,57 @@
+//! jetmcp's JSON-RPC wire core.
+//!
+//! The pure-Rust modules (`frame`, `id`, `encode`) have no pyo3 dependency and are tested with
+//! `cargo test --no-default-features`; the `python` feature adds the `jetmcp._wire` extension
+//! module on top of them.
+
+pub mod encode;
+pub mod frame;
+pub mod id;
+
+#[cfg(feature = "python")]
+mod py_encode;
+#[cfg(feature = "python")]
+mod py_frame;
+
+#[cfg(feature = "python")]
+use pyo3::prelude::*;
+
+#[cfg(feature = "python")]
+#[pymodule(name = "_wire")]
+fn wire_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    use frame::{EntryKind, FrameKind};
+    use id::IdClass;
+
+    m.add("FRAME_SINGLE", FrameKind::Single as u8)?;
+    m.add("FRAME_BATCH", FrameKind::Batch as u8)?;
+    m.add("FRAME_PARSE_ERROR", FrameKind::ParseError as u8)?;
+    m.add("FRAME_EMPTY_BATCH", FrameKind::EmptyBatch as u8)?;
+    m.add("FRAME_BATCH_TOO_LARGE", FrameKind::BatchTooLarge as u8)?;
+
+    m.add("REQUEST", EntryKind::Request as u8)?;
+    m.add("NOTIFICATION", EntryKind::Notification as u8)?;
+    m.add("RESPONSE", EntryKind::Response as u8)?;
+    m.add("INVALID", EntryKind::Invalid as u8)?;
+
+    m.add("ID_ABSENT", IdClass::Absent as u8)?;
+    m.add("ID_NULL", IdClass::Null as u8)?;
+    m.add("ID_STRING", IdClass::String as u8)?;
+    m.add("ID_INT", IdClass::Int as u8)?;
+    m.add("ID_UNSAFE_NUMBER", IdClass::UnsafeNumber as u8)?;
+    m.add("ID_OTHER", IdClass::Other as u8)?;
+
+    m.add("DEFAULT_MAX_DEPTH", frame::DEFAULT_MAX_DEPTH)?;
+    m.add("DEFAULT_MAX_BATCH", frame::DEFAULT_MAX_BATCH)?;
+
+    m.add_class::<py_frame::PyEntry>()?;
+    m.add_class::<py_frame::PyFrame>()?;
+    m.add_class::<py_encode::RawJson>()?;
+    m.add_function(wrap_pyfunction!(py_frame::decode, m)?)?;
+    m.add_function(wrap_pyfunction!(py_encode::dumps, m)?)?;
+    m.add_function(wrap_pyfunction!(py_encode::encode_result, m)?)?;
+    m.add_function(wrap_pyfunction!(py_encode::encode_error, m)?)?;
+    m.add_function(wrap_pyfunction!(py_encode::encode_request, m)?)?;
+    m.add_function(wrap_pyfunction!(py_encode::encode_notification, m)?)?;
+    m.add_function(wrap_pyfunction!(py_encode::encode_batch, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,476 @@
+"""JSON schemas and compiled validators from function signatures.
+
+Everything here runs once, when a tool, resource template or prompt is registered: the
+argument model, its JSON schema and its validator are built then and reused for every call.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import re
+import sys
+import typing
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any, get_args, get_origin
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
+from pydantic.fields import FieldInfo
+from pydantic.json_schema import WithJsonSchema
+
+from jetmcp.server.content import Audio, EmbeddedResource, Image, ResourceLink
+
+_EMPTY = inspect.Parameter.empty
+
+
+class ArgumentsBase(BaseModel):
+    """Base of the generated argument models: unknown arguments are ignored, as the SDK does."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Docstrings
+
+
+_SECTION = re.compile(r"^(Args|Arguments|Parameters|Params)\s*:\s*$", re.IGNORECASE)
+_OTHER_SECTION = re.compile(
+    r"^(Returns?|Yields?|Raises?|Examples?|Notes?|See Also|Warnings?|Attributes)\s*:?\s*$",
+    re.IGNORECASE,
+)
+_ARG_LINE = re.compile(r"^\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
+_SPHINX_PARAM = re.compile(r"^:param\s+(?:[^:]*\s)?(\w+)\s*:\s*(.*)$")
+
+
+def doc_summary(fn: Callable[..., Any]) -> str | None:
+    """The first paragraph of ``fn``'s docstring, on one line (None without a docstring)."""
+    doc = inspect.getdoc(fn)
+    if not doc:
+        return None
+    lines: list[str] = []
+    for line in doc.splitlines():
+        stripped = line.strip()
+        if not stripped or _SECTION.match(stripped) or stripped.startswith(":param"):
+            break
+        lines.append(stripped)
+    return " ".join(lines) or None
+
+
+def doc_params(fn: Callable[..., Any]) -> dict[str, str]:
+    """Parameter descriptions from a Google-style ``Args:`` section or Sphinx ``:param x:``."""
+    doc = inspect.getdoc(fn)
+    if not doc:
+        return {}
+    found: dict[str, str] = {}
+    current: str | None = None
+    in_args = False
+    arg_indent = -1
+    for raw in doc.splitlines():
+        stripped = raw.strip()
+        sphinx = _SPHINX_PARAM.match(stripped)
+        if sphinx:
+            current = sphinx.group(1)
+            found[current] = sphinx.group(2).strip()
+            in_args = False
+            continue
+        if _SECTION.match(stripped):
+            in_args, current, arg_indent = True, None, -1
+            continue
+        if not in_args:
+            if current is not None and stripped and not stripped.startswith(":"):
+                found[current] = f"{found[current]} {stripped}".strip()
+            else:
+                current = None
+            continue
+        if not stripped:
+            current = None
+            continue
+        if _OTHER_SECTION.match(stripped):
+            in_args, current = False, None
+            continue
+        indent = len(raw) - len(raw.lstrip())
+        match = _ARG_LINE.match(stripped)
+        if match and (arg_indent < 0 or indent <= arg_indent):
+            arg_indent = indent
+            current = match.group(1)
+            found[current] = match.group(2).strip()
+        elif current is not None:
+            found[current] = f"{found[current]} {stripped}".strip()
+    return {name: text for name, text in found.items() if text}
+
+
+# ---------------------------------------------------------------------------------------------
+# Signatures
+
+
+def _is_context_type(tp: Any) -> bool:
+    """Whether ``tp`` is a Context class: jetmcp's, or any class named ``Context`` (the official
+    SDK's and PrefectHQ fastmcp's), also inside ``Optional[...]`` or ``Context[...]``."""
+    if isinstance(tp, str):
+        name = tp.strip().strip("'\"")
+        return re.fullmatch(r"(?:[\w.]*\.)?Context(?:\[.*\])?(?:\s*\|\s*None)?", name) is not None
+    if isinstance(tp, type):
+        return any(base.__name__ == "Context" for base in tp.__mro__)
+    origin = get_origin(tp)
+    if origin is None:
+        return False
+    if origin is Annotated:
+        return _is_context_type(get_args(tp)[0])
+    if isinstance(origin, type) and _is_context_type(origin):
+        return True
+    return any(_is_context_type(arg) for arg in get_args(tp) if arg is not type(None))
+
+
+def _signature(fn: Callable[..., Any]) -> inspect.Signature:
+    """The signature with string annotations evaluated where possible.
+
+    An annotation that cannot be evaluated stays a string; a string naming ``Context`` is still
+    recognized (code that imports the SDK's Context only under ``TYPE_CHECKING``).
+    """
+    try:
+        return inspect.signature(fn, eval_str=True)
+    except NameError:
+        pass
+    sig = inspect.signature(fn)
+    globalns = getattr(inspect.unwrap(fn), "__globals__", {})
+    params = []
+    for param in sig.parameters.values():
+        ann = param.annotation
+        if isinstance(ann, str):
+            try:
+                ann = eval(ann, globalns)
+            except Exception:
+                if not _is_context_type(ann):
+                    raise TypeError(
+                        f"cannot evaluate the annotation {ann!r} of parameter {param.name!r} "
+                        f"of {getattr(fn, '__qualname__', fn)!r}"
+                    ) from None
+            param = param.replace(annotation=ann)
+        params.append(param)
+    ret = sig.return_annotation
+    if isinstance(ret, str):
+        try:
+            ret = eval(ret, globalns)
+        except Exception:
+            ret = _EMPTY
+    return sig.replace(parameters=params, return_annotation=ret)
+
+
+def _has_description(annotation: Any, default: Any) -> bool:
+    if isinstance(default, FieldInfo) and default.description:
+        return True
+    if get_origin(annotation) is Annotated:
+        return any(isinstance(m, FieldInfo) and m.description for m in get_args(annotation)[1:])
+    return False
+
+
+@dataclasses.dataclass(slots=True)
+class Arguments:
+    """A function's arguments: the model, its schema, and how to validate a call's arguments."""
+
+    #: The parameter that takes the Context (left out of the schema), if any.
+    context_param: str | None
+    model: type[BaseModel]
+    schema: dict[str, Any]
+    #: Parameter names in signature order (without the context parameter).
+    names: tuple[str, ...]
+    required: tuple[str, ...]
+    descriptions: dict[str, str]
+    #: (field name, parameter name) for fields renamed to avoid clashing with BaseModel.
+    renames: tuple[tuple[str, str], ...]
+    #: Parameters whose type is not ``str``: a JSON string given for one is parsed on retry.
+    json_params: frozenset[str]
+    validate_python: Callable[[Any], Any]
+
+    def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Validated keyword arguments for the function (a fresh dict).
+
+        Raises ``pydantic.ValidationError``. Clients that send a JSON-encoded list or object as
+        a string (some do) are retried with the string parsed, as the official SDK does.
+        """
+        try:
+            model = self.validate_python(arguments)
+        except ValidationError:
+            reparsed = self._parse_json_strings(arguments)
+            if reparsed is None:
+                raise
+            model = self.validate_python(reparsed)
+        values: dict[str, Any] = dict(model.__dict__)
+        for field, param in self.renames:
+            values[param] = values.pop(field)
+        return values
+
+    def _parse_json_strings(self, arguments: dict[str, Any]) -> dict[str, Any] | None:
+        changed: dict[str, Any] | None = None
+        for key, value in arguments.items():
+            if key in self.json_params and isinstance(value, str):
+                try:
+                    parsed = orjson.loads(value)
+                except orjson.JSONDecodeError:
+                    continue
+                if isinstance(parsed, dict | list):
+                    if changed is None:
+                        changed = dict(arguments)
+                    changed[key] = parsed
+        return changed
+
+
+def build_arguments(
+    fn: Callable[..., Any],
+    model_name: str,
+    *,
+    sig: inspect.Signature | None = None,
+) -> Arguments:
+    """Build the argument model of ``fn`` (once, at registration)."""
+    if sig is None:
+        sig = _signature(fn)
+    docs = doc_params(fn)
+    context_param: str | None = None
+    fields: dict[str, Any] = {}
+    names: list[str] = []
+    required: list[str] = []
+    renames: list[tuple[str, str]] = []
+    json_params: set[str] = set()
+    for param in sig.parameters.values():
+        if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+            raise TypeError(f"{model_name}: *args and **kwargs parameters are not supported")
+        if param.kind is inspect.Parameter.POSITIONAL_ONLY:
+            raise TypeError(f"{model_name}: positional-only parameter {param.name!r}")
+        annotation = param.annotation
+        if annotation is not _EMPTY and _is_context_type(annotation):
+            context_param = param.name
+            continue
+        if param.name.startswith("_"):
+            raise TypeError(f"{model_name}: parameter {param.name!r} starts with '_'")
+        metadata: list[Any] = []
+        if annotation is _EMPTY:
+            annotation = Any
+            metadata.append(WithJsonSchema({"title": param.name, "type": "string"}))
+        description = docs.get(param.name)
+        if description and not _has_description(annotation, param.default):
+            metadata.append(Field(description=description))
+        if annotation is not str:
+            json_params.add(param.name)
+        field_name = param.name
+        if hasattr(BaseModel, field_name):
+            field_name = f"field_{param.name}"
+            metadata.append(Field(alias=param.name))
+            renames.append((field_name, param.name))
+        typed: Any = Annotated[(annotation, *metadata)] if metadata else annotation
+        if param.default is _EMPTY:
+            fields[field_name] = (typed, ...)
+            required.append(param.name)
+        else:
+            fields[field_name] = (typed, param.default)
+        names.append(param.name)
+    model: type[BaseModel] = create_model(model_name, __base__=ArgumentsBase, **fields)
+    schema = model.model_json_schema(by_alias=True)
+    descriptions = {
+        name: prop["description"]
+        for name, prop in schema.get("properties", {}).items()
+        if isinstance(prop, dict) and isinstance(prop.get("description"), str)
+    }
+    return Arguments(
+        context_param=context_param,
+        model=model,
+        schema=schema,
+        names=tuple(names),
+        required=tuple(required),
+        descriptions=descriptions,
+        renames=tuple(renames),
+        json_params=frozenset(json_params),
+        validate_python=model.__pydantic_validator__.validate_python,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Output schemas
+
+
+_PRIMITIVES: tuple[type, ...] = (str, int, float, bool, bytes, type(None))
+_CONTENT_HELPERS = (Image, Audio, ResourceLink, EmbeddedResource)
+
+
+def _returns_content(tp: Any) -> bool:
+    """Whether a return annotation declares content blocks (bare, in a list/tuple or union)."""
+    origin = get_origin(tp)
+    if origin is None:
+        if not isinstance(tp, type):
+            return False
+        if issubclass(tp, _CONTENT_HELPERS):
+            return True
+        # The official SDK's content types and Image/Audio helpers.
+        return tp.__module__.startswith(("mcp", "fastmcp")) and (
+            tp.__name__.endswith("Content")
+            or tp.__name__ in ("Image", "Audio", "ResourceLink", "EmbeddedResource")
+        )
+    if origin is Annotated:
+        return _returns_content(get_args(tp)[0])
+    if origin in (list, tuple, Sequence, typing.Union) or _is_union(origin):
+        return any(_returns_content(arg) for arg in get_args(tp))
+    return False
+
+
+def _is_union(origin: Any) -> bool:
+    import types
+
+    return origin is types.UnionType or origin is typing.Union
+
+
+def _typeddict_for_pydantic(tp: Any) -> Any:
+    """pydantic refuses ``typing.TypedDict`` below Python 3.12: rebuild it with
+    ``typing_extensions`` so users need not know."""
+    if sys.version_info >= (3, 12) or type(tp).__module__ != "typing":
+        return tp
+    import typing_extensions
+
+    hints = typing.get_type_hints(tp, include_extras=True)
+    items: dict[str, Any] = {}
+    for key, hint in hints.items():
+        items[key] = hint if key in tp.__required_keys__ else typing_extensions.NotRequired[hint]
+    factory: Any = typing_extensions.TypedDict
+    rebuilt: Any = factory(tp.__name__, items)
+    for attr in ("__doc__", "__module__", "__qualname__"):
+        setattr(rebuilt, attr, getattr(tp, attr))
+    return rebuilt
+
+
+@dataclasses.dataclass(slots=True)
+class Output:
+    """A tool's declared output: the published ``outputSchema`` and how to build
+    ``structuredContent`` from a return value."""
+
+    schema: dict[str, Any]
+    #: The value goes under ``{"result": ...}`` (primitives, lists, unions...).
+    wrap: bool
+    adapter: TypeAdapter[Any]
+    #: For wrapped primitives: values of exactly this type skip pydantic.
+    fast_type: type | None
+
+    def structured(self, value: Any) -> Any:
+        """``structuredContent`` for ``value``; raises ``ValidationError`` on a mismatch."""
+        if self.fast_type is not None and type(value) is self.fast_type:
+            return {"result": value}
+        if self.wrap:
+            value = {"result": value}
+        validated = self.adapter.validate_python(value)
+        if isinstance(validated, BaseModel):
+            return validated.model_dump(mode="json", by_alias=True)
+        return self.adapter.dump_python(validated, mode="json", by_alias=True)
+
+
+def _inline_root_ref(schema: dict[str, Any]) -> dict[str, Any]:
+    """Give a schema whose root is a ``$ref`` into ``$defs`` an object root (the SDK's fix for
+    self-referencing models)."""
+    ref = schema.get("$ref")
+    if not isinstance(ref, str) or not ref.startswith("#/$defs/"):
+        return schema
+    definition: dict[str, Any] = schema["$defs"][ref.removeprefix("#/$defs/")]
+    return {**definition, **{k: v for k, v in schema.items() if k != "$ref"}}
+
+
+def build_output(
+    fn_name: str, return_annotation: Any, structured_output: bool | None
+) -> Output | None:
+    """The output schema for a return annotation, following the official SDK's rules.
+
+    ``structured_output=None`` decides from the annotation (none for a missing annotation or
+    content blocks); ``True`` insists (``TypeError`` when impossible); ``False`` turns it off.
+    """
+    if structured_output is False:
+        return None
+    if return_annotation is _EMPTY:
+        if structured_output:
+            raise TypeError(f"{fn_name}: structured output needs a return annotation")
+        return None
+    base = return_annotation
+    while get_origin(base) is Annotated:
+        base = get_args(base)[0]
+    if structured_output is None and _returns_content(base):
+        return None
+
+    wrap = False
+    model: Any = None
+    fast_type: type | None = None
+    origin = get_origin(base)
+    if base is None or base is type(None):
+        wrap = True
+    elif origin is dict:
+        args = get_args(base)
+        if not args or args[0] is str:
+            model = Annotated[base, Field(title=f"{fn_name}DictOutput")]
+        else:
+            wrap = True
+    elif origin is not None:
+        wrap = True
+    elif isinstance(base, type):
+        if issubclass(base, BaseModel):
+            model = base
+        elif typing.is_typeddict(base):
+            model = _typeddict_for_pydantic(base)
+        elif base is dict:
+            model = Annotated[dict[str, Any], Field(title=f"{fn_name}DictOutput")]
+        elif base in _PRIMITIVES:
+            wrap = True
+            if base in (str, int, float, bool) and return_annotation is base:
+                fast_type = base
+        elif dataclasses.is_dataclass(base):
+            model = base
+        else:
+            hints = typing.get_type_hints(base)
+            if hints:
+                fields: dict[str, Any] = {
+                    name: (hint, getattr(base, name, ...))
+                    for name, hint in hints.items()
+                    if not name.startswith("_")
+                }
+                model = create_model(
+                    base.__name__, __config__=ConfigDict(from_attributes=True), **fields
+                )
+    else:
+        wrap = True
+    if wrap:
+        model = create_model(f"{fn_name}Output", result=(return_annotation, ...))
+    if model is None:
+        if structured_output:
+            raise TypeError(f"{fn_name}: return type {base!r} cannot be structured output")
+        return None
+    try:
+        adapter: TypeAdapter[Any] = TypeAdapter(model)
+        schema = _inline_root_ref(adapter.json_schema(by_alias=True))
+    except Exception as exc:
+        if structured_output:
+            raise TypeError(f"{fn_name}: return type {base!r} has no JSON schema: {exc}") from exc
+        return None
+    if schema.get("type") != "object":
+        if structured_output:
+            raise TypeError(f"{fn_name}: the output schema of {base!r} is not an object")
+        return None
+    return Output(schema=schema, wrap=wrap, adapter=adapter, fast_type=fast_type)
+
+
+def signature(fn: Callable[..., Any]) -> inspect.Signature:
+    """``fn``'s signature with its annotations evaluated (see :func:`build_arguments`)."""
+    return _signature(fn)
+
+
+def validation_message(error: ValidationError) -> str:
+    """A one-line account of what is wrong with the arguments."""
+    parts = []
+    for item in error.errors(include_url=False):
+        loc = ".".join(str(p) for p in item["loc"])
+        parts.append(f"{loc}: {item['msg']}" if loc else str(item["msg"]))
+    return "; ".join(parts)
+
+
+__all__ = [
+    "Arguments",
+    "Output",
+    "build_arguments",
+    "build_output",
+    "doc_params",
+    "doc_summary",
+    "signature",
+    "validation_message",
+]

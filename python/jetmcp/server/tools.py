@@ -1,0 +1,205 @@
+"""Tools: registration (schema and validator built once) and the ``tools/call`` path."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ValidationError
+
+from jetmcp.call import Call
+from jetmcp.errors import McpError
+from jetmcp.protocol.revisions import Revision
+from jetmcp.server.content import content_blocks, is_content, text_block, to_jsonable
+from jetmcp.server.context import Context
+from jetmcp.server.schema import (
+    Arguments,
+    Output,
+    build_arguments,
+    build_output,
+    doc_summary,
+    signature,
+    validation_message,
+)
+
+if TYPE_CHECKING:
+    from jetmcp.server.app import Server
+
+
+def normalize_object(value: Any, what: str) -> dict[str, Any] | None:
+    """A dict from a dict or a pydantic-style object (``model_dump``), camelCase, no Nones."""
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        return dict(value)
+    dump = getattr(value, "model_dump", None)
+    if dump is not None:
+        dumped = dump(mode="json", by_alias=True, exclude_none=True)
+        if isinstance(dumped, dict):
+            return dumped
+    raise TypeError(f"{what} must be a dict or a pydantic model, not {type(value).__name__}")
+
+
+def normalize_icons(icons: Any) -> list[dict[str, Any]] | None:
+    if icons is None:
+        return None
+    out: list[dict[str, Any]] = []
+    for icon in icons:
+        normalized = normalize_object(icon, "an icon")
+        if normalized is not None:
+            out.append(normalized)
+    return out
+
+
+def is_async_callable(fn: Any) -> bool:
+    while hasattr(fn, "func") and hasattr(fn, "args"):  # functools.partial
+        fn = fn.func
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)  # noqa: B004
+    )
+
+
+def error_result(text: str) -> dict[str, Any]:
+    return {"content": [text_block(text)], "isError": True}
+
+
+def exception_text(exc: BaseException) -> str:
+    text = str(exc)
+    return text if text else type(exc).__name__
+
+
+class Tool:
+    """A registered tool."""
+
+    __slots__ = (
+        "annotations",
+        "arguments",
+        "context_param",
+        "description",
+        "fn",
+        "icons",
+        "is_async",
+        "meta",
+        "name",
+        "output",
+        "structured_output",
+        "title",
+    )
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: Any = None,
+        icons: Any = None,
+        meta: dict[str, Any] | None = None,
+        structured_output: bool | None = None,
+    ) -> None:
+        tool_name = name or getattr(fn, "__name__", None)
+        if not tool_name or tool_name == "<lambda>":
+            raise ValueError("a tool made from a lambda needs a name")
+        sig = signature(fn)
+        self.fn = fn
+        self.name: str = tool_name
+        self.title = title
+        self.description: str = description if description is not None else doc_summary(fn) or ""
+        self.arguments: Arguments = build_arguments(fn, f"{tool_name}Arguments", sig=sig)
+        self.context_param = self.arguments.context_param
+        self.output: Output | None = build_output(
+            tool_name, sig.return_annotation, structured_output
+        )
+        self.structured_output = structured_output
+        self.annotations = normalize_object(annotations, "tool annotations")
+        self.icons = normalize_icons(icons)
+        self.meta = meta
+        self.is_async = is_async_callable(fn)
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        return self.arguments.schema
+
+    @property
+    def output_schema(self) -> dict[str, Any] | None:
+        return self.output.schema if self.output is not None else None
+
+    def listing(self, revision: Revision) -> dict[str, Any]:
+        """This tool's entry in ``tools/list``, with the fields ``revision`` knows."""
+        entry: dict[str, Any] = {"name": self.name}
+        if revision.titles and self.title is not None:
+            entry["title"] = self.title
+        entry["description"] = self.description
+        entry["inputSchema"] = self.arguments.schema
+        if revision.structured_output and self.output is not None:
+            entry["outputSchema"] = self.output.schema
+        if revision.icons and self.icons:
+            entry["icons"] = self.icons
+        if revision.annotations and self.annotations:
+            entry["annotations"] = self.annotations
+        # ``_meta`` on definitions arrived with titles (2025-06-18).
+        if revision.titles and self.meta:
+            entry["_meta"] = self.meta
+        return entry
+
+    async def call(self, arguments: dict[str, Any], call: Call, server: Server) -> dict[str, Any]:
+        """Run the tool for a ``tools/call`` and shape its result for ``call.revision``.
+
+        Invalid arguments and exceptions are results with ``isError: true``; an ``McpError``
+        raised by the tool is a JSON-RPC error instead.
+        """
+        try:
+            kwargs = self.arguments.validate(arguments)
+        except ValidationError as exc:
+            return error_result(
+                f"Invalid arguments for tool {self.name}: {validation_message(exc)}"
+            )
+        if self.context_param is not None:
+            kwargs[self.context_param] = Context(call, server)
+        try:
+            if self.is_async:
+                value = await self.fn(**kwargs)
+            else:
+                value = self.fn(**kwargs)
+        except McpError:
+            raise
+        except Exception as exc:
+            return error_result(exception_text(exc))
+        return self.shape(value, call.revision)
+
+    def shape(self, value: Any, revision: Revision) -> dict[str, Any]:
+        """The ``tools/call`` result for a return value."""
+        if type(value) is str:
+            content = [text_block(value)]
+        else:
+            try:
+                content = content_blocks(value, revision)
+            except Exception as exc:
+                return error_result(f"Tool {self.name} returned content that cannot be sent: {exc}")
+        if revision.structured_output and self.structured_output is not False:
+            output = self.output
+            structured: Any = None
+            if output is not None:
+                try:
+                    structured = output.structured(value)
+                except ValidationError as exc:
+                    return error_result(
+                        f"Tool {self.name} returned a value that does not match its output "
+                        f"schema: {validation_message(exc)}"
+                    )
+                except Exception as exc:
+                    return error_result(
+                        f"Tool {self.name} returned a value that cannot be serialized: {exc}"
+                    )
+            elif isinstance(value, dict) or (
+                isinstance(value, BaseModel) and not is_content(value)
+            ):
+                structured = to_jsonable(value)
+            if structured is not None:
+                return {"content": content, "structuredContent": structured, "isError": False}
+        return {"content": content, "isError": False}
+
+
+__all__ = ["Tool", "error_result", "normalize_icons", "normalize_object"]

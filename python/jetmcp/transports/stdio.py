@@ -9,8 +9,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import stat
 import sys
-from collections.abc import Coroutine
+import threading
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from jetmcp import _wire
@@ -27,17 +29,18 @@ log = logging.getLogger("jetmcp.stdio")
 class StdoutSink:
     """Writes whole lines to stdout; a message is never split or interleaved."""
 
-    __slots__ = ("transport",)
+    __slots__ = ("_closing", "_write")
 
-    def __init__(self, transport: asyncio.WriteTransport) -> None:
-        self.transport = transport
+    def __init__(self, write: Callable[[bytes], object], closing: Callable[[], bool]) -> None:
+        self._write = write
+        self._closing = closing
 
     async def send(self, message: bytes) -> None:
         self.write(message)
 
     def write(self, message: bytes) -> None:
-        if not self.transport.is_closing():
-            self.transport.write(message + b"\n")
+        if not self._closing():
+            self._write(message + b"\n")
 
 
 class StdioServer:
@@ -116,19 +119,51 @@ async def _discard_line(reader: asyncio.StreamReader) -> None:
             return
 
 
+def _pollable(fd: int) -> bool:
+    # The event loop can watch pipes and sockets; regular files and devices such as
+    # /dev/null it cannot (uvloop aborts on them), so those get a thread or plain writes.
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def _read_in_thread(fd: int, reader: asyncio.StreamReader, loop: asyncio.AbstractEventLoop) -> None:
+    def pump() -> None:
+        try:
+            while chunk := os.read(fd, 1 << 16):
+                loop.call_soon_threadsafe(reader.feed_data, chunk)
+        except OSError:
+            pass
+        loop.call_soon_threadsafe(reader.feed_eof)
+
+    threading.Thread(target=pump, name="jetmcp-stdin", daemon=True).start()
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 async def serve_stdio(server: Server, settings: Settings | None = None) -> None:
     """Serve ``server`` on this process's stdin and stdout until stdin ends."""
     settings = settings or Settings()
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=settings.max_body_bytes + 1)
-    await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(sys.stdin.fileno(), "rb", 0)
-    )
-    transport, _ = await loop.connect_write_pipe(
-        asyncio.Protocol, os.fdopen(sys.stdout.fileno(), "wb", 0)
-    )
-    sink = StdoutSink(transport)
+    in_fd, out_fd = sys.stdin.fileno(), sys.stdout.fileno()
+    if _pollable(in_fd):
+        await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(in_fd, "rb", 0)
+        )
+    else:
+        _read_in_thread(in_fd, reader, loop)
+    transport: asyncio.WriteTransport | None = None
+    if _pollable(out_fd):
+        transport, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(out_fd, "wb", 0))
+        sink = StdoutSink(transport.write, transport.is_closing)
+    else:
+        sink = StdoutSink(lambda data: _write_all(out_fd, data), lambda: False)
     try:
         await StdioServer(server, settings).serve(reader, sink)
     finally:
-        transport.close()
+        if transport is not None:
+            transport.close()

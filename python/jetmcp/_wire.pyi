@@ -4,7 +4,7 @@ It reads request bytes without re-serializing them: every message's ``id`` is ke
 raw lexeme (the exact input bytes) and spliced back into the reply byte for byte.
 """
 
-from typing import Any, Final
+from typing import Any, Final, final
 
 # Frame kinds: what a whole body (or stdio line) turned out to be.
 FRAME_SINGLE: Final[int]  # one JSON object (or one non-array value, which is an invalid entry)
@@ -30,6 +30,7 @@ ID_OTHER: Final[int]  # an object, array or boolean
 DEFAULT_MAX_DEPTH: Final[int]
 DEFAULT_MAX_BATCH: Final[int]
 
+@final
 class Entry:
     """One message of a frame. Built by :func:`decode`; never constructed by hand."""
 
@@ -50,12 +51,16 @@ class Entry:
     """For a RESPONSE: whether it carries ``error`` rather than ``result``."""
 
     def params(self) -> Any:
-        """``params`` built into Python objects from its span (None when absent)."""
+        """``params`` built into Python objects from its span (None when absent), with the same
+        grammar ``decode`` checked, so it does not fail (but for nesting beyond 200 levels, a
+        ValueError, reachable only with ``max_depth`` raised past that). Built anew each call."""
     def result(self) -> Any:
-        """For a RESPONSE: ``result`` (or ``error`` when ``is_error``) as Python objects."""
+        """For a RESPONSE: ``result`` (or ``error`` when ``is_error``) as Python objects; None
+        for other kinds."""
     def raw(self) -> bytes:
         """The entry's own bytes, as they stood in the input."""
 
+@final
 class Frame:
     """What :func:`decode` found in one body."""
 
@@ -68,9 +73,13 @@ class Frame:
 
 def decode(body: bytes, max_depth: int = ..., max_batch: int = ...) -> Frame:
     """Frame one JSON-RPC body. Never raises for bad input: bad input is described by the
-    frame and its entries. ``max_depth`` bounds nesting (deeper is a parse error);
-    ``max_batch`` bounds the entries of an array."""
+    frame and its entries. ``max_depth`` bounds nesting (deeper is a parse error; the batch
+    array is one level, an entry object another); ``max_batch`` bounds the entries of an
+    array. The whole body is validated before any entry is returned (a syntax error anywhere,
+    even past ``max_batch``, is FRAME_PARSE_ERROR). Raises TypeError only for a non-``bytes``
+    body. Bodies of 64 KiB and more are scanned with the GIL released."""
 
+@final
 class RawJSON:
     """Bytes that are already JSON; the encoder writes them verbatim."""
 
@@ -80,11 +89,16 @@ class RawJSON:
 
 def dumps(obj: Any) -> bytes:
     """Serialize dict/list/tuple/str/int/float/bool/None/RawJSON to compact JSON (UTF-8, no
-    ASCII escaping). Non-finite floats become null. Raises TypeError for anything else and
-    ValueError for nesting deeper than 255."""
+    ASCII escaping). Non-finite floats become null. Raises TypeError for anything else
+    (including non-str dict keys) and ValueError for nesting deeper than 255 (so for cycles)
+    and for a str with a lone surrogate (UnicodeEncodeError, a ValueError). Subclasses of
+    str/int/float/dict/list/tuple (enums, named tuples) are written as their base type."""
 
 def encode_result(raw_id: bytes, result: Any) -> bytes:
-    """``{"jsonrpc":"2.0","id":<raw_id>,"result":<result>}`` with ``raw_id`` spliced in as is."""
+    """``{"jsonrpc":"2.0","id":<raw_id>,"result":<result>}`` with ``raw_id`` spliced in as is.
+
+    Every ``encode_*`` taking a ``raw_id`` runs a cheap sanity check on it (a quoted string,
+    a number lexeme, or ``null``) and raises ValueError otherwise; pass ``Entry.raw_id``."""
 
 def encode_error(raw_id: bytes | None, code: int, message: str, data: Any = ...) -> bytes:
     """A JSON-RPC error reply; ``raw_id`` None writes ``"id":null``; ``data`` is omitted when
@@ -97,4 +111,5 @@ def encode_notification(method: str, params: Any = ...) -> bytes:
     """A JSON-RPC notification; ``params`` omitted when not given."""
 
 def encode_batch(replies: list[bytes]) -> bytes:
-    """Join encoded replies into one JSON array."""
+    """Join encoded replies into one JSON array (a tuple works too; ``[]`` for none). The
+    replies are not re-validated."""

@@ -73,29 +73,57 @@ pub fn write_str(buf: &mut Vec<u8>, s: &str) {
 }
 
 /// [`write_str`] on bytes already known to be UTF-8.
+#[inline]
 pub fn write_str_bytes(buf: &mut Vec<u8>, s: &[u8]) {
-    buf.reserve(s.len() + 2);
-    buf.push(b'"');
-    let n = s.len();
-    let mut start = 0;
-    let mut i = 0;
-    while i < n {
-        if let Some(chunk) = s.get(i..i + 8) {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            if !word_needs_escape(u64::from_ne_bytes(word)) {
-                i += 8;
-                continue;
-            }
+    match find_escape(s) {
+        // The usual case: nothing to escape.
+        None => {
+            buf.reserve(s.len() + 2);
+            buf.push(b'"');
+            buf.extend_from_slice(s);
+            buf.push(b'"');
         }
-        let byte = s[i];
+        Some(first) => write_str_escaped(buf, s, first),
+    }
+}
+
+/// The index of the first byte of `s` that needs escaping.
+#[inline]
+fn find_escape(s: &[u8]) -> Option<usize> {
+    let mut base = 0;
+    for chunk in s.chunks_exact(8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        if word_needs_escape(u64::from_ne_bytes(word)) {
+            break;
+        }
+        base += 8;
+    }
+    s.get(base..)?
+        .iter()
+        .position(|&b| ESCAPE[b as usize] != 0)
+        .map(|p| base + p)
+}
+
+/// The slow path of [`write_str_bytes`]: `s[first]` is the first byte to escape.
+#[inline(never)]
+fn write_str_escaped(buf: &mut Vec<u8>, s: &[u8], first: usize) {
+    buf.reserve(s.len() + 8);
+    buf.push(b'"');
+    let mut start = 0;
+    let mut i = first;
+    while let Some(&byte) = s.get(i) {
         let esc = ESCAPE[byte as usize];
         if esc != 0 {
             buf.extend_from_slice(&s[start..i]);
             push_escape(buf, byte, esc);
             start = i + 1;
+            i += 1;
+        } else if let Some(next) = s.get(i..).and_then(find_escape) {
+            i += next;
+        } else {
+            break;
         }
-        i += 1;
     }
     buf.extend_from_slice(&s[start..]);
     buf.push(b'"');

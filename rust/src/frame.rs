@@ -1,10 +1,12 @@
 //! Framing: one pass over a JSON-RPC body that validates it as JSON and classifies each message.
 //!
-//! Pure Rust (no pyo3). The result holds byte spans into the body, never copies of it (except
-//! the `method` string, which is short). The scanner is iterative with an explicit depth counter,
-//! so hostile nesting is refused at `max_depth` without recursion.
+//! Pure Rust (no pyo3). The result holds byte spans into the body, never copies of it. The
+//! scanner is iterative with an explicit depth limit, so hostile nesting is refused at
+//! `max_depth` without recursion.
 
-use jiter::{Jiter, JiterError, Peek};
+use std::borrow::Cow;
+
+use jiter::{Jiter, JiterError, JiterErrorType, JsonErrorType, Peek};
 
 use crate::id::{classify_number, IdClass};
 
@@ -60,8 +62,10 @@ pub struct Entry {
     /// The id lexeme, when it can be echoed (a string or a safe integer, in an entry without
     /// duplicate members).
     pub id: Option<Span>,
-    /// The decoded `method`, when it is a string.
-    pub method: Option<String>,
+    /// The `method` string lexeme (quotes included), when it is a string.
+    pub method: Option<Span>,
+    /// Whether that lexeme has escapes (it must be decoded, not just unquoted).
+    pub method_escaped: bool,
     /// The `params` value, when present (whatever its type).
     pub params: Option<Span>,
     /// The `result` value, or the `error` value when `is_error`.
@@ -72,6 +76,18 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// The decoded `method` string, borrowed from `body` unless it has escapes.
+    pub fn method_str<'b>(&self, body: &'b [u8]) -> Option<Cow<'b, str>> {
+        let lexeme = self.method?.of(body);
+        if self.method_escaped {
+            let mut jiter = Jiter::new(lexeme);
+            jiter.next_str().ok().map(|s| Cow::Owned(s.to_owned()))
+        } else {
+            let inner = lexeme.get(1..lexeme.len().saturating_sub(1))?;
+            std::str::from_utf8(inner).ok().map(Cow::Borrowed)
+        }
+    }
+
     fn invalid_value(span: Span) -> Entry {
         Entry {
             kind: EntryKind::Invalid,
@@ -79,6 +95,7 @@ impl Entry {
             id_class: IdClass::Absent,
             id: None,
             method: None,
+            method_escaped: false,
             params: None,
             result: None,
             is_error: false,
@@ -114,6 +131,7 @@ pub fn decode(body: &[u8], max_depth: usize, max_batch: usize) -> Frame {
         );
     }
     let mut scanner = Scanner {
+        body,
         jiter: Jiter::new(body),
         max_depth,
         stack: Vec::new(),
@@ -186,10 +204,56 @@ impl Member {
     }
 }
 
+/// Up to this many nesting levels left, values are skipped with jiter's `known_skip` (which
+/// refuses more than 200) and checked with [`nesting_exceeds`]; beyond, by hand.
+const JITER_SKIP_LEVELS: usize = 150;
+
+/// Whether the valid JSON `value` nests deeper than `levels` containers.
+///
+/// Fast path: a value cannot nest deeper than it has `[` and `{` bytes, strings included, and
+/// counting them is a vectorized loop. Only a value with more brackets than `levels` gets the
+/// exact, string-aware walk.
+fn nesting_exceeds(value: &[u8], levels: usize) -> bool {
+    if value.len() <= levels {
+        return false;
+    }
+    let brackets = value.iter().filter(|&&b| b == b'[' || b == b'{').count();
+    if brackets <= levels {
+        return false;
+    }
+    let mut depth = 0usize;
+    let mut i = 0;
+    while let Some(&b) = value.get(i) {
+        match b {
+            b'"' => {
+                i += 1;
+                while let Some(&c) = value.get(i) {
+                    match c {
+                        b'\\' => i += 2,
+                        b'"' => break,
+                        _ => i += 1,
+                    }
+                }
+            }
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > levels {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    false
+}
+
 const IN_ARRAY: bool = false;
 const IN_OBJECT: bool = true;
 
 struct Scanner<'j> {
+    body: &'j [u8],
     jiter: Jiter<'j>,
     max_depth: usize,
     /// Open containers of the value being skipped (reused between values).
@@ -213,7 +277,8 @@ impl<'j> Scanner<'j> {
         let peek = self.jiter.peek()?;
         if peek == Peek::Array {
             self.open(1)?;
-            let mut entries = Vec::new();
+            // A guess from the size: a message rarely takes less than 48 bytes.
+            let mut entries = Vec::with_capacity(max_batch.min(self.body.len() / 48 + 1));
             let mut count: usize = 0;
             let mut next = self.jiter.known_array()?;
             while let Some(peek) = next {
@@ -290,7 +355,8 @@ impl<'j> Scanner<'j> {
         let mut jsonrpc_ok = false;
         let mut id_class = IdClass::Absent;
         let mut id: Option<Span> = None;
-        let mut method: Option<String> = None;
+        let mut method: Option<Span> = None;
+        let mut method_escaped = false;
         let mut method_bad = false;
         let mut params: Option<Span> = None;
         let mut params_bad = false;
@@ -344,7 +410,12 @@ impl<'j> Scanner<'j> {
                 }
                 Member::Method => {
                     if peek == Peek::String {
-                        method = Some(self.jiter.known_str()?.to_owned());
+                        let vstart = self.jiter.current_index();
+                        method_escaped = self.jiter.known_bytes()?.contains(&b'\\');
+                        method = Some(Span {
+                            start: vstart,
+                            end: self.jiter.current_index(),
+                        });
                         method_bad = false;
                     } else {
                         method = None;
@@ -374,6 +445,7 @@ impl<'j> Scanner<'j> {
             id_class,
             id: echo_id,
             method,
+            method_escaped,
             params,
             result: None,
             is_error: false,
@@ -431,8 +503,47 @@ impl<'j> Scanner<'j> {
     }
 
     /// Consume (and validate) the value starting with `peek`, nested in `depth` containers.
-    /// Iterative: containers are tracked on `self.stack`, bounded by `max_depth`.
-    fn skip(&mut self, mut peek: Peek, depth: usize) -> Scan<()> {
+    #[inline]
+    fn skip(&mut self, peek: Peek, depth: usize) -> Scan<()> {
+        let levels = self.max_depth.saturating_sub(depth);
+        if levels > JITER_SKIP_LEVELS || !(peek == Peek::Array || peek == Peek::Object) {
+            return self.skip_iterative(peek, depth);
+        }
+        // jiter's own skip is the fastest, but its nesting limit is fixed (about 200 levels):
+        // anything it refuses for depth is over our limit too, and what it accepts is checked
+        // against `levels` afterwards, cheaply.
+        let start = self.jiter.current_index();
+        match self.jiter.known_skip(peek) {
+            Ok(()) => {}
+            Err(e) => {
+                // Report nesting over the limit before the error, as the iterative walk would.
+                let before = self.body.get(start..e.index).unwrap_or_default();
+                let too_deep = e.error_type
+                    == JiterErrorType::JsonError(JsonErrorType::RecursionLimitExceeded)
+                    || nesting_exceeds(before, levels);
+                return Err(if too_deep {
+                    self.too_deep()
+                } else {
+                    ScanError::Json(e)
+                });
+            }
+        }
+        let value = self.jiter.slice_to_current(start);
+        if nesting_exceeds(value, levels) {
+            Err(self.too_deep())
+        } else {
+            Ok(())
+        }
+    }
+
+    fn too_deep(&self) -> ScanError {
+        ScanError::TooDeep {
+            limit: self.max_depth,
+        }
+    }
+
+    /// [`Self::skip`] by hand: containers are tracked on `self.stack`, bounded by `max_depth`.
+    fn skip_iterative(&mut self, mut peek: Peek, depth: usize) -> Scan<()> {
         self.stack.clear();
         loop {
             match peek {
@@ -554,7 +665,7 @@ mod tests {
             let e = single(&body);
             assert_eq!(e.id_class, class, "{body}");
             assert_eq!(e.kind, kind, "{body}");
-            assert_eq!(e.method.as_deref(), Some("m"));
+            assert_eq!(e.method_str(body.as_bytes()).as_deref(), Some("m"));
             if kept {
                 assert_eq!(raw_id(&body, &e), Some(lexeme), "{body}");
                 assert_eq!(e.reason, None);
@@ -607,7 +718,10 @@ mod tests {
         let body = r#"{"json\u0072pc":"2\u002e0","\u0069d":1,"method":"tools\/call\u00e9"}"#;
         let e = single(body);
         assert_eq!(e.kind, EntryKind::Request);
-        assert_eq!(e.method.as_deref(), Some("tools/call\u{e9}"));
+        assert_eq!(
+            e.method_str(body.as_bytes()).as_deref(),
+            Some("tools/call\u{e9}")
+        );
         assert_eq!(raw_id(body, &e), Some("1"));
     }
 
@@ -855,6 +969,53 @@ mod tests {
         // Objects count too.
         let f = decode("{\"a\":".repeat(101).as_bytes(), 100, 256);
         assert_eq!(f.error.as_deref(), Some("nesting depth exceeds 100"));
+        // Truncated input that is over the limit reports the depth, whichever skip ran.
+        for max_depth in [10, 100, 180, 250] {
+            for levels in [max_depth + 1, 199, 201, 300] {
+                if levels <= max_depth {
+                    continue;
+                }
+                let body = "[".repeat(levels);
+                let f = decode(body.as_bytes(), max_depth, 256);
+                assert_eq!(
+                    f.error,
+                    Some(format!("nesting depth exceeds {max_depth}")),
+                    "{levels} levels, limit {max_depth}"
+                );
+                let body = format!(
+                    r#"{{"jsonrpc":"2.0","params":{}"#,
+                    "{\"a\":[".repeat(levels)
+                );
+                let f = decode(body.as_bytes(), max_depth, 256);
+                assert_eq!(
+                    f.error,
+                    Some(format!("nesting depth exceeds {max_depth}")),
+                    "{levels} levels, limit {max_depth}"
+                );
+            }
+        }
+        // Complete values exactly at and over the limit, for limits either side of jiter's.
+        for max_depth in [1usize, 2, 50, 149, 150, 151, 199, 200, 201, 260] {
+            let ok = format!("{}1{}", "[".repeat(max_depth), "]".repeat(max_depth));
+            assert_eq!(decode(ok.as_bytes(), max_depth, 256).kind, FrameKind::Batch);
+            let over = format!("[{ok}]");
+            assert_eq!(
+                decode(over.as_bytes(), max_depth, 256).error,
+                Some(format!("nesting depth exceeds {max_depth}"))
+            );
+            // Strings full of brackets do not count.
+            let body = format!(
+                r#"{{"jsonrpc":"2.0","method":"m","params":["{}",{{"k":"{}"}}]}}"#,
+                "[{".repeat(300),
+                "]}".repeat(300)
+            );
+            let want = if max_depth >= 3 {
+                FrameKind::Single
+            } else {
+                FrameKind::ParseError
+            };
+            assert_eq!(decode(body.as_bytes(), max_depth, 256).kind, want);
+        }
         // A million open brackets fail fast.
         let deep = "[".repeat(1_000_000);
         let t = std::time::Instant::now();
@@ -931,7 +1092,71 @@ mod tests {
             let f = decode(&v, 4, 2);
             for e in &f.entries {
                 let _ = e.span.of(&v);
+                let _ = e.method_str(&v);
             }
+            // One grammar: with limits out of the way, decode accepts exactly what jiter does.
+            let f = decode(&v, 100, 256);
+            assert_eq!(
+                f.kind == FrameKind::ParseError,
+                !jiter_accepts(&v),
+                "{:?}: {:?}",
+                String::from_utf8_lossy(&v),
+                f.error
+            );
         }
+    }
+
+    fn jiter_accepts(body: &[u8]) -> bool {
+        let mut jiter = Jiter::new(body);
+        std::str::from_utf8(body).is_ok() && jiter.next_skip().is_ok() && jiter.finish().is_ok()
+    }
+
+    #[test]
+    fn same_grammar_as_jiter() {
+        let cases: &[&[u8]] = &[
+            b"1",
+            b"-0",
+            b"1e400",
+            b"1E+2",
+            b"1e",
+            b"-",
+            b"0x1",
+            b"1.e3",
+            b"\"\\u00e9\"",
+            b"\"\\ud83d\\ude00\"",
+            b"\"\\ud83d\"",
+            b"\"\\ude00\"",
+            b"\"\\u12\"",
+            b"\"\t\"",
+            b"\"\x7f\"",
+            b"[1,2",
+            b"{\"a\":1,}",
+            b"[1 2]",
+            b"tru",
+            b"true false",
+            b" \n\r\t[]\n",
+            b"\x0c[]",
+            b"[]\x00",
+        ];
+        for body in cases {
+            let f = decode(body, 100, 256);
+            assert_eq!(
+                f.kind == FrameKind::ParseError,
+                !jiter_accepts(body),
+                "{:?}",
+                String::from_utf8_lossy(body)
+            );
+        }
+        let long_int = format!("[{}]", "7".repeat(4300));
+        assert_ne!(
+            decode(long_int.as_bytes(), 100, 256).kind,
+            FrameKind::ParseError
+        );
+        let too_long_int = format!("[{}]", "7".repeat(4301));
+        assert_eq!(
+            decode(too_long_int.as_bytes(), 100, 256).kind,
+            FrameKind::ParseError
+        );
+        assert!(!jiter_accepts(too_long_int.as_bytes()));
     }
 }

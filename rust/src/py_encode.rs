@@ -1,6 +1,7 @@
 //! Walking Python objects into the pure-Rust JSON writer, and the encoding functions of the
 //! module.
 
+use std::cell::RefCell;
 use std::os::raw::c_int;
 use std::ptr;
 
@@ -246,7 +247,45 @@ fn write_tuple(buf: &mut Vec<u8>, tuple: &Bound<'_, PyTuple>, depth: usize) -> P
 }
 
 /// Initial capacity of an encoding buffer: most replies fit.
-const INITIAL_CAPACITY: usize = 256;
+const INITIAL_CAPACITY: usize = 4096;
+/// A buffer that grew past this is not kept for the next call.
+const MAX_KEPT_CAPACITY: usize = 1 << 20;
+
+thread_local! {
+    /// The encoding buffer, reused from call to call so a reply costs no allocation but its
+    /// `bytes` object.
+    static BUFFER: RefCell<Vec<u8>> = RefCell::new(Vec::with_capacity(INITIAL_CAPACITY));
+}
+
+/// Run `f` on an empty buffer and return its content as `bytes`. The thread's buffer is used
+/// when it is free (a call made while it is in use, say from a finalizer that runs during an
+/// encoding, gets a fresh one).
+fn encode_with<'py>(
+    py: Python<'py>,
+    f: impl FnOnce(&mut Vec<u8>) -> PyResult<()>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let mut f = Some(f);
+    let pooled = BUFFER.try_with(|cell| {
+        let mut buf = cell.try_borrow_mut().ok()?;
+        let f = f.take()?;
+        buf.clear();
+        let out = f(&mut buf).map(|()| PyBytes::new(py, &buf));
+        if buf.capacity() > MAX_KEPT_CAPACITY {
+            *buf = Vec::with_capacity(INITIAL_CAPACITY);
+        }
+        Some(out)
+    });
+    if let Ok(Some(out)) = pooled {
+        return out;
+    }
+    // The thread's buffer is busy (or gone): `f` was not taken.
+    let Some(f) = f else {
+        return Err(PyValueError::new_err("encoding buffer unavailable"));
+    };
+    let mut buf = Vec::with_capacity(INITIAL_CAPACITY);
+    f(&mut buf)?;
+    Ok(PyBytes::new(py, &buf))
+}
 
 fn check_raw_id(raw_id: &[u8]) -> PyResult<()> {
     encode::check_raw_id(raw_id).map_err(PyValueError::new_err)
@@ -257,9 +296,7 @@ fn check_raw_id(raw_id: &[u8]) -> PyResult<()> {
 /// for nesting deeper than 255.
 #[pyfunction]
 pub fn dumps<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
-    let mut buf = Vec::with_capacity(INITIAL_CAPACITY);
-    write_value(&mut buf, obj, 0)?;
-    Ok(PyBytes::new(py, &buf))
+    encode_with(py, |buf| write_value(buf, obj, 0))
 }
 
 /// `{"jsonrpc":"2.0","id":<raw_id>,"result":<result>}` with `raw_id` spliced in as is.
@@ -270,12 +307,13 @@ pub fn encode_result<'py>(
     result: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     check_raw_id(raw_id)?;
-    let mut buf = Vec::with_capacity(INITIAL_CAPACITY + raw_id.len());
-    encode::write_head(&mut buf, Some(raw_id));
-    buf.extend_from_slice(encode::RESULT_KEY);
-    write_value(&mut buf, result, 0)?;
-    buf.push(b'}');
-    Ok(PyBytes::new(py, &buf))
+    encode_with(py, |buf| {
+        encode::write_head(buf, Some(raw_id));
+        buf.extend_from_slice(encode::RESULT_KEY);
+        write_value(buf, result, 0)?;
+        buf.push(b'}');
+        Ok(())
+    })
 }
 
 /// A JSON-RPC error reply; `raw_id` None writes `"id":null`; `data` is omitted when not given.
@@ -294,15 +332,16 @@ pub fn encode_error<'py>(
     if let Some(raw_id) = raw_id {
         check_raw_id(raw_id)?;
     }
-    let mut buf = Vec::with_capacity(INITIAL_CAPACITY + message.len());
-    encode::write_head(&mut buf, raw_id);
-    encode::write_error_start(&mut buf, code, message);
-    if let Omittable::Given(data) = data {
-        buf.extend_from_slice(encode::DATA_KEY);
-        write_value(&mut buf, &data, 0)?;
-    }
-    buf.extend_from_slice(b"}}");
-    Ok(PyBytes::new(py, &buf))
+    encode_with(py, |buf| {
+        encode::write_head(buf, raw_id);
+        encode::write_error_start(buf, code, message);
+        if let Omittable::Given(data) = data {
+            buf.extend_from_slice(encode::DATA_KEY);
+            write_value(buf, &data, 0)?;
+        }
+        buf.extend_from_slice(b"}}");
+        Ok(())
+    })
 }
 
 /// A JSON-RPC request with `raw_id` spliced in; `params` omitted when not given.
@@ -318,16 +357,17 @@ pub fn encode_request<'py>(
     params: Omittable<'py>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     check_raw_id(raw_id)?;
-    let mut buf = Vec::with_capacity(INITIAL_CAPACITY + method.len());
-    encode::write_head(&mut buf, Some(raw_id));
-    buf.extend_from_slice(encode::METHOD_KEY);
-    encode::write_str(&mut buf, method);
-    if let Omittable::Given(params) = params {
-        buf.extend_from_slice(encode::PARAMS_KEY);
-        write_value(&mut buf, &params, 0)?;
-    }
-    buf.push(b'}');
-    Ok(PyBytes::new(py, &buf))
+    encode_with(py, |buf| {
+        encode::write_head(buf, Some(raw_id));
+        buf.extend_from_slice(encode::METHOD_KEY);
+        encode::write_str(buf, method);
+        if let Omittable::Given(params) = params {
+            buf.extend_from_slice(encode::PARAMS_KEY);
+            write_value(buf, &params, 0)?;
+        }
+        buf.push(b'}');
+        Ok(())
+    })
 }
 
 /// A JSON-RPC notification; `params` omitted when not given.
@@ -341,15 +381,16 @@ pub fn encode_notification<'py>(
     method: &str,
     params: Omittable<'py>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let mut buf = Vec::with_capacity(INITIAL_CAPACITY + method.len());
-    buf.extend_from_slice(encode::NOTIFICATION_HEAD);
-    encode::write_str(&mut buf, method);
-    if let Omittable::Given(params) = params {
-        buf.extend_from_slice(encode::PARAMS_KEY);
-        write_value(&mut buf, &params, 0)?;
-    }
-    buf.push(b'}');
-    Ok(PyBytes::new(py, &buf))
+    encode_with(py, |buf| {
+        buf.extend_from_slice(encode::NOTIFICATION_HEAD);
+        encode::write_str(buf, method);
+        if let Omittable::Given(params) = params {
+            buf.extend_from_slice(encode::PARAMS_KEY);
+            write_value(buf, &params, 0)?;
+        }
+        buf.push(b'}');
+        Ok(())
+    })
 }
 
 /// Join encoded replies (a list or tuple of bytes) into one JSON array.

@@ -1,6 +1,6 @@
 //! The Python face of [`crate::frame`]: `decode`, `Frame` and `Entry`.
 
-use jiter::{PythonParse, StringCacheMode};
+use jiter::{cached_py_string, PythonParse, StringCacheMode};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
@@ -13,7 +13,7 @@ const DETACH_THRESHOLD: usize = 64 * 1024;
 /// One message of a frame. Built by `decode`; never constructed by hand.
 ///
 /// Holds the body it was read from (no copy) and byte spans into it.
-#[pyclass(frozen, module = "jetmcp._wire", name = "Entry")]
+#[pyclass(frozen, freelist = 512, module = "jetmcp._wire", name = "Entry")]
 pub struct PyEntry {
     body: Py<PyBytes>,
     entry: Entry,
@@ -39,7 +39,8 @@ impl PyEntry {
         };
         let data = span.of(self.body.as_bytes(py));
         let parser = PythonParse {
-            cache_mode: StringCacheMode::Keys,
+            // Keys and short values repeat from message to message (measured fastest).
+            cache_mode: StringCacheMode::All,
             ..PythonParse::default()
         };
         parser
@@ -59,7 +60,10 @@ impl PyEntry {
     /// The `method` string, when it is one.
     #[getter]
     fn method<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyString>> {
-        self.entry.method.as_deref().map(|m| PyString::new(py, m))
+        // Method names repeat: jiter's string cache hands back the same str (hash included).
+        self.entry
+            .method_str(self.body.as_bytes(py))
+            .map(|m| cached_py_string(py, &m))
     }
 
     /// The id exactly as written, or None when absent or not to be trusted.
@@ -113,7 +117,7 @@ impl PyEntry {
             None => "None".to_owned(),
         };
         let mut s = format!("<Entry {}", kind_name(self.entry.kind));
-        if let Some(m) = &self.entry.method {
+        if let Some(m) = self.entry.method_str(self.body.as_bytes(py)) {
             s.push_str(&format!(" method={m:?}"));
         }
         s.push_str(&format!(" id={id}"));

@@ -16,6 +16,8 @@ import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
+from orjson import loads
+
 from jetmcp import _wire
 from jetmcp.call import LOG_RANK, NULL_SINK, Call, Session, Sink
 from jetmcp.errors import (
@@ -23,6 +25,7 @@ from jetmcp.errors import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
+    REQUEST_CANCELLED,
     McpError,
 )
 from jetmcp.protocol import revisions
@@ -55,21 +58,39 @@ def _id_key(value: Any) -> tuple[bool, Any]:
 
 class InFlight:
     """The requests of one client scope (an HTTP session or a stdio process) that are still
-    running, so ``notifications/cancelled`` can stop them."""
+    owed an answer, so ``notifications/cancelled`` can stop them.
+
+    A request is registered the moment it is found to wait, before its task first runs, so
+    a cancel that arrives right behind it (even in the same read) still finds it.
+    """
 
     __slots__ = ("cancelled", "running")
 
     def __init__(self) -> None:
-        self.running: dict[tuple[bool, Any], asyncio.Task[Any]] = {}
-        self.cancelled: set[asyncio.Task[Any]] = set()
+        #: id -> the task running it, or None while it has not started.
+        self.running: dict[tuple[bool, Any], asyncio.Task[Any] | None] = {}
+        #: ids the client cancelled; their handlers stop and nothing more is sent for them.
+        self.cancelled: set[tuple[bool, Any]] = set()
+
+    def register(self, raw_id: bytes) -> tuple[bool, Any]:
+        key = _id_key(loads(raw_id))
+        self.running[key] = None
+        return key
 
     def cancel(self, request_id: Any) -> bool:
-        task = self.running.get(_id_key(request_id))
-        if task is None or task.done():
+        """Stop the request with this id; False when no such request is running."""
+        key = _id_key(request_id)
+        if key not in self.running:
             return False
-        self.cancelled.add(task)
-        task.cancel()
+        self.cancelled.add(key)
+        task = self.running[key]
+        if task is not None:
+            task.cancel()
         return True
+
+    def cancel_all(self) -> None:
+        for key in list(self.running):
+            self.cancel(key[1])
 
 
 class Exchange:
@@ -79,7 +100,15 @@ class Exchange:
     ``new_session`` is set when the body was an ``initialize`` that opened a session.
     """
 
-    __slots__ = ("http_status", "inflight", "new_session", "revision", "session", "sink")
+    __slots__ = (
+        "answer_cancelled",
+        "http_status",
+        "inflight",
+        "new_session",
+        "revision",
+        "session",
+        "sink",
+    )
 
     def __init__(
         self,
@@ -87,11 +116,16 @@ class Exchange:
         session: Session | None,
         sink: Sink = NULL_SINK,
         inflight: InFlight | None = None,
+        *,
+        answer_cancelled: bool = False,
     ) -> None:
         self.revision = revision
         self.session = session
         self.sink = sink
         self.inflight = inflight
+        #: Whether a cancelled request still gets an error reply. stdio sends nothing for it,
+        #: as the spec asks; an HTTP POST that carried a request must be answered all the same.
+        self.answer_cancelled = answer_cancelled
         self.new_session: Session | None = None
         self.http_status = 200
 
@@ -130,7 +164,7 @@ class Dispatcher:
                 if entry.kind == _INVALID:
                     ex.http_status = 400
                 return reply
-            return self._finish(reply, entry, ex)
+            return self._finish(reply, entry, self._register(entry, ex), ex)
         if kind == _FRAME_PARSE_ERROR:
             ex.http_status = 400
             return _encode_error(None, -32700, f"Parse error: {frame.error}")
@@ -156,7 +190,7 @@ class Dispatcher:
                 slots.append(reply)
             else:
                 waiting = True
-                slots.append((reply, entry))
+                slots.append((reply, entry, self._register(entry, ex)))
         if waiting:
             return self._gather(slots, ex)
         if not slots:
@@ -167,7 +201,7 @@ class Dispatcher:
         tasks: list[asyncio.Task[bytes | None]] = []
         for i, slot in enumerate(slots):
             if not isinstance(slot, bytes):
-                task = asyncio.create_task(self._finish(slot[0], slot[1], ex))
+                task = asyncio.create_task(self._finish(*slot, ex))
                 tasks.append(task)
                 slots[i] = task
         try:
@@ -231,39 +265,53 @@ class Dispatcher:
             return None
         return _encode_error(entry.raw_id, INVALID_REQUEST, f"Invalid Request: {entry.reason}")
 
+    def _register(self, entry: _wire.Entry, ex: Exchange) -> tuple[bool, Any] | None:
+        if ex.inflight is None or entry.raw_id is None:
+            return None
+        return ex.inflight.register(entry.raw_id)
+
     async def _finish(
-        self, pending: Awaitable[dict[str, Any]], entry: _wire.Entry, ex: Exchange
+        self,
+        pending: Awaitable[dict[str, Any]],
+        entry: _wire.Entry,
+        key: tuple[bool, Any] | None,
+        ex: Exchange,
     ) -> bytes | None:
-        """Await a handler that had to wait; registers it for cancellation meanwhile."""
+        """Await a handler that had to wait, cancellable by the client meanwhile."""
         raw_id = entry.raw_id
         assert raw_id is not None
         inflight = ex.inflight
-        task = asyncio.current_task()
-        key: tuple[bool, Any] | None = None
-        if inflight is not None and task is not None:
-            from orjson import loads
-
-            key = _id_key(loads(raw_id))
-            inflight.running[key] = task
         try:
-            result = await pending
-        except asyncio.CancelledError:
-            if inflight is not None and task in inflight.cancelled:
-                # Cancelled by the client: the spec says nothing more is sent for it.
-                inflight.cancelled.discard(task)
+            if inflight is not None and key is not None:
+                if key in inflight.cancelled:
+                    if isinstance(pending, Coroutine):
+                        pending.close()
+                    return self._cancelled_reply(raw_id, ex)
+                inflight.running[key] = asyncio.current_task()
+            try:
+                result = await pending
+            except asyncio.CancelledError:
+                if inflight is None or key not in inflight.cancelled:
+                    raise
+                task = asyncio.current_task()
                 if task is not None:
                     task.uncancel()
-                return None
-            raise
-        except McpError as exc:
-            return self._error_reply(raw_id, exc)
-        except Exception:
-            log.exception("handler for %s failed", entry.method)
-            return _encode_error(raw_id, INTERNAL_ERROR, "Internal error")
+                return self._cancelled_reply(raw_id, ex)
+            except McpError as exc:
+                return self._error_reply(raw_id, exc)
+            except Exception:
+                log.exception("handler for %s failed", entry.method)
+                return _encode_error(raw_id, INTERNAL_ERROR, "Internal error")
+            return _encode_result(raw_id, result)
         finally:
-            if key is not None and inflight is not None:
+            if inflight is not None and key is not None:
                 inflight.running.pop(key, None)
-        return _encode_result(raw_id, result)
+                inflight.cancelled.discard(key)
+
+    def _cancelled_reply(self, raw_id: bytes, ex: Exchange) -> bytes | None:
+        if ex.answer_cancelled:
+            return _encode_error(raw_id, REQUEST_CANCELLED, "Request cancelled")
+        return None
 
     def _error_reply(self, raw_id: bytes, exc: McpError) -> bytes:
         if exc.has_data:

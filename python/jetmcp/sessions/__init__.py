@@ -65,8 +65,7 @@ class MemorySessionStore:
         entry = self._sessions.pop(session_id, None)
         if entry is None:
             return False
-        for task in list(entry[2].running.values()):
-            task.cancel()
+        entry[2].cancel_all()
         return True
 
     def inflight(self, session_id: str) -> InFlight:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from typing import Any
+from urllib.parse import urlsplit
 
 from jetmcp import _wire
 from jetmcp.dispatch import Dispatcher, Exchange
@@ -44,6 +45,23 @@ def _accepts(accept: str | None) -> bool:
     return False
 
 
+_LOCAL = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
+
+
+def _hostname(netloc: str) -> str:
+    """The host part of ``host[:port]`` (IPv6 literals keep no brackets), lower-cased."""
+    netloc = netloc.strip().lower()
+    if netloc.startswith("["):
+        return netloc[1 : netloc.find("]")] if "]" in netloc else netloc
+    return netloc.rsplit(":", 1)[0] if netloc.count(":") == 1 else netloc
+
+
+def _remember(seen: set[str], value: str) -> None:
+    # Bounded, so a client cycling through Host values cannot grow it without end.
+    if len(seen) < 1024:
+        seen.add(value)
+
+
 def _is_json(content_type: str | None) -> bool:
     if content_type is None:
         return False
@@ -66,11 +84,26 @@ class McpHttpApp:
             self.settings.max_sessions, self.settings.session_idle_seconds
         )
         self.path = self.settings.path
+        self._origins_extra = set(self.settings.allowed_origins)
+        self._hosts_extra = {_hostname(h) for h in self.settings.allowed_hosts} | set(
+            self.settings.allowed_hosts
+        )
+        bound = self.settings.host
+        if bound not in ("0.0.0.0", "::", ""):
+            self._hosts_extra.add(_hostname(bound))
+        # Values already judged acceptable: the check costs a set lookup per request.
+        self._origins_ok: set[str] = set()
+        self._hosts_ok: set[str] = set()
 
     # RSGI entry point -------------------------------------------------------
 
     async def __rsgi__(self, scope: Any, proto: Any) -> None:
         if scope.proto != "http":
+            return
+        headers = scope.headers
+        refusal = self._check_origin(headers.get("origin"), headers.get("host"))
+        if refusal is not None:
+            proto.response_bytes(403, _JSON, _encode_error(None, INVALID_REQUEST, refusal))
             return
         if scope.path != self.path:
             proto.response_bytes(404, _JSON, _encode_error(None, INVALID_REQUEST, "Not found"))
@@ -92,6 +125,28 @@ class McpHttpApp:
 
     def __rsgi_init__(self, loop: Any) -> None:
         return None
+
+    def _check_origin(self, origin: str | None, host: str | None) -> str | None:
+        """DNS-rebinding protection: why the request is refused (403), or None."""
+        if origin is not None and origin not in self._origins_ok:
+            if not self._origin_allowed(origin):
+                return f"Origin not allowed: {origin}"
+            _remember(self._origins_ok, origin)
+        if host is not None and host not in self._hosts_ok:
+            if not self._host_allowed(host):
+                return f"Host not allowed: {host}"
+            _remember(self._hosts_ok, host)
+        return None
+
+    def _origin_allowed(self, origin: str) -> bool:
+        extra = self._origins_extra
+        if origin in extra or "*" in extra:
+            return True
+        return _hostname(urlsplit(origin).netloc) in _LOCAL
+
+    def _host_allowed(self, host: str) -> bool:
+        extra = self._hosts_extra
+        return host in extra or "*" in extra or _hostname(host) in _LOCAL | extra
 
     # POST -------------------------------------------------------------------
 
@@ -165,6 +220,7 @@ class McpHttpApp:
             revision,
             session,
             inflight=self.store.inflight(session_id) if session_id is not None else None,
+            answer_cancelled=True,
         )
         reply = await self.dispatcher.dispatch(frame, ex)
         out_headers = _JSON

@@ -201,7 +201,8 @@ class Dispatcher:
         tasks: list[asyncio.Task[bytes | None]] = []
         for i, slot in enumerate(slots):
             if not isinstance(slot, bytes):
-                task = asyncio.create_task(self._finish(*slot, ex))
+                pending, entry, key = slot
+                task = asyncio.create_task(self._finish(pending, entry, key, ex))
                 tasks.append(task)
                 slots[i] = task
         try:

@@ -65,7 +65,8 @@ def handle(
     call = make_call(method, revision, **kw)
 
     async def run() -> dict[str, Any]:
-        return await server.handlers[method](params or {}, call)
+        result = server.handlers[method](params or {}, call)
+        return result if isinstance(result, dict) else await result
 
     return asyncio.run(run())
 

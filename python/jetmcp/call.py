@@ -9,8 +9,11 @@ from typing import Any, Protocol
 from jetmcp._wire import dumps, encode_notification
 from jetmcp.protocol.revisions import Revision
 
-#: A method handler: params (``{}`` when absent) and the call, to a result object.
-Handler = Callable[[dict[str, Any], "Call"], Awaitable[dict[str, Any]]]
+#: What a method handler gives back: the result object itself when it needed no waiting,
+#: else an awaitable of it. Answering in place lets the dispatcher skip a task.
+Result = dict[str, Any] | Awaitable[dict[str, Any]]
+#: A method handler: params (``{}`` when absent) and the call, to a result.
+Handler = Callable[[dict[str, Any], "Call"], Result]
 
 
 class Sink(Protocol):
@@ -124,4 +127,14 @@ class Call:
         return LOG_RANK.get(level, 0) >= LOG_RANK.get(floor, 0)
 
 
-__all__ = ["LOG_LEVELS", "NULL_SINK", "Call", "Handler", "NullSink", "Session", "Sink", "dumps"]
+__all__ = [
+    "LOG_LEVELS",
+    "NULL_SINK",
+    "Call",
+    "Handler",
+    "NullSink",
+    "Result",
+    "Session",
+    "Sink",
+    "dumps",
+]

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from orjson import loads
 
 from jetmcp import _wire
-from jetmcp.call import LOG_RANK, NULL_SINK, Call, Session, Sink
+from jetmcp.call import LOG_RANK, NULL_SINK, Call, Handler, Session, Sink
 from jetmcp.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -46,9 +46,6 @@ _FRAME_PARSE_ERROR = _wire.FRAME_PARSE_ERROR
 _FRAME_EMPTY_BATCH = _wire.FRAME_EMPTY_BATCH
 _encode_result = _wire.encode_result
 _encode_error = _wire.encode_error
-
-#: A method handler as the dispatcher sees it: the result, or an awaitable of it.
-AnyHandler = Callable[[dict[str, Any], Call], "dict[str, Any] | Awaitable[dict[str, Any]]"]
 
 
 def _id_key(value: Any) -> tuple[bool, Any]:
@@ -135,7 +132,7 @@ class Dispatcher:
 
     def __init__(self, server: Server) -> None:
         self.server = server
-        self._builtins: dict[str, AnyHandler] = {
+        self._builtins: dict[str, Handler] = {
             "ping": self._ping,
             "logging/setLevel": self._set_level,
         }
@@ -319,11 +316,11 @@ class Dispatcher:
             return _encode_error(raw_id, exc.code, exc.message, exc.data)
         return _encode_error(raw_id, exc.code, exc.message)
 
-    def _handler(self, method: str) -> AnyHandler | None:
+    def _handler(self, method: str) -> Handler | None:
         builtin = self._builtins.get(method)
         if builtin is not None:
             return builtin
-        handler: AnyHandler | None = self.server.handlers.get(method)
+        handler: Handler | None = self.server.handlers.get(method)
         return handler
 
     # ------------------------------------------------------------------ lifecycle

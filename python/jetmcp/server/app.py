@@ -17,7 +17,7 @@ import binascii
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar, overload
 
-from jetmcp.call import Call, Handler
+from jetmcp.call import Call, Handler, Result
 from jetmcp.errors import INVALID_PARAMS, McpError
 from jetmcp.protocol.revisions import Revision
 from jetmcp.server.context import ResourceContents
@@ -397,19 +397,19 @@ class Server:
             result["nextCursor"] = _encode_cursor(end)
         return result
 
-    async def _handle_list_tools(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+    def _handle_list_tools(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
         return self._page("tools", self._listing("tools", call.revision), params)
 
-    async def _handle_list_resources(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+    def _handle_list_resources(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
         return self._page("resources", self._listing("resources", call.revision), params)
 
-    async def _handle_list_templates(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+    def _handle_list_templates(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
         return self._page("resourceTemplates", self._listing("templates", call.revision), params)
 
-    async def _handle_list_prompts(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+    def _handle_list_prompts(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
         return self._page("prompts", self._listing("prompts", call.revision), params)
 
-    async def _handle_call_tool(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+    def _handle_call_tool(self, params: dict[str, Any], call: Call) -> Result:
         name = params.get("name")
         tool = self._tools.get(name) if type(name) is str else None
         if tool is None:
@@ -419,7 +419,7 @@ class Server:
             arguments = {}
         elif type(arguments) is not dict:
             raise McpError(INVALID_PARAMS, f"Arguments for tool {name} must be an object")
-        return await tool.call(arguments, call, self)
+        return tool.call(arguments, call, self)
 
     async def _read(
         self, uri: str, call: Call

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
-from jetmcp.call import Call
+from jetmcp.call import Call, Result
 from jetmcp.errors import McpError
 from jetmcp.protocol.revisions import Revision
 from jetmcp.server.content import content_blocks, is_content, text_block, to_jsonable
@@ -144,11 +144,12 @@ class Tool:
             entry["_meta"] = self.meta
         return entry
 
-    async def call(self, arguments: dict[str, Any], call: Call, server: Server) -> dict[str, Any]:
+    def call(self, arguments: dict[str, Any], call: Call, server: Server) -> Result:
         """Run the tool for a ``tools/call`` and shape its result for ``call.revision``.
 
-        Invalid arguments and exceptions are results with ``isError: true``; an ``McpError``
-        raised by the tool is a JSON-RPC error instead.
+        A synchronous tool is answered at once (the dispatcher then needs no task for it); an
+        async one gives back a coroutine. Invalid arguments and exceptions are results with
+        ``isError: true``; an ``McpError`` raised by the tool is a JSON-RPC error instead.
         """
         try:
             kwargs = self.arguments.validate(arguments)
@@ -158,16 +159,24 @@ class Tool:
             )
         if self.context_param is not None:
             kwargs[self.context_param] = Context(call, server)
+        if self.is_async:
+            return self._await(kwargs, call.revision)
         try:
-            if self.is_async:
-                value = await self.fn(**kwargs)
-            else:
-                value = self.fn(**kwargs)
+            value = self.fn(**kwargs)
         except McpError:
             raise
         except Exception as exc:
             return error_result(exception_text(exc))
         return self.shape(value, call.revision)
+
+    async def _await(self, kwargs: dict[str, Any], revision: Revision) -> dict[str, Any]:
+        try:
+            value = await self.fn(**kwargs)
+        except McpError:
+            raise
+        except Exception as exc:
+            return error_result(exception_text(exc))
+        return self.shape(value, revision)
 
     def shape(self, value: Any, revision: Revision) -> dict[str, Any]:
         """The ``tools/call`` result for a return value."""

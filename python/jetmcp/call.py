@@ -3,10 +3,13 @@ to the method handlers."""
 
 from __future__ import annotations
 
+import asyncio
+import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from jetmcp._wire import dumps, encode_notification
+from jetmcp._wire import dumps, encode_notification, encode_request
+from jetmcp.errors import INTERNAL_ERROR, REQUEST_TIMEOUT, McpError
 from jetmcp.protocol.revisions import Revision
 
 #: What a method handler gives back: the result object itself when it needed no waiting,
@@ -51,11 +54,13 @@ class Session:
     """A legacy-era session: what ``initialize`` negotiated with one client."""
 
     __slots__ = (
+        "__weakref__",
         "client_capabilities",
         "client_info",
         "id",
         "initialized",
         "log_level",
+        "outbound",
         "revision",
         "subscriptions",
     )
@@ -74,13 +79,74 @@ class Session:
         self.initialized = False
         #: The minimum level of ``notifications/message`` to send; None sends every level.
         self.log_level: str | None = None
+        #: Resource URIs this session subscribed to (``resources/subscribe``).
         self.subscriptions: set[str] = set()
+        #: Where messages not tied to a request go: stdout on stdio, the session's GET
+        #: streams over HTTP. The transport sets it; nowhere until then.
+        self.outbound: Sink = NULL_SINK
+
+
+class Outgoing:
+    """Server-to-client requests still waiting for the client's answer.
+
+    Ids are strings the server makes up (an unguessable prefix and a counter), so an answer
+    can only reach the request it belongs to, whichever stream or body carries it back.
+    """
+
+    __slots__ = ("_n", "_pending", "_prefix")
+
+    def __init__(self) -> None:
+        self._pending: dict[str, asyncio.Future[Any]] = {}
+        self._prefix = secrets.token_hex(6)
+        self._n = 0
+
+    def __len__(self) -> int:
+        return len(self._pending)
+
+    def open(
+        self, method: str, params: dict[str, Any] | None
+    ) -> tuple[str, bytes, asyncio.Future[Any]]:
+        """A new request: its id, its encoded message, and the future its answer sets."""
+        self._n += 1
+        request_id = f"{self._prefix}-{self._n}"
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = future
+        raw_id = dumps(request_id)
+        message = (
+            encode_request(raw_id, method, params)
+            if params is not None
+            else encode_request(raw_id, method)
+        )
+        return request_id, message, future
+
+    def close(self, request_id: str) -> None:
+        self._pending.pop(request_id, None)
+
+    def resolve(self, request_id: Any, is_error: bool, value: Any) -> bool:
+        """Hand the client's answer to its waiter; False when nobody waits for that id."""
+        future = self._pending.pop(request_id, None) if isinstance(request_id, str) else None
+        if future is None or future.done():
+            return False
+        if is_error:
+            error = value if isinstance(value, dict) else {}
+            code = error.get("code")
+            message = error.get("message")
+            future.set_exception(
+                McpError(
+                    code if isinstance(code, int) else INTERNAL_ERROR,
+                    message if isinstance(message, str) else "error from the client",
+                    error.get("data"),
+                )
+            )
+        else:
+            future.set_result(value)
+        return True
 
 
 class Call:
     """One request being served."""
 
-    __slots__ = ("meta", "method", "raw_id", "revision", "session", "sink")
+    __slots__ = ("meta", "method", "outgoing", "raw_id", "revision", "session", "sink")
 
     def __init__(
         self,
@@ -90,6 +156,7 @@ class Call:
         session: Session | None,
         sink: Sink,
         meta: dict[str, Any] | None,
+        outgoing: Outgoing | None = None,
     ) -> None:
         self.method = method
         self.raw_id = raw_id
@@ -97,6 +164,9 @@ class Call:
         self.session = session
         self.sink = sink
         self.meta = meta
+        #: Where this call's server-to-client requests wait for their answers (None: the
+        #: transport cannot carry them).
+        self.outgoing = outgoing
 
     @property
     def request_id(self) -> Any:
@@ -118,6 +188,36 @@ class Call:
         if self.sink is NULL_SINK:
             return
         await self.sink.send(encode_notification(method, params if params is not None else {}))
+
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        timeout: float | None = 300.0,  # noqa: ASYNC109 - a bound every caller gets by default
+    ) -> Any:
+        """Send a server-to-client request on this request's stream and wait for the answer.
+
+        Raises :class:`McpError` when the transport cannot carry it, for the client's error
+        answer, and (code -32001) when no answer came within ``timeout`` seconds; the client
+        is then sent ``notifications/cancelled`` for it.
+        """
+        outgoing = self.outgoing
+        if outgoing is None or self.sink is NULL_SINK:
+            raise McpError(
+                INTERNAL_ERROR,
+                f"cannot send {method} to the client: this request has no stream to carry it",
+            )
+        request_id, message, future = outgoing.open(method, params)
+        try:
+            await self.sink.send(message)
+            return await asyncio.wait_for(future, timeout)
+        except TimeoutError:
+            await self.notify(
+                "notifications/cancelled", {"requestId": request_id, "reason": "timed out"}
+            )
+            raise McpError(REQUEST_TIMEOUT, f"the client did not answer {method} in time") from None
+        finally:
+            outgoing.close(request_id)
 
     def wants_log(self, level: str) -> bool:
         """Whether a ``notifications/message`` at ``level`` should be sent for this call."""

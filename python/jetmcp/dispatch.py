@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from orjson import loads
 
 from jetmcp import _wire
-from jetmcp.call import LOG_RANK, NULL_SINK, Call, Handler, Session, Sink
+from jetmcp.call import LOG_RANK, NULL_SINK, Call, Handler, Outgoing, Session, Sink
 from jetmcp.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -132,6 +132,8 @@ class Dispatcher:
 
     def __init__(self, server: Server) -> None:
         self.server = server
+        #: Server-to-client requests waiting for answers, whatever session they belong to.
+        self.outgoing = Outgoing()
         self._builtins: dict[str, Handler] = {
             "ping": self._ping,
             "logging/setLevel": self._set_level,
@@ -245,7 +247,7 @@ class Dispatcher:
                 if handler is None:
                     raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
                 meta = params.get("_meta")
-                call = Call(method, raw_id, ex.revision, ex.session, ex.sink, meta)
+                call = Call(method, raw_id, ex.revision, ex.session, ex.sink, meta, self.outgoing)
                 result = handler(params, call)
                 if isinstance(result, dict):
                     return _encode_result(raw_id, result)
@@ -259,7 +261,9 @@ class Dispatcher:
             self._notification(entry, ex)
             return None
         if kind == _RESPONSE:
-            # Answers to server-to-client requests; nothing is owed back.
+            # An answer to one of our server-to-client requests; nothing is owed back.
+            if entry.raw_id is not None:
+                self.outgoing.resolve(loads(entry.raw_id), entry.is_error, entry.result())
             return None
         return _encode_error(entry.raw_id, INVALID_REQUEST, f"Invalid Request: {entry.reason}")
 
@@ -338,6 +342,7 @@ class Dispatcher:
     def _initialize(self, params: dict[str, Any], ex: Exchange) -> dict[str, Any]:
         revision = revisions.negotiate(params.get("protocolVersion"))
         session = self._new_session(revision, params)
+        self.server.sessions.add(session)
         ex.new_session = session
         ex.revision = revision
         ex.session = session

@@ -13,6 +13,8 @@ RESOURCE_NOT_FOUND = -32002
 #: Answers an HTTP request the client cancelled (stdio sends nothing instead). The code is
 #: the one LSP uses; MCP defines none, and this one is outside the ranges MCP reserves.
 REQUEST_CANCELLED = -32800
+#: A server-to-client request that got no answer in time (implementation range).
+REQUEST_TIMEOUT = -32001
 URL_ELICITATION_REQUIRED = -32042
 HEADER_MISMATCH = -32020
 MISSING_CLIENT_CAPABILITY = -32021

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import weakref
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar, overload
 
-from jetmcp.call import Call, Handler, Result
+from jetmcp.call import Call, Handler, Result, Session
 from jetmcp.errors import INVALID_PARAMS, McpError
 from jetmcp.protocol.revisions import Revision
 from jetmcp.server.context import ResourceContents
@@ -79,6 +80,9 @@ class Server:
         #: Listings per (kind, revision version), dropped when that registry changes.
         self._listings: dict[tuple[str, str], list[dict[str, Any]]] = {}
         self._listeners: list[Callable[[Kind], None]] = []
+        #: Every live legacy session (the dispatcher adds them at initialize; a session drops
+        #: out when its transport forgets it), for notifications not tied to a request.
+        self.sessions: weakref.WeakSet[Session] = weakref.WeakSet()
         #: The method handlers the dispatcher calls, by method name.
         self.handlers: dict[str, Handler] = {
             "tools/list": self._handle_list_tools,

@@ -66,6 +66,7 @@ class StdioServer:
         reply = self.dispatcher.start(frame, ex)
         if ex.new_session is not None:
             self.session = ex.new_session
+            self.session.outbound = sink
         if reply is None:
             return
         if isinstance(reply, bytes):

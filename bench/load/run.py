@@ -1,0 +1,503 @@
+"""Side-by-side load benchmark: every MCP server, one after another, same load, one report.
+
+    .venv/bin/python bench/load/run.py [--only jetmcp,mcp-sdk] [--duration 10] ...
+
+Starts each server pinned to core 0, checks with a plain HTTP request that it answers
+tools/call correctly, drives it with wrk (pinned to core 1) for every workload, measures the
+peak RSS of its process tree, stops it, and moves on. Writes bench/results/latest.{md,json,png}.
+See bench/load/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import cpuload
+import peers
+import preflight
+import report
+from bodies import (
+    BATCH_CALL,
+    BATCH_PROTOCOL_VERSION,
+    BATCH_SIZE,
+    SINGLE_PROTOCOL_VERSION,
+    TOOLS_CALL,
+    TOOLS_LIST,
+)
+from proctree import session_members, tree_peak_rss_kib
+
+LOAD = peers.LOAD
+ROOT = peers.ROOT
+TMP = ROOT / "bench" / "results" / "tmp"
+SERVER_CORE = "0"
+LOAD_CORE = "1"
+
+#: workload key -> (title, body, MCP-Protocol-Version, JSON-RPC entries per HTTP request)
+HTTP_WORKLOADS: dict[str, tuple[str, bytes, str, int]] = {
+    "call": ("tools/call (single)", TOOLS_CALL, SINGLE_PROTOCOL_VERSION, 1),
+    "list": ("tools/list (single)", TOOLS_LIST, SINGLE_PROTOCOL_VERSION, 1),
+    "batch": (
+        f"batch of {BATCH_SIZE} tools/call @ {BATCH_PROTOCOL_VERSION}",
+        BATCH_CALL,
+        BATCH_PROTOCOL_VERSION,
+        BATCH_SIZE,
+    ),
+}
+ALL_WORKLOADS = (*HTTP_WORKLOADS, "stdio")
+_ALIASES = {"tools/call": "call", "tools/list": "list", "batch10": "batch"}
+
+_T0 = time.monotonic()
+
+
+def log(msg: str) -> None:
+    print(f"[{time.monotonic() - _T0:6.1f}s] {msg}", flush=True)
+
+
+def pinned(core: str, nice: int) -> list[str]:
+    """Command prefix: run on ``core`` only, at niceness ``nice`` (0 = leave it alone)."""
+    prefix = ["nice", "-n", str(nice)] if nice else []
+    return [*prefix, "taskset", "-c", core]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+class Running:
+    """A server process (its own session, pinned to the server core) and its log file."""
+
+    def __init__(self, cmd: list[str], log_path: Path, env: dict[str, str], nice: int) -> None:
+        self.log_path = log_path
+        self._log: IO[bytes] = log_path.open("wb")
+        self.proc = subprocess.Popen(
+            [*pinned(SERVER_CORE, nice), *cmd],
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=ROOT,
+            start_new_session=True,
+        )
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def rss_kib(self) -> int:
+        return tree_peak_rss_kib(self.proc.pid)
+
+    def log_tail(self, lines: int = 8) -> str:
+        self._log.flush()
+        try:
+            text = self.log_path.read_text(errors="replace").strip().splitlines()
+        except OSError:
+            return ""
+        return "\n".join(text[-lines:])
+
+    def stop(self) -> None:
+        """SIGTERM the server's process group (only ours: it has its own session), then KILL."""
+        for sig, wait in ((signal.SIGTERM, 8.0), (signal.SIGKILL, 5.0)):
+            if self.proc.poll() is not None:
+                break
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, sig)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(wait)
+        # Workers that outlived their parent are still in the server's own session (its id is
+        # the pid we started): make sure they go too, and touch nothing else.
+        if session_members(self.proc.pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+        self._log.close()
+
+
+def run_wrk(
+    url: str,
+    body_file: Path,
+    version: str,
+    headers: dict[str, str],
+    seconds: float,
+    args: argparse.Namespace,
+) -> dict[str, Any]:
+    env = dict(os.environ)
+    env["BENCH_BODY_FILE"] = str(body_file)
+    env["BENCH_PROTOCOL_VERSION"] = version
+    env["BENCH_SESSION_ID"] = headers.get("Mcp-Session-Id", "")
+    cmd = [
+        *pinned(LOAD_CORE, args.nice),
+        "wrk",
+        "-t1",
+        f"-c{args.connections}",
+        f"-d{max(1, round(seconds))}s",
+        "--timeout",
+        "10s",
+        "--latency",
+        "-s",
+        str(LOAD / "wrk_post.lua"),
+        url,
+    ]
+    done = subprocess.run(
+        cmd, env=env, capture_output=True, text=True, timeout=seconds + 60, check=False
+    )
+    for line in done.stdout.splitlines():
+        if line.startswith("BENCH_JSON "):
+            result: dict[str, Any] = json.loads(line[len("BENCH_JSON ") :])
+            return result
+    raise RuntimeError(f"wrk printed no summary (exit {done.returncode}): {done.stderr[-400:]}")
+
+
+def measure_http(
+    server: peers.Server, workloads: list[str], args: argparse.Namespace
+) -> dict[str, Any]:
+    out: dict[str, Any] = {"workloads": {}}
+    port = free_port()
+    env = dict(os.environ, BENCH_TS_PEERS=str(peers.PEERS_NODE), PYTHONUNBUFFERED="1")
+    running = Running(server.http(port), TMP / f"{server.key}-http.log", env, args.nice)
+    try:
+        if not preflight.wait_for_port(port, args.start_timeout, running.alive):
+            why = "exited" if not running.alive() else f"not listening after {args.start_timeout}s"
+            out["status"] = "start-failed"
+            out["detail"] = f"{why}; log tail: {running.log_tail() or '(empty)'}"
+            log(f"{server.key}: FAILED TO START ({why}), skipping it")
+            return out
+        log(f"{server.key}: listening on :{port}, pre-flight ...")
+        endpoint, why = preflight.check_call(port)
+        if endpoint is None:
+            out["status"] = "preflight-failed"
+            out["detail"] = f"tools/call check failed: {why}"
+            log(f"{server.key}: PRE-FLIGHT FAILED: {why}")
+            return out
+        out["status"] = "ok"
+        out["path"] = endpoint.path
+        out["notes"] = endpoint.notes
+        batch_ok, batch_answer = preflight.check_batch(endpoint)
+        out["batch_answer"] = batch_answer
+        out["batch_accepted"] = batch_ok
+        log(f"{server.key}: tools/call ok at {endpoint.path}; batch: {batch_answer}")
+        url = f"http://127.0.0.1:{port}{endpoint.path}"
+        for key in workloads:
+            title, body, version, entries = HTTP_WORKLOADS[key]
+            row: dict[str, Any] = {"title": title}
+            out["workloads"][key] = row
+            if key == "list":
+                problem = preflight.check_list(endpoint)
+                if problem:
+                    row.update(status="preflight-failed", detail=problem)
+                    log(f"{server.key}: {title}: PRE-FLIGHT FAILED: {problem}")
+                    continue
+            if key == "batch" and not batch_ok:
+                row.update(status="refused", detail=batch_answer)
+                log(f"{server.key}: {title}: refused ({batch_answer})")
+                continue
+            body_file = TMP / f"body-{key}.json"
+            body_file.write_bytes(body)
+            try:
+                if args.warmup > 0:
+                    log(f"{server.key}: {title}: warm-up {args.warmup:g}s")
+                    run_wrk(url, body_file, version, endpoint.headers, args.warmup, args)
+                attempts: list[tuple[float, dict[str, Any]]] = []
+                for attempt in range(1 + args.retries):
+                    log(f"{server.key}: {title}: measuring {args.duration:g}s")
+                    before = cpuload.sample(running.proc.pid)
+                    res = run_wrk(url, body_file, version, endpoint.headers, args.duration, args)
+                    other = cpuload.foreign_cores(before, cpuload.sample(running.proc.pid))
+                    attempts.append((other, res))
+                    if other <= cpuload.BUSY_CORES:
+                        break
+                    if attempt < args.retries:
+                        log(
+                            f"{server.key}: {title}: disturbed (other processes used "
+                            f"{other:.2f} cores), measuring again"
+                        )
+                other_cpu, res = min(attempts, key=lambda a: a[0])
+            except (RuntimeError, subprocess.TimeoutExpired) as exc:
+                row.update(status="error", detail=str(exc))
+                log(f"{server.key}: {title}: ERROR {exc}")
+                continue
+            seconds = res["duration_us"] / 1e6
+            errors = res["errors"]
+            good = res["requests"] - res["non2xx"] - res["rpc_errors"]
+            rps = good / seconds if seconds else 0.0
+            socket_errors = errors["connect"] + errors["read"] + errors["write"] + errors["timeout"]
+            row.update(
+                status="ok",
+                requests=res["requests"],
+                seconds=seconds,
+                requests_per_s=rps,
+                entries_per_s=rps * entries,
+                non_2xx=res["non2xx"],
+                rpc_errors=res["rpc_errors"],
+                socket_errors=socket_errors,
+                latency_ms={k: v / 1000 for k, v in res["latency_us"].items()},
+                rss_kib=running.rss_kib(),
+                other_cpu_cores=other_cpu,
+                attempts=len(attempts),
+                wrk=res,
+            )
+            # The server must still be answering correctly after being loaded.
+            after, why_after = preflight.check_call(port)
+            if after is None:
+                row["post_check"] = f"FAILED after load: {why_after}"
+            lat = row["latency_ms"]
+            log(
+                f"{server.key}: {title}: {rps:,.0f} req/s, {rps * entries:,.0f} entries/s, "
+                f"p50 {lat['p50']:.2f} ms, p99 {lat['p99']:.2f} ms, "
+                f"non-2xx {res['non2xx']}, JSON-RPC errors {res['rpc_errors']}, "
+                f"socket errors {socket_errors}, "
+                f"other processes' CPU {other_cpu:.2f} cores"
+                + (f", {row['post_check']}" if "post_check" in row else "")
+            )
+            if not running.alive():
+                out["detail"] = f"server died during {title}: {running.log_tail()}"
+                log(f"{server.key}: server died: {running.log_tail()}")
+                break
+        out["rss_kib"] = running.rss_kib()
+        return out
+    finally:
+        running.stop()
+
+
+def measure_stdio(server: peers.Server, args: argparse.Namespace) -> dict[str, Any]:
+    """The stdio workload, measured again (up to ``--retries``) when other load disturbed it."""
+    attempts: list[dict[str, Any]] = []
+    for attempt in range(1 + args.retries):
+        row = _stdio_once(server, args)
+        attempts.append(row)
+        other = float(row.get("other_cpu_cores", 0.0))
+        if row["status"] != "ok" or other <= cpuload.BUSY_CORES:
+            break
+        if attempt < args.retries:
+            log(f"{server.key}: stdio: disturbed ({other:.2f} cores of other load), again")
+    ok = [r for r in attempts if r["status"] == "ok"]
+    best = min(ok, key=lambda r: float(r["other_cpu_cores"])) if ok else attempts[-1]
+    best["attempts"] = len(attempts)
+    return best
+
+
+def _stdio_once(server: peers.Server, args: argparse.Namespace) -> dict[str, Any]:
+    assert server.stdio is not None
+    log(f"{server.key}: stdio: {args.warmup:g}s warm-up + {args.duration:g}s pipelined tools/call")
+    cmd = [
+        *pinned(LOAD_CORE, args.nice),
+        sys.executable,
+        str(LOAD / "stdio_driver.py"),
+        "--duration",
+        str(args.duration),
+        "--warmup",
+        str(args.warmup),
+        "--window",
+        str(args.stdio_window),
+        "--stderr-log",
+        str(TMP / f"{server.key}-stdio.log"),
+        "--",
+        *pinned(SERVER_CORE, args.nice),
+        *server.stdio,
+    ]
+    env = dict(os.environ, BENCH_TS_PEERS=str(peers.PEERS_NODE), PYTHONUNBUFFERED="1")
+    before = cpuload.sample()
+    try:
+        done = subprocess.run(
+            cmd,
+            env=env,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=args.warmup + args.duration + 150,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return {"status": "error", "detail": "stdio driver timed out"}
+    other_cpu = cpuload.foreign_cores(before, cpuload.sample())
+    lines = done.stdout.strip().splitlines()
+    try:
+        res: dict[str, Any] = json.loads(lines[-1])
+    except (IndexError, ValueError):
+        return {"status": "error", "detail": f"driver exit {done.returncode}: {done.stderr[-300:]}"}
+    if not res.get("ok"):
+        detail = res.get("error", "?")
+        log(f"{server.key}: stdio: FAILED: {detail}")
+        return {"status": "error", "detail": detail, "rss_kib": res.get("rss_kib", 0)}
+    lat = {k: v / 1000 for k, v in res["latency_us"].items()}
+    row = {
+        "status": "ok",
+        "title": "stdio, pipelined tools/call",
+        "requests": res["messages"],
+        "seconds": res["seconds"],
+        "requests_per_s": res["messages_per_s"],
+        "entries_per_s": res["messages_per_s"],
+        "latency_ms": lat,
+        "non_2xx": res["errors"] + res["wrong"],
+        "socket_errors": 0,
+        "rss_kib": res["rss_kib"],
+        "protocol_version": res.get("protocol_version"),
+        "window": res.get("window"),
+        "other_cpu_cores": other_cpu,
+    }
+    log(
+        f"{server.key}: stdio: {res['messages_per_s']:,.0f} msg/s, p50 {lat['p50']:.1f} ms, "
+        f"p99 {lat['p99']:.1f} ms, errors {res['errors']}, wrong {res['wrong']}, "
+        f"other processes' CPU {other_cpu:.2f} cores"
+    )
+    return row
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    keys = [s.key for s in peers.servers()]
+    parser = argparse.ArgumentParser(
+        description="Side-by-side MCP server load benchmark (see bench/load/README.md)."
+    )
+    parser.add_argument("--only", default="", help=f"comma list of servers: {','.join(keys)}")
+    parser.add_argument(
+        "--workloads",
+        default=",".join(ALL_WORKLOADS),
+        help=f"comma list of workloads: {','.join(ALL_WORKLOADS)}",
+    )
+    parser.add_argument("--duration", type=float, default=10.0, help="measured seconds (10)")
+    parser.add_argument("--warmup", type=float, default=3.0, help="warm-up seconds (3)")
+    parser.add_argument("--connections", type=int, default=32, help="wrk connections (32)")
+    parser.add_argument(
+        "--stdio-window",
+        type=int,
+        default=512,
+        help="stdio: most requests in flight (512; 0 = as many as the pipe takes)",
+    )
+    parser.add_argument(
+        "--nice",
+        type=int,
+        default=-10 if os.geteuid() == 0 else 0,
+        help="niceness of servers, wrk and the stdio driver (-10 as root, else 0): on a "
+        "shared machine it keeps other work from skewing the numbers; 0 = leave it alone",
+    )
+    parser.add_argument(
+        "--retries",
+        type=int,
+        default=1,
+        help="measure a workload again (1) when other processes used more than "
+        f"{cpuload.BUSY_CORES} cores meanwhile; the least disturbed attempt is kept",
+    )
+    parser.add_argument("--skip-install", action="store_true", help="never install peers")
+    parser.add_argument("--start-timeout", type=float, default=30.0)
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
+    args = parser.parse_args(argv)
+    only = [k.strip() for k in args.only.split(",") if k.strip()]
+    unknown = sorted(set(only) - set(keys))
+    if unknown:
+        parser.error(f"unknown server(s) {', '.join(unknown)}; known: {', '.join(keys)}")
+    args.only = only or keys
+    wanted = [_ALIASES.get(w.strip(), w.strip()) for w in args.workloads.split(",") if w.strip()]
+    bad = sorted(set(wanted) - set(ALL_WORKLOADS))
+    if bad:
+        parser.error(f"unknown workload(s) {', '.join(bad)}; known: {', '.join(ALL_WORKLOADS)}")
+    args.workloads = [w for w in ALL_WORKLOADS if w in wanted]
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    http_workloads = [w for w in args.workloads if w in HTTP_WORKLOADS]
+    missing_tools = [
+        t for t in ("taskset", *(["wrk"] if http_workloads else [])) if not shutil.which(t)
+    ]
+    if missing_tools:
+        print(
+            f"missing: {', '.join(missing_tools)}. Install with:\n"
+            "    apt-get update && apt-get install -y wrk util-linux",
+            file=sys.stderr,
+        )
+        return 2
+    if (os.cpu_count() or 1) < 2:
+        log("WARNING: fewer than 2 CPUs: server and wrk will share a core")
+    TMP.mkdir(parents=True, exist_ok=True)
+    selected = [s for s in peers.servers() if s.key in args.only]
+
+    install_failures: dict[str, str] = {}
+    if not args.skip_install:
+        install_failures = peers.install_peers(
+            log,
+            want_python=any(s.key in ("mcp-sdk", "fastmcp") for s in selected),
+            want_node=any(s.key == "ts-sdk" for s in selected),
+        )
+        for group, why in install_failures.items():
+            log(f"could not install the {group} peers: {why}")
+    have_png = peers.ensure_matplotlib(log, allow_install=not args.skip_install)
+
+    command = shlex.join(["python", _rel(Path(sys.argv[0])), *sys.argv[1:]])
+    results: dict[str, Any] = {
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
+        "command": command,
+        "machine": report.machine(),
+        "versions": peers.versions(),
+        "settings": {
+            "duration_s": args.duration,
+            "warmup_s": args.warmup,
+            "connections": args.connections,
+            "stdio_window": args.stdio_window,
+            "nice": args.nice,
+            "retries": args.retries,
+            "wrk_threads": 1,
+            "server_core": SERVER_CORE,
+            "load_core": LOAD_CORE,
+            "workloads": args.workloads,
+            "single_protocol_version": SINGLE_PROTOCOL_VERSION,
+            "batch_protocol_version": BATCH_PROTOCOL_VERSION,
+        },
+        "install_failures": install_failures,
+        "servers": {},
+    }
+    for server in selected:
+        entry: dict[str, Any] = {"label": server.label, "role": server.role, "how": server.how}
+        results["servers"][server.key] = entry
+        reason: str | None = server.missing()
+        peer_group = {"mcp-sdk": "python", "fastmcp": "python", "ts-sdk": "node"}.get(server.key)
+        if reason and peer_group in install_failures:
+            reason = f"{reason}; install failed: {install_failures[peer_group or '']}"
+        if reason:
+            entry.update(status="skipped", detail=reason, workloads={})
+            log(f"{server.key}: SKIPPED: {reason}")
+            continue
+        log(f"== {server.label} ({server.key})")
+        if http_workloads:
+            entry.update(measure_http(server, http_workloads, args))
+        else:
+            entry.update(status="ok", workloads={})
+        if "stdio" in args.workloads and server.stdio is not None:
+            stdio_row = measure_stdio(server, args)
+            entry["workloads"]["stdio"] = stdio_row
+            entry["stdio_rss_kib"] = stdio_row.get("rss_kib", 0)
+            if (
+                entry["status"] in ("start-failed", "preflight-failed")
+                and stdio_row["status"] == "ok"
+            ):
+                entry["http_status"] = entry["status"]
+                entry["status"] = "partial"
+
+    report.finish(results, args.out, have_png, log)
+    return 0
+
+
+def _rel(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -555,13 +555,20 @@ def test_server_info_and_capabilities() -> None:
         "icons": [{"src": "https://example.com/i.png", "mimeType": "image/png"}],
     }
     assert server.instructions == "hi"
-    for revision in REVISIONS:
-        assert server.capabilities(revision) == {
-            "logging": {},
-            "prompts": {"listChanged": True},
-            "resources": {"subscribe": False, "listChanged": True},
-            "tools": {"listChanged": True},
-        }
+    base = {
+        "logging": {},
+        "prompts": {"listChanged": True},
+        "resources": {"subscribe": True, "listChanged": True},
+        "tools": {"listChanged": True},
+    }
+    assert server.capabilities(R2024_11_05) == base
+    for revision in (R2025_03_26, R2025_06_18):
+        assert server.capabilities(revision) == {"completions": {}, **base}
+    assert server.capabilities(R2025_11_25) == {
+        "completions": {},
+        **base,
+        "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}},
+    }
 
 
 def test_annotation_objects_with_model_dump() -> None:

@@ -37,6 +37,13 @@ class Revision:
     sse_priming: bool
     #: The code for "resource not found".
     resource_not_found_code: int
+    #: ``completion/complete`` params carry ``context.arguments`` (2025-06-18 on).
+    completion_context: bool = False
+    #: URL-mode elicitation: ``mode: "url"`` requests, ``notifications/elicitation/complete``
+    #: and the -32042 ``URLElicitationRequiredError`` (2025-11-25 on).
+    url_elicitation: bool = False
+    #: ``sampling/createMessage`` may carry ``tools``/``toolChoice`` (2025-11-25 on).
+    sampling_tools: bool = False
 
 
 R2024_11_05 = Revision(
@@ -55,6 +62,9 @@ R2024_11_05 = Revision(
     tasks=False,
     sse_priming=False,
     resource_not_found_code=-32002,
+    completion_context=False,
+    url_elicitation=False,
+    sampling_tools=False,
 )
 R2025_03_26 = Revision(
     version="2025-03-26",
@@ -72,6 +82,9 @@ R2025_03_26 = Revision(
     tasks=False,
     sse_priming=False,
     resource_not_found_code=-32002,
+    completion_context=False,
+    url_elicitation=False,
+    sampling_tools=False,
 )
 R2025_06_18 = Revision(
     version="2025-06-18",
@@ -89,6 +102,9 @@ R2025_06_18 = Revision(
     tasks=False,
     sse_priming=False,
     resource_not_found_code=-32002,
+    completion_context=True,
+    url_elicitation=False,
+    sampling_tools=False,
 )
 R2025_11_25 = Revision(
     version="2025-11-25",
@@ -106,6 +122,9 @@ R2025_11_25 = Revision(
     tasks=True,
     sse_priming=True,
     resource_not_found_code=-32002,
+    completion_context=True,
+    url_elicitation=True,
+    sampling_tools=True,
 )
 
 #: Every revision served, oldest first.

@@ -12,22 +12,38 @@ from an async function.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
+import logging
 import weakref
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar, overload
 
-from jetmcp.call import Call, Handler, Result, Session
-from jetmcp.errors import INVALID_PARAMS, McpError
+from jetmcp._wire import encode_notification
+from jetmcp.call import NULL_SINK, Call, Handler, Result, Session
+from jetmcp.errors import INVALID_PARAMS, METHOD_NOT_FOUND, McpError
 from jetmcp.protocol.revisions import Revision
+from jetmcp.server import completion
+from jetmcp.server.completion import CompletionHandler, PromptReference
 from jetmcp.server.context import ResourceContents
 from jetmcp.server.prompts import Prompt
 from jetmcp.server.resources import Resource, ResourceTemplate, UriTemplate, contents_to_wire
-from jetmcp.server.tools import Tool, normalize_icons
+from jetmcp.server.tasks import TaskManager
+from jetmcp.server.tools import TaskSupport, Tool, normalize_icons
+
+log = logging.getLogger("jetmcp")
 
 F = TypeVar("F", bound=Callable[..., Any])
 Kind = Literal["tools", "resources", "prompts"]
+
+_LIST_CHANGED: dict[str, str] = {
+    "tools": "notifications/tools/list_changed",
+    "resources": "notifications/resources/list_changed",
+    "prompts": "notifications/prompts/list_changed",
+}
+#: ``tasks/list`` pages hold this many tasks when the server sets no ``page_size``.
+TASKS_PAGE_SIZE = 100
 
 
 def _encode_cursor(offset: int) -> str:
@@ -50,7 +66,11 @@ class Server:
     """An MCP server: tools, resources and prompts registered with decorators.
 
     ``page_size`` turns on cursor pagination of the list methods (``None``: every item in one
-    page).
+    page; ``tasks/list`` then pages by 100).
+
+    Tasks (2025-11-25): ``task_ttl_ms`` is the retention of a task whose client asked for
+    none, ``task_max_ttl_ms`` caps what a client may ask (None: no cap; ``task_ttl_ms`` None:
+    kept for the session's life), ``task_poll_interval_ms`` the polling interval suggested.
     """
 
     def __init__(
@@ -63,6 +83,9 @@ class Server:
         website_url: str | None = None,
         icons: list[Any] | None = None,
         page_size: int | None = None,
+        task_ttl_ms: int | None = 3_600_000,
+        task_max_ttl_ms: int | None = 86_400_000,
+        task_poll_interval_ms: int | None = 1000,
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1")
@@ -83,6 +106,16 @@ class Server:
         #: Every live legacy session (the dispatcher adds them at initialize; a session drops
         #: out when its transport forgets it), for notifications not tied to a request.
         self.sessions: weakref.WeakSet[Session] = weakref.WeakSet()
+        #: The ``@completion()`` handler, if any.
+        self.completion_handler: CompletionHandler | None = None
+        self._tasks = TaskManager(
+            self._run_tool,
+            default_ttl_ms=task_ttl_ms,
+            max_ttl_ms=task_max_ttl_ms,
+            poll_interval_ms=task_poll_interval_ms,
+        )
+        #: Notification sends scheduled from registry changes (strong references).
+        self._sending: set[asyncio.Task[None]] = set()
         #: The method handlers the dispatcher calls, by method name.
         self.handlers: dict[str, Handler] = {
             "tools/list": self._handle_list_tools,
@@ -90,20 +123,31 @@ class Server:
             "resources/list": self._handle_list_resources,
             "resources/templates/list": self._handle_list_templates,
             "resources/read": self._handle_read_resource,
+            "resources/subscribe": self._handle_subscribe,
+            "resources/unsubscribe": self._handle_unsubscribe,
             "prompts/list": self._handle_list_prompts,
             "prompts/get": self._handle_get_prompt,
+            "completion/complete": self._handle_complete,
+            "tasks/get": self._handle_get_task,
+            "tasks/result": self._handle_task_result,
+            "tasks/list": self._handle_list_tasks,
+            "tasks/cancel": self._handle_cancel_task,
         }
 
     # -- initialize ---------------------------------------------------------------------------
 
     def capabilities(self, revision: Revision) -> dict[str, Any]:
         """The server capabilities for the ``initialize`` result (a fresh dict)."""
-        return {
-            "logging": {},
-            "prompts": {"listChanged": True},
-            "resources": {"subscribe": False, "listChanged": True},
-            "tools": {"listChanged": True},
-        }
+        caps: dict[str, Any] = {}
+        if revision.completions_capability:
+            caps["completions"] = {}
+        caps["logging"] = {}
+        caps["prompts"] = {"listChanged": True}
+        caps["resources"] = {"subscribe": True, "listChanged": True}
+        if revision.tasks:
+            caps["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+        caps["tools"] = {"listChanged": True}
+        return caps
 
     def server_info(self, revision: Revision) -> dict[str, Any]:
         """``serverInfo`` for the ``initialize`` result, with the fields ``revision`` knows."""
@@ -133,6 +177,8 @@ class Server:
         icons: list[Any] | None = None,
         meta: dict[str, Any] | None = None,
         structured_output: bool | None = None,
+        task_support: TaskSupport = "forbidden",
+        input_schema: dict[str, Any] | None = None,
     ) -> F: ...
 
     @overload
@@ -148,6 +194,8 @@ class Server:
         icons: list[Any] | None = None,
         meta: dict[str, Any] | None = None,
         structured_output: bool | None = None,
+        task_support: TaskSupport = "forbidden",
+        input_schema: dict[str, Any] | None = None,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -162,6 +210,8 @@ class Server:
         icons: list[Any] | None = None,
         meta: dict[str, Any] | None = None,
         structured_output: bool | None = None,
+        task_support: TaskSupport = "forbidden",
+        input_schema: dict[str, Any] | None = None,
     ) -> Any:
         """Register a tool: ``@server.tool``, ``@server.tool()`` or ``@server.tool("name")``.
 
@@ -169,6 +219,12 @@ class Server:
         listed); the description from the docstring's first paragraph; the output schema
         from the return annotation (``structured_output=False`` turns it off). Returns the
         function unchanged.
+
+        ``input_schema`` publishes that JSON schema instead, verbatim (any 2020-12 keywords:
+        ``$schema``, ``$defs``, ``allOf``, ``if``/``then``/``else``...); arguments are still
+        validated against the function's parameters only, and a ``**kwargs`` parameter takes
+        the ones it does not name. ``task_support`` (2025-11-25 tasks): ``"forbidden"``
+        (default), ``"optional"`` or ``"required"``.
         """
         if isinstance(name_or_fn, str):
             name = name_or_fn
@@ -183,6 +239,8 @@ class Server:
                 icons=icons,
                 meta=meta,
                 structured_output=structured_output,
+                task_support=task_support,
+                input_schema=input_schema,
             )
             return fn
 
@@ -280,6 +338,18 @@ class Server:
 
         return decorator(name_or_fn) if callable(name_or_fn) else decorator
 
+    def completion(self) -> Callable[[F], F]:
+        """Register the ``completion/complete`` handler (``@server.completion()``, as in the
+        official SDK): ``handler(ref, argument, context)``, sync or async, returning a list of
+        strings, a :class:`~jetmcp.server.completion.Completion` or None. See
+        :mod:`jetmcp.server.completion`. Without one every completion is empty."""
+
+        def decorator(fn: F) -> F:
+            self.completion_handler = fn
+            return fn
+
+        return decorator
+
     # -- the registries -----------------------------------------------------------------------
 
     def add_tool(self, fn: Callable[..., Any] | Tool, **kw: Any) -> Tool:
@@ -371,6 +441,52 @@ class Server:
             del self._listings[key]
         for listener in self._listeners:
             listener(kind)
+        if not self.sessions:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            # Not on the serving loop (another thread): announce with notify_*_changed().
+            return
+        task = loop.create_task(self.notify_list_changed(kind))
+        self._sending.add(task)
+        task.add_done_callback(self._sending.discard)
+
+    # -- notifications to every session -------------------------------------------------------
+
+    async def _broadcast(self, message: bytes, sessions: list[Session]) -> None:
+        for session in sessions:
+            sink = session.outbound
+            if sink is NULL_SINK:
+                continue
+            try:
+                await sink.send(message)
+            except Exception:
+                log.warning("could not notify session %s", session.id, exc_info=True)
+
+    async def notify_list_changed(self, kind: Kind) -> None:
+        """Send ``notifications/{kind}/list_changed`` to every initialized live session.
+
+        Adding or removing tools, resources or prompts while serving does this by itself."""
+        sessions = [s for s in list(self.sessions) if s.initialized]
+        await self._broadcast(encode_notification(_LIST_CHANGED[kind]), sessions)
+
+    async def notify_tools_changed(self) -> None:
+        await self.notify_list_changed("tools")
+
+    async def notify_resources_changed(self) -> None:
+        await self.notify_list_changed("resources")
+
+    async def notify_prompts_changed(self) -> None:
+        await self.notify_list_changed("prompts")
+
+    async def notify_resource_updated(self, uri: str) -> None:
+        """Send ``notifications/resources/updated {uri}`` to every live session subscribed to
+        ``uri`` (``resources/subscribe``)."""
+        sessions = [s for s in list(self.sessions) if uri in s.subscriptions]
+        if sessions:
+            message = encode_notification("notifications/resources/updated", {"uri": uri})
+            await self._broadcast(message, sessions)
 
     # -- handlers -----------------------------------------------------------------------------
 
@@ -389,13 +505,19 @@ class Server:
         return cached
 
     def _page(
-        self, field: str, items: list[dict[str, Any]], params: dict[str, Any]
+        self,
+        field: str,
+        items: list[dict[str, Any]],
+        params: dict[str, Any],
+        page_size: int | None = None,
     ) -> dict[str, Any]:
         cursor = params.get("cursor")
         start = 0 if cursor is None else _decode_cursor(cursor)
-        if self.page_size is None:
+        if page_size is None:
+            page_size = self.page_size
+        if page_size is None:
             return {field: items if start == 0 else items[start:]}
-        end = start + self.page_size
+        end = start + page_size
         result: dict[str, Any] = {field: items[start:end]}
         if end < len(items):
             result["nextCursor"] = _encode_cursor(end)
@@ -423,6 +545,22 @@ class Server:
             arguments = {}
         elif type(arguments) is not dict:
             raise McpError(INVALID_PARAMS, f"Arguments for tool {name} must be an object")
+        if call.revision.tasks:
+            # Older revisions know no tasks: ``task`` is ignored and every tool runs in place.
+            task = params.get("task")
+            if task is not None:
+                if not isinstance(task, dict):
+                    raise McpError(INVALID_PARAMS, "Invalid params: task must be an object")
+                if tool.task_support == "forbidden":
+                    raise McpError(
+                        METHOD_NOT_FOUND, f"Tool {name} does not support task-augmented calls"
+                    )
+                return self._tasks.start(tool, arguments, call, task)
+            if tool.task_support == "required":
+                raise McpError(METHOD_NOT_FOUND, f"Tool {name} must be called as a task")
+        return tool.call(arguments, call, self)
+
+    def _run_tool(self, tool: Tool, arguments: dict[str, Any], call: Call) -> Result:
         return tool.call(arguments, call, self)
 
     async def _read(
@@ -462,6 +600,58 @@ class Server:
         if not isinstance(arguments, dict):
             raise McpError(INVALID_PARAMS, f"Arguments for prompt {name} must be an object")
         return await prompt.get(arguments, call, self)
+
+    # -- completion, subscriptions ------------------------------------------------------------
+
+    def _handle_complete(self, params: dict[str, Any], call: Call) -> Result:
+        ref, argument, context = completion.parse_params(params, call)
+        if isinstance(ref, PromptReference):
+            if ref.name not in self._prompts:
+                raise McpError(INVALID_PARAMS, f"Unknown prompt: {ref.name}")
+        elif ref.uri not in self._templates and ref.uri not in self._resources:
+            raise McpError(INVALID_PARAMS, f"Unknown resource template: {ref.uri}")
+        handler = self.completion_handler
+        if handler is None:
+            return {"completion": {"values": []}}
+        return completion.complete(handler, ref, argument, context)
+
+    def _subscription_uri(self, params: dict[str, Any]) -> str:
+        uri = params.get("uri")
+        if not isinstance(uri, str):
+            raise McpError(INVALID_PARAMS, "Invalid params: uri must be a string")
+        return uri
+
+    def _handle_subscribe(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+        uri = self._subscription_uri(params)
+        if call.session is not None:
+            call.session.subscriptions.add(uri)
+        return {}
+
+    def _handle_unsubscribe(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+        uri = self._subscription_uri(params)
+        if call.session is not None:
+            call.session.subscriptions.discard(uri)
+        return {}
+
+    # -- tasks ---------------------------------------------------------------------------------
+
+    def _tasks_for(self, call: Call) -> TaskManager:
+        if not call.revision.tasks:
+            raise McpError(METHOD_NOT_FOUND, f"Method not found: {call.method}")
+        return self._tasks
+
+    def _handle_get_task(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+        return self._tasks_for(call).get(params, call)
+
+    def _handle_task_result(self, params: dict[str, Any], call: Call) -> Result:
+        return self._tasks_for(call).result(params, call)
+
+    def _handle_list_tasks(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+        tasks = self._tasks_for(call).list(call)
+        return self._page("tasks", tasks, params, self.page_size or TASKS_PAGE_SIZE)
+
+    def _handle_cancel_task(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+        return self._tasks_for(call).cancel(params, call)
 
 
 def _resource_kw(kw: dict[str, Any]) -> dict[str, Any]:

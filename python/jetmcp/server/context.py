@@ -7,14 +7,46 @@ per call, only for functions that ask for it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from jetmcp.call import LOG_RANK, Call
+from jetmcp.call import LOG_RANK, NULL_SINK, Call
+from jetmcp.errors import MISSING_CLIENT_CAPABILITY, McpError
 from jetmcp.protocol.revisions import Revision
+from jetmcp.server.elicitation import (
+    ElicitationResult,
+    UrlElicitationResult,
+    client_modes,
+    prepare_form,
+    read_answer,
+    read_url_answer,
+)
+from jetmcp.server.sampling import (
+    Root,
+    SamplingResult,
+    read_roots,
+    read_sampling_result,
+    sampling_messages,
+)
+from jetmcp.server.sampling import model_preferences as _model_preferences
+from jetmcp.server.tasks import TaskCall, related
 
 if TYPE_CHECKING:
     from jetmcp.server.app import Server
+
+T = TypeVar("T")
+
+
+def missing_capability(what: str, required: dict[str, Any], detail: str = "") -> McpError:
+    """The error for server-to-client work the client (or the revision) does not support:
+    -32021 with ``data.requiredCapabilities``, the code 2026-07-28 gives it."""
+    message = f"The client does not support {what}"
+    return McpError(
+        MISSING_CLIENT_CAPABILITY,
+        f"{message}: {detail}" if detail else message,
+        {"requiredCapabilities": required},
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +154,9 @@ class Context:
             params["total"] = total
         if message is not None and self._call.revision.progress_message:
             params["message"] = message
+        task_id = self.task_id
+        if task_id is not None:
+            params["_meta"] = related(task_id)
         await self._call.notify("notifications/progress", params)
 
     async def log(self, level: str, data: Any, *, logger_name: str | None = None) -> None:
@@ -135,6 +170,9 @@ class Context:
         if logger_name is not None:
             params["logger"] = logger_name
         params["data"] = data
+        task_id = self.task_id
+        if task_id is not None:
+            params["_meta"] = related(task_id)
         await self._call.notify("notifications/message", params)
 
     async def debug(self, data: Any, *, logger_name: str | None = None) -> None:
@@ -149,11 +187,234 @@ class Context:
     async def error(self, data: Any, *, logger_name: str | None = None) -> None:
         await self.log("error", data, logger_name=logger_name)
 
+    async def notice(self, data: Any, *, logger_name: str | None = None) -> None:
+        await self.log("notice", data, logger_name=logger_name)
+
+    async def critical(self, data: Any, *, logger_name: str | None = None) -> None:
+        await self.log("critical", data, logger_name=logger_name)
+
     # -- the server's own features ----------------------------------------------------------
 
     async def read_resource(self, uri: str) -> list[ResourceContents]:
         """Read one of this server's resources (raises ``McpError`` when there is none)."""
         return await self.server.read_resource_contents(str(uri), self._call)
+
+    async def _session_notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        # This session only: on the request's stream while it has one, else the session's.
+        call = self._call
+        if call.sink is not NULL_SINK:
+            await call.notify(method, params)
+        elif call.session is not None and call.session.outbound is not NULL_SINK:
+            from jetmcp._wire import encode_notification
+
+            await call.session.outbound.send(
+                encode_notification(method, params if params is not None else {})
+            )
+
+    async def send_tool_list_changed(self) -> None:
+        """Tell this client its tool list changed (fastmcp's name). Changes made with
+        ``server.add_tool``/``remove_tool`` while serving are announced to every session
+        anyway."""
+        await self._session_notify("notifications/tools/list_changed")
+
+    async def send_resource_list_changed(self) -> None:
+        await self._session_notify("notifications/resources/list_changed")
+
+    async def send_prompt_list_changed(self) -> None:
+        await self._session_notify("notifications/prompts/list_changed")
+
+    async def notify_tools_changed(self) -> None:
+        """Tell every session the tool list changed (the official SDK's name)."""
+        await self.server.notify_tools_changed()
+
+    async def notify_resources_changed(self) -> None:
+        await self.server.notify_resources_changed()
+
+    async def notify_prompts_changed(self) -> None:
+        await self.server.notify_prompts_changed()
+
+    async def notify_resource_updated(self, uri: str) -> None:
+        """Send ``notifications/resources/updated`` to every session subscribed to ``uri``."""
+        await self.server.notify_resource_updated(str(uri))
+
+    # -- tasks ------------------------------------------------------------------------------
+
+    @property
+    def task_id(self) -> str | None:
+        """The id of the task this call runs as (a task-augmented ``tools/call``), or None."""
+        call = self._call
+        return call.task.id if isinstance(call, TaskCall) else None
+
+    @property
+    def is_background_task(self) -> bool:
+        return isinstance(self._call, TaskCall)
+
+    # -- asking the client ------------------------------------------------------------------
+
+    async def _request(self, method: str, params: dict[str, Any]) -> Any:
+        call = self._call
+        if isinstance(call, TaskCall):
+            params["_meta"] = related(call.task.id)
+            call.task.wait_for_input()
+            try:
+                return await call.request(method, params)
+            finally:
+                call.task.got_input()
+        return await call.request(method, params)
+
+    @overload
+    async def elicit(self, message: str, schema: type[T]) -> ElicitationResult[T]: ...
+
+    @overload
+    async def elicit(
+        self, message: str, schema: dict[str, Any] | None = None
+    ) -> ElicitationResult[dict[str, Any]]: ...
+
+    @overload
+    async def elicit(self, message: str, schema: Any) -> ElicitationResult[Any]: ...
+
+    async def elicit(self, message: str, schema: Any = None) -> ElicitationResult[Any]:
+        """Ask the user for input with a form (``elicitation/create``, 2025-06-18 on).
+
+        ``schema`` is a pydantic model class (``data`` is an instance), a dict JSON schema of
+        primitive properties (sent as is; ``data`` is the dict), a single type such as
+        ``str``, ``int``, ``bool``, ``Literal["a", "b"]`` or an Enum (asked as a field
+        ``value``; ``data`` is the value), or None (``data`` is ``{}``).
+
+        Returns :class:`AcceptedElicitation` (``.data``), :class:`DeclinedElicitation` or
+        :class:`CancelledElicitation`; check ``.action``. Raises ``McpError`` -32021 when the
+        revision or the client lacks form elicitation (a tool call then answers with that
+        JSON-RPC error unless the tool catches it), ``ValueError`` when an accepted answer
+        does not fit the schema, and ``TypeError`` for a schema that cannot be elicited.
+        """
+        call = self._call
+        if not call.revision.elicitation:
+            raise missing_capability(
+                "elicitation", {"elicitation": {}}, f"protocol {call.revision.version} has none"
+            )
+        form_ok, _ = client_modes(call.client_capabilities)
+        if not form_ok:
+            raise missing_capability("form elicitation", {"elicitation": {"form": {}}})
+        form = prepare_form(schema)
+        params: dict[str, Any] = {}
+        if call.revision.url_elicitation:
+            params["mode"] = "form"
+        params["message"] = message
+        params["requestedSchema"] = form.schema
+        answer = await self._request("elicitation/create", params)
+        return read_answer(form, answer)
+
+    async def elicit_url(self, message: str, url: str, elicitation_id: str) -> UrlElicitationResult:
+        """Send the user to ``url`` (URL-mode elicitation, 2025-11-25, needs the client's
+        ``elicitation.url`` capability). The answer only says whether the user agreed to go;
+        tell the client when the out-of-band interaction is over with
+        :meth:`send_elicitation_complete`."""
+        call = self._call
+        if not call.revision.url_elicitation:
+            raise missing_capability(
+                "URL elicitation",
+                {"elicitation": {"url": {}}},
+                f"protocol {call.revision.version} has none",
+            )
+        if not client_modes(call.client_capabilities)[1]:
+            raise missing_capability("URL elicitation", {"elicitation": {"url": {}}})
+        params = {"mode": "url", "message": message, "url": url, "elicitationId": elicitation_id}
+        answer = await self._request("elicitation/create", params)
+        return read_url_answer(answer)
+
+    async def send_elicitation_complete(self, elicitation_id: str) -> None:
+        """``notifications/elicitation/complete``: a URL-mode elicitation finished."""
+        if self._call.revision.url_elicitation:
+            await self._session_notify(
+                "notifications/elicitation/complete", {"elicitationId": elicitation_id}
+            )
+
+    #: The official SDK's session method name.
+    send_elicit_complete = send_elicitation_complete
+
+    async def sample(
+        self,
+        messages: str | Sequence[Any],
+        *,
+        system_prompt: str | None = None,
+        max_tokens: int = 512,
+        temperature: float | None = None,
+        stop_sequences: list[str] | None = None,
+        model_preferences: Any = None,
+        include_context: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        tools: list[Any] | None = None,
+        tool_choice: Any = None,
+    ) -> SamplingResult:
+        """Ask the client's LLM for a message (``sampling/createMessage``).
+
+        ``messages`` is a string (one user message) or a list of strings, ``Message``s or
+        dicts with ``role``/``content``. ``model_preferences`` is a model name, a list of
+        names (hints) or a ``ModelPreferences`` dict. ``tools``/``tool_choice`` need
+        2025-11-25 and the client's ``sampling.tools``. Returns a :class:`SamplingResult`
+        (``.text``, ``.content``, ``.model``, ``.stop_reason``). Raises ``McpError`` -32021
+        when the client did not declare ``sampling``.
+        """
+        call = self._call
+        caps = call.client_capabilities.get("sampling")
+        if not isinstance(caps, dict):
+            raise missing_capability("sampling", {"sampling": {}})
+        params: dict[str, Any] = {"messages": sampling_messages(messages, call.revision)}
+        preferences = _model_preferences(model_preferences)
+        if preferences is not None:
+            params["modelPreferences"] = preferences
+        if system_prompt is not None:
+            params["systemPrompt"] = system_prompt
+        if include_context is not None:
+            if include_context != "none" and call.revision.sampling_tools and "context" not in caps:
+                raise missing_capability("sampling context", {"sampling": {"context": {}}})
+            params["includeContext"] = include_context
+        if temperature is not None:
+            params["temperature"] = temperature
+        params["maxTokens"] = max_tokens
+        if stop_sequences is not None:
+            params["stopSequences"] = stop_sequences
+        if metadata is not None:
+            params["metadata"] = metadata
+        if tools is not None or tool_choice is not None:
+            if not call.revision.sampling_tools or "tools" not in caps:
+                raise missing_capability("tool use in sampling", {"sampling": {"tools": {}}})
+            if tools is not None:
+                params["tools"] = [_plain(tool) for tool in tools]
+            if tool_choice is not None:
+                params["toolChoice"] = _plain(tool_choice)
+        answer = await self._request("sampling/createMessage", params)
+        return read_sampling_result(answer)
+
+    async def list_roots(self) -> list[Root]:
+        """The client's roots (``roots/list``); raises ``McpError`` -32021 when the client did
+        not declare ``roots``."""
+        if not isinstance(self._call.client_capabilities.get("roots"), dict):
+            raise missing_capability("roots", {"roots": {}})
+        return read_roots(await self._request("roots/list", {}))
+
+    # -- the transport ----------------------------------------------------------------------
+
+    async def close_sse_stream(self) -> None:
+        """Close this request's SSE stream (the client reconnects and resumes: SSE polling,
+        2025-11-25). Does nothing where the transport has no such stream."""
+        close = getattr(self._call.sink, "close_stream", None)
+        if close is not None:
+            await close()
+
+    async def close_standalone_sse_stream(self) -> None:
+        """Close the session's GET stream, where the transport has one."""
+        session = self._call.session
+        close = getattr(session.outbound, "close_stream", None) if session is not None else None
+        if close is not None:
+            await close()
+
+
+def _plain(value: Any) -> Any:
+    dump = getattr(value, "model_dump", None)
+    if dump is not None:
+        return dump(mode="json", by_alias=True, exclude_none=True)
+    return value
 
 
 __all__ = ["Context", "ResourceContents"]

@@ -182,6 +182,8 @@ class Arguments:
     #: Parameters whose type is not ``str``: a JSON string given for one is parsed on retry.
     json_params: frozenset[str]
     validate_python: Callable[[Any], Any]
+    #: The function takes ``**kwargs``: arguments it does not name are passed through.
+    var_keyword: bool = False
 
     def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """Validated keyword arguments for the function (a fresh dict).
@@ -199,6 +201,10 @@ class Arguments:
         values: dict[str, Any] = dict(model.__dict__)
         for field, param in self.renames:
             values[param] = values.pop(field)
+        if self.var_keyword:
+            for key, value in arguments.items():
+                if key not in values and key.isidentifier():
+                    values[key] = value
         return values
 
     def _parse_json_strings(self, arguments: dict[str, Any]) -> dict[str, Any] | None:
@@ -221,8 +227,10 @@ def build_arguments(
     model_name: str,
     *,
     sig: inspect.Signature | None = None,
+    allow_var_keyword: bool = False,
 ) -> Arguments:
-    """Build the argument model of ``fn`` (once, at registration)."""
+    """Build the argument model of ``fn`` (once, at registration). ``allow_var_keyword``
+    accepts a ``**kwargs`` parameter (a tool with an explicit input schema)."""
     if sig is None:
         sig = _signature(fn)
     docs = doc_params(fn)
@@ -232,7 +240,11 @@ def build_arguments(
     required: list[str] = []
     renames: list[tuple[str, str]] = []
     json_params: set[str] = set()
+    var_keyword = False
     for param in sig.parameters.values():
+        if param.kind is inspect.Parameter.VAR_KEYWORD and allow_var_keyword:
+            var_keyword = True
+            continue
         if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
             raise TypeError(f"{model_name}: *args and **kwargs parameters are not supported")
         if param.kind is inspect.Parameter.POSITIONAL_ONLY:
@@ -281,6 +293,7 @@ def build_arguments(
         renames=tuple(renames),
         json_params=frozenset(json_params),
         validate_python=model.__pydantic_validator__.validate_python,
+        var_keyword=var_keyword,
     )
 
 

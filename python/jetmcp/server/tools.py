@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 import inspect
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
@@ -13,6 +14,7 @@ from jetmcp.errors import McpError
 from jetmcp.protocol.revisions import Revision
 from jetmcp.server.content import content_blocks, is_content, text_block, to_jsonable
 from jetmcp.server.context import Context
+from jetmcp.server.elicitation import UrlElicitationRequired
 from jetmcp.server.schema import (
     Arguments,
     Output,
@@ -60,6 +62,10 @@ def is_async_callable(fn: Any) -> bool:
     )
 
 
+TaskSupport = Literal["forbidden", "optional", "required"]
+TASK_SUPPORT: tuple[str, ...] = ("forbidden", "optional", "required")
+
+
 def error_result(text: str) -> dict[str, Any]:
     return {"content": [text_block(text)], "isError": True}
 
@@ -79,11 +85,13 @@ class Tool:
         "description",
         "fn",
         "icons",
+        "input_schema",
         "is_async",
         "meta",
         "name",
         "output",
         "structured_output",
+        "task_support",
         "title",
     )
 
@@ -98,16 +106,31 @@ class Tool:
         icons: Any = None,
         meta: dict[str, Any] | None = None,
         structured_output: bool | None = None,
+        task_support: TaskSupport = "forbidden",
+        input_schema: dict[str, Any] | None = None,
     ) -> None:
         tool_name = name or getattr(fn, "__name__", None)
         if not tool_name or tool_name == "<lambda>":
             raise ValueError("a tool made from a lambda needs a name")
+        if task_support not in TASK_SUPPORT:
+            raise ValueError(f"task_support must be one of {TASK_SUPPORT}, not {task_support!r}")
+        if input_schema is not None and (
+            not isinstance(input_schema, dict) or input_schema.get("type") != "object"
+        ):
+            raise ValueError('an input_schema must be a dict with "type": "object"')
         sig = signature(fn)
         self.fn = fn
         self.name: str = tool_name
         self.title = title
         self.description: str = description if description is not None else doc_summary(fn) or ""
-        self.arguments: Arguments = build_arguments(fn, f"{tool_name}Arguments", sig=sig)
+        self.arguments: Arguments = build_arguments(
+            fn, f"{tool_name}Arguments", sig=sig, allow_var_keyword=input_schema is not None
+        )
+        #: The published input schema: the one given (kept verbatim), else the signature's.
+        self.input_schema: dict[str, Any] = (
+            copy.deepcopy(input_schema) if input_schema is not None else self.arguments.schema
+        )
+        self.task_support: TaskSupport = task_support
         self.context_param = self.arguments.context_param
         self.output: Output | None = build_output(
             tool_name, sig.return_annotation, structured_output
@@ -119,10 +142,6 @@ class Tool:
         self.is_async = is_async_callable(fn)
 
     @property
-    def input_schema(self) -> dict[str, Any]:
-        return self.arguments.schema
-
-    @property
     def output_schema(self) -> dict[str, Any] | None:
         return self.output.schema if self.output is not None else None
 
@@ -132,13 +151,20 @@ class Tool:
         if revision.titles and self.title is not None:
             entry["title"] = self.title
         entry["description"] = self.description
-        entry["inputSchema"] = self.arguments.schema
+        entry["inputSchema"] = self.input_schema
         if revision.structured_output and self.output is not None:
             entry["outputSchema"] = self.output.schema
         if revision.icons and self.icons:
             entry["icons"] = self.icons
-        if revision.annotations and self.annotations:
-            entry["annotations"] = self.annotations
+        if revision.annotations:
+            annotations = self.annotations
+            if self.title is not None and not revision.titles:
+                # Before top-level titles (2025-03-26) the title lives in the annotations.
+                annotations = {"title": self.title, **(annotations or {})}
+            if annotations:
+                entry["annotations"] = annotations
+        if revision.tasks and self.task_support != "forbidden":
+            entry["execution"] = {"taskSupport": self.task_support}
         # ``_meta`` on definitions arrived with titles (2025-06-18).
         if revision.titles and self.meta:
             entry["_meta"] = self.meta
@@ -163,6 +189,8 @@ class Tool:
             return self._await(kwargs, call.revision)
         try:
             value = self.fn(**kwargs)
+        except UrlElicitationRequired as exc:
+            return _url_elicitation_error(exc, call.revision)
         except McpError:
             raise
         except Exception as exc:
@@ -172,6 +200,8 @@ class Tool:
     async def _await(self, kwargs: dict[str, Any], revision: Revision) -> dict[str, Any]:
         try:
             value = await self.fn(**kwargs)
+        except UrlElicitationRequired as exc:
+            return _url_elicitation_error(exc, revision)
         except McpError:
             raise
         except Exception as exc:
@@ -211,4 +241,11 @@ class Tool:
         return {"content": content, "isError": False}
 
 
-__all__ = ["Tool", "error_result", "normalize_icons", "normalize_object"]
+def _url_elicitation_error(exc: UrlElicitationRequired, revision: Revision) -> dict[str, Any]:
+    """-32042 where the revision has it; a tool error naming the URLs before that."""
+    if revision.url_elicitation:
+        raise exc
+    return error_result(exc.as_text())
+
+
+__all__ = ["TaskSupport", "Tool", "error_result", "normalize_icons", "normalize_object"]

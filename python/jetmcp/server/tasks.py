@@ -1,0 +1,383 @@
+"""Tasks (2025-11-25, experimental): ``tools/call`` with ``params.task`` answers at once with a
+task while the tool runs in the background; ``tasks/get``, ``tasks/result``, ``tasks/list``
+and ``tasks/cancel`` follow it.
+
+Tasks live in memory: per session, or per server for session-less requests (their ids are
+unguessable). A finished task is forgotten once its ``ttl`` (from creation) has passed;
+running work is never stopped for that.
+
+Messages the tool sends while it runs (progress, logs, elicitation and sampling requests)
+carry ``_meta["io.modelcontextprotocol/related-task"]`` and go, in this order of preference,
+to the stream of a ``tasks/result`` waiting for the task, to the session's own channel
+(stdout on stdio, the GET stream over HTTP), or wait in a short queue for the next
+``tasks/result``. While the tool waits for the client's answer the task is
+``input_required``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+import weakref
+from collections import deque
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from jetmcp.call import NULL_SINK, Call, Outgoing, Result, Session, Sink
+from jetmcp.errors import INTERNAL_ERROR, INVALID_PARAMS, REQUEST_CANCELLED, McpError
+from jetmcp.protocol.revisions import Revision
+
+if TYPE_CHECKING:
+    from jetmcp.server.tools import Tool
+
+log = logging.getLogger("jetmcp")
+
+#: The ``_meta`` key tying a message to its task.
+RELATED_TASK = "io.modelcontextprotocol/related-task"
+
+Status = Literal["working", "input_required", "completed", "failed", "cancelled"]
+TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
+#: How many messages wait for a ``tasks/result`` stream when there is nowhere to send them.
+QUEUE_LIMIT = 256
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def related(task_id: str) -> dict[str, Any]:
+    """The ``_meta`` entry relating a message to task ``task_id``."""
+    return {RELATED_TASK: {"taskId": task_id}}
+
+
+class TaskRoute:
+    """The sink of a background task's call: see the module docstring for where it sends."""
+
+    __slots__ = ("fallback", "queue", "waiting")
+
+    def __init__(self, fallback: Sink) -> None:
+        self.fallback = fallback
+        self.waiting: list[Sink] = []
+        self.queue: deque[bytes] = deque(maxlen=QUEUE_LIMIT)
+
+    async def send(self, message: bytes) -> None:
+        if self.waiting:
+            await self.waiting[-1].send(message)
+        elif self.fallback is not NULL_SINK:
+            await self.fallback.send(message)
+        else:
+            self.queue.append(message)
+
+    async def attach(self, sink: Sink) -> None:
+        """A ``tasks/result`` call waits on ``sink``: send what queued up there."""
+        if sink is NULL_SINK:
+            return
+        self.waiting.append(sink)
+        while self.queue:
+            await sink.send(self.queue.popleft())
+
+    def detach(self, sink: Sink) -> None:
+        if sink in self.waiting:
+            self.waiting.remove(sink)
+
+
+class TaskRecord:
+    """One task: its state, and the outcome of the request it wraps once it is terminal."""
+
+    __slots__ = (
+        "created",
+        "created_at",
+        "done",
+        "error",
+        "id",
+        "inputs",
+        "poll_interval",
+        "result",
+        "route",
+        "runner",
+        "status",
+        "status_message",
+        "ttl",
+        "updated_at",
+    )
+
+    def __init__(self, ttl: int | None, poll_interval: int | None, route: TaskRoute) -> None:
+        self.id = str(uuid.uuid4())
+        self.status: Status = "working"
+        self.status_message: str | None = None
+        self.created_at = self.updated_at = _now()
+        self.created = time.monotonic()
+        self.ttl = ttl
+        self.poll_interval = poll_interval
+        self.route = route
+        self.result: dict[str, Any] | None = None
+        self.error: McpError | None = None
+        self.done = asyncio.Event()
+        self.runner: asyncio.Task[None] | None = None
+        #: Server-to-client requests of the task still waiting for the client's answer.
+        self.inputs = 0
+
+    @property
+    def terminal(self) -> bool:
+        return self.status in TERMINAL
+
+    def to_wire(self) -> dict[str, Any]:
+        task: dict[str, Any] = {"taskId": self.id, "status": self.status}
+        if self.status_message is not None:
+            task["statusMessage"] = self.status_message
+        task["createdAt"] = self.created_at
+        task["lastUpdatedAt"] = self.updated_at
+        task["ttl"] = self.ttl
+        if self.poll_interval is not None:
+            task["pollInterval"] = self.poll_interval
+        return task
+
+    def move(self, status: Status, message: str | None = None) -> bool:
+        """Change the status (never out of a terminal one); False when it could not."""
+        if self.terminal:
+            return False
+        self.status = status
+        self.status_message = message
+        self.updated_at = _now()
+        if status in TERMINAL:
+            self.done.set()
+        return True
+
+    def wait_for_input(self) -> None:
+        """The task sent the client a request and waits for the answer."""
+        self.inputs += 1
+        if self.status == "working":
+            self.move("input_required")
+
+    def got_input(self) -> None:
+        self.inputs = max(0, self.inputs - 1)
+        if self.inputs == 0 and self.status == "input_required":
+            self.move("working")
+
+    def finish(self, result: dict[str, Any]) -> None:
+        if self.terminal:
+            return
+        self.result = result
+        if result.get("isError") is True:
+            self.move("failed", _first_text(result))
+        else:
+            self.move("completed")
+
+    def fail(self, error: McpError) -> None:
+        if self.terminal:
+            return
+        self.error = error
+        self.move("failed", error.message)
+
+    def cancel(self, message: str = "The task was cancelled by request.") -> bool:
+        if self.terminal:
+            return False
+        self.error = McpError(REQUEST_CANCELLED, "Task cancelled")
+        self.move("cancelled", message)
+        runner = self.runner
+        if runner is not None and runner is not asyncio.current_task():
+            runner.cancel()
+        return True
+
+    def expired(self, now: float) -> bool:
+        return self.terminal and self.ttl is not None and (now - self.created) * 1000 >= self.ttl
+
+
+def _first_text(result: dict[str, Any]) -> str | None:
+    for block in result.get("content", ()):
+        if isinstance(block, dict) and block.get("type") == "text":
+            text = block.get("text")
+            return text if isinstance(text, str) else None
+    return None
+
+
+class TaskCall(Call):
+    """The call a task's tool runs with: the original request, rerouted (see :class:`TaskRoute`)."""
+
+    __slots__ = ("task",)
+
+    def __init__(
+        self,
+        method: str,
+        raw_id: bytes | None,
+        revision: Revision,
+        session: Session | None,
+        sink: Sink,
+        meta: dict[str, Any] | None,
+        outgoing: Outgoing | None,
+        task: TaskRecord,
+    ) -> None:
+        super().__init__(method, raw_id, revision, session, sink, meta, outgoing)
+        self.task = task
+
+
+class TaskStore:
+    """The tasks of one session (or of the server, for session-less requests)."""
+
+    __slots__ = ("tasks",)
+
+    def __init__(self) -> None:
+        self.tasks: dict[str, TaskRecord] = {}
+
+    def purge(self) -> None:
+        now = time.monotonic()
+        for task_id in [t.id for t in self.tasks.values() if t.expired(now)]:
+            del self.tasks[task_id]
+
+    def get(self, params: dict[str, Any]) -> TaskRecord:
+        task_id = params.get("taskId")
+        if not isinstance(task_id, str):
+            raise McpError(INVALID_PARAMS, "Invalid params: taskId must be a string")
+        self.purge()
+        record = self.tasks.get(task_id)
+        if record is None:
+            raise McpError(INVALID_PARAMS, f"Failed to retrieve task: Task not found: {task_id}")
+        return record
+
+
+class TaskManager:
+    """Creates and serves the tasks of one :class:`~jetmcp.server.app.Server`."""
+
+    def __init__(
+        self,
+        run: Callable[[Tool, dict[str, Any], Call], Result],
+        *,
+        default_ttl_ms: int | None = 3_600_000,
+        max_ttl_ms: int | None = 86_400_000,
+        poll_interval_ms: int | None = 1000,
+    ) -> None:
+        self._run_tool = run
+        self.default_ttl_ms = default_ttl_ms
+        self.max_ttl_ms = max_ttl_ms
+        self.poll_interval_ms = poll_interval_ms
+        self._by_session: weakref.WeakKeyDictionary[Session, TaskStore] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._sessionless = TaskStore()
+        #: Strong references to running work (the event loop keeps only weak ones).
+        self._running: set[asyncio.Task[None]] = set()
+
+    def store(self, call: Call) -> TaskStore:
+        session = call.session
+        if session is None:
+            return self._sessionless
+        store = self._by_session.get(session)
+        if store is None:
+            store = self._by_session[session] = TaskStore()
+        return store
+
+    def _ttl(self, requested: Any) -> int | None:
+        ttl = self.default_ttl_ms
+        if isinstance(requested, int | float) and not isinstance(requested, bool):
+            ttl = max(0, int(requested))
+        if self.max_ttl_ms is not None and (ttl is None or ttl > self.max_ttl_ms):
+            ttl = self.max_ttl_ms
+        return ttl
+
+    # -- tools/call with params.task ----------------------------------------------------------
+
+    def start(
+        self, tool: Tool, arguments: dict[str, Any], call: Call, task_params: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Create the task, start the tool in the background, answer ``CreateTaskResult``."""
+        store = self.store(call)
+        store.purge()
+        session = call.session
+        route = TaskRoute(session.outbound if session is not None else NULL_SINK)
+        record = TaskRecord(self._ttl(task_params.get("ttl")), self.poll_interval_ms, route)
+        store.tasks[record.id] = record
+        background = TaskCall(
+            call.method,
+            call.raw_id,
+            call.revision,
+            session,
+            route,
+            call.meta,
+            call.outgoing,
+            record,
+        )
+        work = self._run(record, tool, arguments, background)
+        runner = asyncio.get_running_loop().create_task(work)
+        record.runner = runner
+        self._running.add(runner)
+        runner.add_done_callback(self._running.discard)
+        return {"task": record.to_wire()}
+
+    async def _run(
+        self, record: TaskRecord, tool: Tool, arguments: dict[str, Any], call: TaskCall
+    ) -> None:
+        try:
+            pending = self._run_tool(tool, arguments, call)
+            result = pending if isinstance(pending, dict) else await pending
+        except asyncio.CancelledError:
+            record.cancel("The task was cancelled.")
+            raise
+        except McpError as exc:
+            record.fail(exc)
+        except Exception as exc:
+            log.exception("task %s (tool %s) failed", record.id, tool.name)
+            record.fail(McpError(INTERNAL_ERROR, f"Internal error: {exc}"))
+        else:
+            record.finish(result)
+
+    # -- tasks/* --------------------------------------------------------------------------
+
+    def get(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+        return self.store(call).get(params).to_wire()
+
+    def cancel(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+        record = self.store(call).get(params)
+        if not record.cancel():
+            raise McpError(
+                INVALID_PARAMS,
+                f"Cannot cancel task {record.id}: it is already {record.status}",
+            )
+        return record.to_wire()
+
+    def list(self, call: Call) -> list[dict[str, Any]]:
+        store = self.store(call)
+        store.purge()
+        return [record.to_wire() for record in store.tasks.values()]
+
+    def result(self, params: dict[str, Any], call: Call) -> Result:
+        record = self.store(call).get(params)
+        if record.terminal:
+            return _outcome(record)
+        return self._wait(record, call)
+
+    async def _wait(self, record: TaskRecord, call: Call) -> dict[str, Any]:
+        sink = call.sink
+        try:
+            await record.route.attach(sink)
+            await record.done.wait()
+        finally:
+            record.route.detach(sink)
+        return _outcome(record)
+
+
+def _outcome(record: TaskRecord) -> dict[str, Any]:
+    """What the wrapped request answered: its result, or its error raised again."""
+    error = record.error
+    if error is not None:
+        if error.has_data:
+            raise McpError(error.code, error.message, error.data)
+        raise McpError(error.code, error.message)
+    result = dict(record.result or {})
+    meta = result.get("_meta")
+    result["_meta"] = {**(meta if isinstance(meta, dict) else {}), **related(record.id)}
+    return result
+
+
+__all__ = [
+    "RELATED_TASK",
+    "TERMINAL",
+    "TaskCall",
+    "TaskManager",
+    "TaskRecord",
+    "TaskRoute",
+    "TaskStore",
+    "related",
+]

@@ -131,13 +131,13 @@ class Outgoing:
             error = value if isinstance(value, dict) else {}
             code = error.get("code")
             message = error.get("message")
-            future.set_exception(
-                McpError(
-                    code if isinstance(code, int) else INTERNAL_ERROR,
-                    message if isinstance(message, str) else "error from the client",
-                    error.get("data"),
-                )
+            exc = McpError(
+                code if isinstance(code, int) else INTERNAL_ERROR,
+                message if isinstance(message, str) else "error from the client",
             )
+            if "data" in error:
+                exc.data = error["data"]
+            future.set_exception(exc)
         else:
             future.set_result(value)
         return True

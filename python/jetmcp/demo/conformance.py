@@ -13,8 +13,18 @@ import base64
 import json
 from typing import Any
 
-from jetmcp.server import Audio, Context, Image, Server
-from jetmcp.server.content import EmbeddedResource
+from jetmcp.server import (
+    AcceptedElicitation,
+    Audio,
+    CompletionArgument,
+    CompletionContext,
+    Context,
+    EmbeddedResource,
+    Image,
+    PromptReference,
+    ResourceTemplateReference,
+    Server,
+)
 from jetmcp.server.prompts import Message
 
 app = Server(
@@ -110,23 +120,15 @@ def test_error_handling() -> str:
 @app.tool()
 async def test_sampling(prompt: str, ctx: Context) -> str:
     """Tests server-initiated sampling (LLM completion request)"""
-    result = await ctx.call.request(
-        "sampling/createMessage",
-        {
-            "messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
-            "maxTokens": 100,
-        },
-    )
-    content = result.get("content") if isinstance(result, dict) else None
-    text = content.get("text") if isinstance(content, dict) else None
-    return f"LLM response: {text if text is not None else 'No response'}"
+    answer = await ctx.sample(prompt, max_tokens=100)
+    return f"LLM response: {answer.text if answer.text is not None else 'No response'}"
 
 
-async def _elicit(ctx: Context, message: str, schema: dict[str, Any]) -> dict[str, Any]:
-    result = await ctx.call.request(
-        "elicitation/create", {"message": message, "requestedSchema": schema}
-    )
-    return result if isinstance(result, dict) else {}
+async def _elicit(ctx: Context, message: str, schema: dict[str, Any]) -> str:
+    """Ask the client to fill in ``schema``; what it answered, as the references word it."""
+    answer = await ctx.elicit(message, schema)
+    content = answer.data if isinstance(answer, AcceptedElicitation) else None
+    return f"action={answer.action}, content={json.dumps(content)}"
 
 
 @app.tool()
@@ -144,8 +146,7 @@ async def test_elicitation(message: str, ctx: Context) -> str:
             "required": ["username", "email"],
         },
     )
-    content = json.dumps(answer.get("content"))
-    return f"User response: action={answer.get('action')}, content={content}"
+    return f"User response: {answer}"
 
 
 @app.tool()
@@ -175,8 +176,7 @@ async def test_elicitation_sep1034_defaults(ctx: Context) -> str:
             "required": [],
         },
     )
-    content = json.dumps(answer.get("content"))
-    return f"Elicitation completed: action={answer.get('action')}, content={content}"
+    return f"Elicitation completed: {answer}"
 
 
 @app.tool()
@@ -232,8 +232,49 @@ async def test_elicitation_sep1330_enums(ctx: Context) -> str:
             "required": [],
         },
     )
-    content = json.dumps(answer.get("content"))
-    return f"Elicitation completed: action={answer.get('action')}, content={content}"
+    return f"Elicitation completed: {answer}"
+
+
+#: The schema ``json_schema_2020_12_tool`` must list verbatim (2020-12 keywords and all).
+JSON_SCHEMA_2020_12: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {
+        "address": {
+            "$anchor": "addressDef",
+            "type": "object",
+            "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+        }
+    },
+    "properties": {
+        "name": {"type": "string"},
+        "address": {"$ref": "#/$defs/address"},
+        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+        "phone": {"type": "string"},
+        "email": {"type": "string"},
+    },
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
+    "additionalProperties": False,
+}
+
+
+@app.tool(input_schema=JSON_SCHEMA_2020_12)
+def json_schema_2020_12_tool(**arguments: Any) -> str:
+    """Tool with JSON Schema 2020-12 features ($defs, $anchor, allOf/anyOf, if/then/else)"""
+    return f"JSON Schema 2020-12 tool called with: {json.dumps(arguments, sort_keys=True)}"
+
+
+@app.tool()
+async def test_reconnection(ctx: Context) -> str:
+    """Tests SSE polling: the server closes the stream mid-call, the client resumes it"""
+    await ctx.info("Before disconnect")
+    await ctx.close_sse_stream()
+    await asyncio.sleep(0.2)
+    await ctx.info("After reconnect")
+    return "Reconnection test completed"
 
 
 # -- resources --------------------------------------------------------------------------------
@@ -306,6 +347,26 @@ def test_prompt_with_embedded_resource(resourceUri: str) -> list[Message]:
 def test_prompt_with_image() -> list[Message]:
     """A prompt that includes image content"""
     return [Message(_image()), Message("Please analyze the image above.")]
+
+
+# -- completion -------------------------------------------------------------------------------
+
+#: Suggestions for ``test_prompt_with_arguments``'s arguments, filtered by what was typed.
+SUGGESTIONS = ("test", "testing", "test-value", "paris", "park", "party")
+
+
+@app.completion()
+def complete(
+    ref: PromptReference | ResourceTemplateReference,
+    argument: CompletionArgument,
+    context: CompletionContext | None,
+) -> list[str]:
+    """Complete the arguments of ``test_prompt_with_arguments`` and the template's ``id``."""
+    if isinstance(ref, PromptReference) and ref.name == "test_prompt_with_arguments":
+        return [value for value in SUGGESTIONS if value.startswith(argument.value)]
+    if isinstance(ref, ResourceTemplateReference) and argument.name == "id":
+        return [value for value in ("1", "2", "3", "123") if value.startswith(argument.value)]
+    return []
 
 
 __all__ = ["app"]

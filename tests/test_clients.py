@@ -3,8 +3,8 @@ stdio, and the official TypeScript SDK (``@modelcontextprotocol/sdk``, run by no
 Streamable HTTP.
 
 They drive ``tests.apps.client_fixtures:app`` (the conformance fixtures plus a tool that
-notes its own cancellation): initialize, list and call, a tool that elicits and one that
-samples (the client answers), progress and log notifications, cancellation of a long call,
+notes its own cancellation): initialize, list and call, tools that elicit, sample and ask for
+roots (the client answers), progress and log notifications, cancellation of a long call,
 and, over HTTP, a call whose SSE stream the server ends early (2025-11-25 polling) resumed
 with ``Last-Event-ID``.
 """
@@ -129,6 +129,7 @@ class Answers:
         self.elicitations: list[types.ElicitRequestParams] = []
         self.samplings: list[types.CreateMessageRequestParams] = []
         self.logs: list[types.LoggingMessageNotificationParams] = []
+        self.roots_asked = 0
 
     async def elicit(
         self, context: ClientRequestContext, params: types.ElicitRequestParams
@@ -152,6 +153,10 @@ class Answers:
     async def log(self, params: types.LoggingMessageNotificationParams) -> None:
         self.logs.append(params)
 
+    async def roots(self, context: ClientRequestContext) -> types.ListRootsResult:
+        self.roots_asked += 1
+        return types.ListRootsResult(roots=[types.Root(uri="file:///tmp/project", name="project")])
+
     def client(self, server: Any) -> Client:
         return Client(
             server,
@@ -159,6 +164,7 @@ class Answers:
             elicitation_callback=self.elicit,
             sampling_callback=self.sample,
             logging_callback=self.log,
+            list_roots_callback=self.roots,
         )
 
 
@@ -254,6 +260,19 @@ def test_python_sdk_answers_sampling(streaming_target: Any) -> None:
     [asked] = answers.samplings
     assert asked.max_tokens == 100
     assert asked.messages[0].content.text == "Capital of France?"  # type: ignore[union-attr]
+
+
+def test_python_sdk_answers_roots(streaming_target: Any) -> None:
+    answers = Answers()
+
+    async def main() -> None:
+        async with answers.client(streaming_target) as client:
+            result = await client.call_tool("client_roots", {})
+            assert not result.is_error, text_of(result)
+            assert result.structured_content == {"result": ["project=file:///tmp/project"]}
+
+    run(main)
+    assert answers.roots_asked == 1
 
 
 def test_python_sdk_receives_progress_and_logs(streaming_target: Any) -> None:
@@ -439,6 +458,14 @@ def test_ts_sdk_answers_sampling(ts_client: Path, fixture_url: str) -> None:
     assert seen["text"] == ["LLM response: Paris"]
     [asked] = seen["asked"]["sampling"]
     assert asked["maxTokens"] == 100
+
+
+@NEEDS_SSE
+def test_ts_sdk_answers_roots(ts_client: Path, fixture_url: str) -> None:
+    seen = ts_run(ts_client, fixture_url, "roots")
+    assert seen["isError"] is False
+    assert seen["roots"] == ["project=file:///tmp/project"]
+    assert seen["asked"]["roots"] == 1
 
 
 @NEEDS_SSE

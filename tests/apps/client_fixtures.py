@@ -1,5 +1,5 @@
 """The app the real-client tests drive (tests/test_clients.py): the conformance fixtures plus
-tools that make cancellation observable.
+tools that make cancellation observable and one that asks for the client's roots.
 
 ``wait_for_cancel`` sleeps until it is cancelled and notes what happened to it under a tag;
 ``events`` reads those notes back, so a client can check that the server stopped the work.
@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 
 from jetmcp.demo.conformance import app as conformance
-from jetmcp.server import Server
+from jetmcp.server import Context, Server
 
 app = Server("jetmcp-client-tests", version="0.1.0")
 for tool in conformance.tools.values():
@@ -44,3 +44,9 @@ async def wait_for_cancel(tag: str, seconds: float = 30.0) -> str:
 def events(tag: str) -> list[str]:
     """What happened to the ``wait_for_cancel`` calls under ``tag``"""
     return EVENTS.get(tag, [])
+
+
+@app.tool()
+async def client_roots(ctx: Context) -> list[str]:
+    """The client's roots (``roots/list``), as ``name=uri``"""
+    return [f"{root.name}={root.uri}" for root in await ctx.list_roots()]

@@ -126,6 +126,11 @@ const scenarios = {
     return { text: texts(result), isError: result.isError ?? false, asked };
   },
 
+  async roots() {
+    const result = await client.callTool({ name: "client_roots", arguments: {} });
+    return { roots: result.structuredContent?.result, isError: result.isError ?? false, asked };
+  },
+
   async progress() {
     const progress = [];
     const result = await client.callTool(

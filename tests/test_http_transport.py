@@ -93,11 +93,10 @@ def test_delete_unknown_session_is_404(client: httpx.Client, http_url: str) -> N
     assert resp.status_code == 404
 
 
-@pytest.mark.parametrize("method", ["GET", "PUT", "PATCH"])
+@pytest.mark.parametrize("method", ["PUT", "PATCH"])
 def test_other_methods_are_405(client: httpx.Client, http_url: str, method: str) -> None:
-    headers = json_headers()
-    headers["Accept"] = "text/event-stream" if method == "GET" else headers["Accept"]
-    resp = client.request(method, http_url, headers=headers)
+    # GET opens the session's SSE stream: tests/test_http_streaming.py.
+    resp = client.request(method, http_url, headers=json_headers())
     assert resp.status_code == 405
     assert "POST" in resp.headers.get("allow", "")
 

@@ -57,6 +57,40 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--session-idle-seconds", type=float, default=defaults.session_idle_seconds)
     run.add_argument("--allowed-origins", type=_csv, default=[])
     run.add_argument("--allowed-hosts", type=_csv, default=[])
+    run.add_argument(
+        "--keepalive-seconds",
+        type=float,
+        default=defaults.keepalive_seconds,
+        help="idle seconds before an SSE keep-alive comment (0: none)",
+    )
+    run.add_argument(
+        "--event-log-size",
+        type=int,
+        default=defaults.event_log_size,
+        help="SSE events kept per session for Last-Event-ID replay",
+    )
+    run.add_argument(
+        "--event-log-seconds",
+        type=float,
+        default=defaults.event_log_seconds,
+        help="how long each SSE event is kept for replay",
+    )
+    run.add_argument(
+        "--sse-retry-ms",
+        type=int,
+        default=defaults.sse_retry_ms,
+        help="retry: sent before a stream is closed early (2025-11-25)",
+    )
+    run.add_argument(
+        "--sse-path",
+        default=defaults.sse_path,
+        help="path of the 2024-11-05 HTTP+SSE event stream ('' turns it off)",
+    )
+    run.add_argument(
+        "--sse-message-path",
+        default=defaults.sse_message_path,
+        help="path the 2024-11-05 HTTP+SSE clients POST to",
+    )
     run.add_argument("--log-level", default="warning")
     return parser
 
@@ -77,6 +111,12 @@ def _settings(ns: argparse.Namespace) -> Settings:
         session_idle_seconds=ns.session_idle_seconds,
         allowed_origins=ns.allowed_origins,
         allowed_hosts=ns.allowed_hosts,
+        keepalive_seconds=ns.keepalive_seconds,
+        event_log_size=ns.event_log_size,
+        event_log_seconds=ns.event_log_seconds,
+        sse_retry_ms=ns.sse_retry_ms,
+        sse_path=ns.sse_path,
+        sse_message_path=ns.sse_message_path,
     )
 
 

@@ -41,6 +41,20 @@ class Settings:
     #: Extra origins and hosts accepted besides localhost (DNS-rebinding protection).
     allowed_origins: list[str] = field(default_factory=list)
     allowed_hosts: list[str] = field(default_factory=list)
+    #: Seconds of silence after which an open SSE stream gets a ``: keep-alive`` comment
+    #: (0 turns them off).
+    keepalive_seconds: float = 15.0
+    #: Per session: most SSE events kept for ``Last-Event-ID`` replay (and messages waiting
+    #: for a GET stream), and how many seconds each is kept.
+    event_log_size: int = 1000
+    event_log_seconds: float = 300.0
+    #: The ``retry:`` (milliseconds) sent before the server closes a 2025-11-25 SSE stream
+    #: early, when the handler names none.
+    sse_retry_ms: int = 1000
+    #: The 2024-11-05 HTTP+SSE transport: its event-stream path and its message (POST)
+    #: path. An empty ``sse_path`` turns it off.
+    sse_path: str = "/sse"
+    sse_message_path: str = "/messages"
 
     def to_env(self) -> str:
         return json.dumps(asdict(self))

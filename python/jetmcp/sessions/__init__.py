@@ -12,6 +12,13 @@ from jetmcp.call import Session
 from jetmcp.dispatch import InFlight
 
 
+def end_session(session: Session) -> None:
+    """Close what the transport keeps open for a session that ended (its SSE streams)."""
+    close = getattr(session.outbound, "close", None)
+    if close is not None:
+        close()
+
+
 def new_session_id() -> str:
     """An unguessable session id of visible ASCII (0x21-0x7E), as the spec asks."""
     return secrets.token_urlsafe(24)
@@ -46,7 +53,8 @@ class MemorySessionStore:
         assert session.id is not None
         self._expire(time.monotonic())
         while len(self._sessions) >= self.max_sessions:
-            self._sessions.popitem(last=False)
+            _, (evicted, _, _) = self._sessions.popitem(last=False)
+            end_session(evicted)
         self._sessions[session.id] = (session, time.monotonic(), InFlight())
 
     async def get(self, session_id: str) -> Session | None:
@@ -56,6 +64,7 @@ class MemorySessionStore:
         now = time.monotonic()
         if now - entry[1] > self.idle_seconds:
             del self._sessions[session_id]
+            end_session(entry[0])
             return None
         self._sessions[session_id] = (entry[0], now, entry[2])
         self._sessions.move_to_end(session_id)
@@ -66,6 +75,7 @@ class MemorySessionStore:
         if entry is None:
             return False
         entry[2].cancel_all()
+        end_session(entry[0])
         return True
 
     def inflight(self, session_id: str) -> InFlight:
@@ -75,10 +85,11 @@ class MemorySessionStore:
     def _expire(self, now: float) -> None:
         limit = now - self.idle_seconds
         while self._sessions:
-            sid, (_, seen, _) = next(iter(self._sessions.items()))
+            sid, (session, seen, _) = next(iter(self._sessions.items()))
             if seen >= limit:
                 break
             del self._sessions[sid]
+            end_session(session)
 
 
-__all__ = ["MemorySessionStore", "SessionStore", "new_session_id"]
+__all__ = ["MemorySessionStore", "SessionStore", "end_session", "new_session_id"]

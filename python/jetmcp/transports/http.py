@@ -1,28 +1,54 @@
 """Streamable HTTP, as an RSGI application that Granian serves.
 
-The transport owns status codes, headers and sessions; what a body means is the
+The transport owns status codes, headers, sessions and streams; what a body means is the
 dispatcher's business. It hands the raw body to the parser untouched.
+
+A POST is answered with plain JSON unless a handler sends something before its result
+(progress, a log line, a server-to-client request): then the reply becomes an SSE stream
+(:class:`~jetmcp.transports.sse.PostStream`) that ends with the result. GET opens the
+session's standalone stream; DELETE ends the session and its streams. The same app serves
+the 2024-11-05 HTTP+SSE transport on its own paths (:mod:`jetmcp.transports.http_sse`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from typing import Any
+import signal
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from jetmcp import _wire
+from jetmcp.call import NULL_SINK, Session, Sink
 from jetmcp.dispatch import Dispatcher, Exchange
 from jetmcp.errors import INVALID_REQUEST
 from jetmcp.protocol import revisions
 from jetmcp.server.app import Server
 from jetmcp.sessions import MemorySessionStore, SessionStore, new_session_id
 from jetmcp.settings import Settings
+from jetmcp.transports.sse import (
+    SSE_HEADERS,
+    Listener,
+    PostStream,
+    SessionStreams,
+    hold_open,
+)
+
+if TYPE_CHECKING:
+    from jetmcp.transports.http_sse import LegacySse
 
 log = logging.getLogger("jetmcp.http")
 
 _JSON = [("content-type", "application/json")]
 _decode = _wire.decode
 _encode_error = _wire.encode_error
+# A write to a stream whose client is gone (granian's RSGIProtocolClosed is a RuntimeError).
+_GONE = (RuntimeError, OSError)
+
+#: What an ``Accept`` header allows: JSON replies, SSE replies.
+ACCEPT_JSON = 1
+ACCEPT_SSE = 2
 
 
 class HttpError(Exception):
@@ -35,13 +61,35 @@ class HttpError(Exception):
         self.message = message
 
 
-def _accepts(accept: str | None) -> bool:
+def accept_flags(accept: str | None) -> int:
+    """``ACCEPT_JSON | ACCEPT_SSE`` as ``accept`` allows (media ranges count, ``q=0`` is a
+    refusal). No header at all allows JSON only: the spec has clients list both, so one that
+    lists nothing is not listening for a stream."""
     if accept is None:
-        return True
+        return ACCEPT_JSON
+    flags = 0
     for part in accept.split(","):
-        media = part.split(";", 1)[0].strip().lower()
-        if media in ("application/json", "text/event-stream", "*/*", "application/*", "text/*"):
-            return True
+        media, _, params = part.partition(";")
+        media = media.strip().lower()
+        if params and _q_zero(params):
+            continue
+        if media == "application/json" or media == "application/*":
+            flags |= ACCEPT_JSON
+        elif media == "text/event-stream" or media == "text/*":
+            flags |= ACCEPT_SSE
+        elif media == "*/*":
+            flags |= ACCEPT_JSON | ACCEPT_SSE
+    return flags
+
+
+def _q_zero(params: str) -> bool:
+    for param in params.split(";"):
+        name, _, value = param.partition("=")
+        if name.strip().lower() == "q":
+            try:
+                return float(value.strip()) == 0.0
+            except ValueError:
+                return False
     return False
 
 
@@ -94,6 +142,12 @@ class McpHttpApp:
         # Values already judged acceptable: the check costs a set lookup per request.
         self._origins_ok: set[str] = set()
         self._hosts_ok: set[str] = set()
+        self._accepts: dict[str | None, int] = {}
+        self.legacy: LegacySse | None = None
+        if self.settings.sse_path and not self.settings.stateless:
+            from jetmcp.transports.http_sse import LegacySse
+
+            self.legacy = LegacySse(self)
 
     # RSGI entry point -------------------------------------------------------
 
@@ -105,26 +159,53 @@ class McpHttpApp:
         if refusal is not None:
             proto.response_bytes(403, _JSON, _encode_error(None, INVALID_REQUEST, refusal))
             return
-        if scope.path != self.path:
-            proto.response_bytes(404, _JSON, _encode_error(None, INVALID_REQUEST, "Not found"))
-            return
         try:
-            method = scope.method
-            if method == "POST":
-                await self._post(scope, proto)
-            elif method == "DELETE":
-                await self._delete(scope, proto)
+            if scope.path == self.path:
+                method = scope.method
+                if method == "POST":
+                    await self._post(scope, proto)
+                elif method == "GET" and not self.settings.stateless:
+                    await self._get(scope, proto)
+                elif method == "DELETE" and not self.settings.stateless:
+                    await self._delete(scope, proto)
+                else:
+                    allow = "POST" if self.settings.stateless else "GET, POST, DELETE"
+                    method_not_allowed(proto, method, allow)
+            elif self.legacy is not None and self.legacy.serves(scope.path):
+                await self.legacy.handle(scope, proto)
             else:
-                proto.response_bytes(
-                    405,
-                    [*_JSON, ("allow", "POST, DELETE")],
-                    _encode_error(None, INVALID_REQUEST, f"Method not allowed: {method}"),
-                )
+                proto.response_bytes(404, _JSON, _encode_error(None, INVALID_REQUEST, "Not found"))
         except HttpError as exc:
             proto.response_bytes(exc.status, _JSON, _encode_error(None, exc.code, exc.message))
 
     def __rsgi_init__(self, loop: Any) -> None:
-        return None
+        """Close every open SSE stream when the worker is told to stop: granian drains
+        in-flight responses before it exits, and a stream left open would hold it."""
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            try:
+                previous = signal.getsignal(signum)
+                signal.signal(signum, _chained(previous, loop, self.close_streams))
+            except (ValueError, OSError):  # not the main thread: nothing to hook
+                return
+
+    def close_streams(self) -> None:
+        """End every open SSE stream of this app (GET streams of every session, legacy
+        HTTP+SSE connections). Requests still running finish on their own."""
+        for session in list(self.server.sessions):
+            if isinstance(session.outbound, SessionStreams):
+                session.outbound.close()
+        if self.legacy is not None:
+            for conn in list(self.legacy.connections.values()):
+                conn.close()
+
+    def accepts(self, accept: str | None) -> int:
+        """:func:`accept_flags`, remembered per header value (clients send the same one)."""
+        flags = self._accepts.get(accept)
+        if flags is None:
+            flags = accept_flags(accept)
+            if len(self._accepts) < 256:
+                self._accepts[accept] = flags
+        return flags
 
     def _check_origin(self, origin: str | None, host: str | None) -> str | None:
         """DNS-rebinding protection: why the request is refused (403), or None."""
@@ -175,7 +256,8 @@ class McpHttpApp:
         headers = scope.headers
         if not _is_json(headers.get("content-type")):
             raise HttpError(415, INVALID_REQUEST, "Content-Type must be application/json")
-        if not _accepts(headers.get("accept")):
+        accept = self.accepts(headers.get("accept"))
+        if not accept:
             raise HttpError(
                 406, INVALID_REQUEST, "Not Acceptable: accept application/json or text/event-stream"
             )
@@ -188,24 +270,7 @@ class McpHttpApp:
             session = await self.store.get(session_id)
             if session is None:
                 raise HttpError(404, INVALID_REQUEST, "Session not found")
-
-        version = headers.get("mcp-protocol-version")
-        if version is not None:
-            header_rev = revisions.lookup(version.strip())
-            if header_rev is None:
-                raise HttpError(400, INVALID_REQUEST, f"Unsupported protocol version: {version}")
-            if session is not None and header_rev is not session.revision:
-                raise HttpError(
-                    400,
-                    INVALID_REQUEST,
-                    f"MCP-Protocol-Version {version} does not match the session's "
-                    f"{session.revision.version}",
-                )
-            revision = header_rev
-        elif session is not None:
-            revision = session.revision
-        else:
-            revision = revisions.HTTP_DEFAULT
+        revision = _revision(headers.get("mcp-protocol-version"), session)
 
         frame = _decode(body, settings.max_depth, settings.max_batch)
         if (
@@ -216,33 +281,173 @@ class McpHttpApp:
         ):
             raise HttpError(400, INVALID_REQUEST, "Missing Mcp-Session-Id header")
 
+        # The reply turns into an SSE stream only if a handler sends something before its
+        # result, and only for a client that takes one; otherwise notifications are dropped
+        # and server-to-client requests refused (NULL_SINK).
+        stream = PostStream(settings, proto, revision, session) if accept & ACCEPT_SSE else None
+        sink: Sink = stream if stream is not None else NULL_SINK
         ex = Exchange(
             revision,
             session,
+            sink,
             inflight=self.store.inflight(session_id) if session_id is not None else None,
             answer_cancelled=True,
         )
-        reply = await self.dispatcher.dispatch(frame, ex)
+        pending = self.dispatcher.start(frame, ex)
         out_headers = _JSON
         new = ex.new_session
         if new is not None and not settings.stateless:
             new.id = new_session_id()
+            new.outbound = SessionStreams(settings)
             await self.store.add(new)
             out_headers = [*_JSON, ("mcp-session-id", new.id)]
+            if stream is not None:
+                stream.session_id = new.id
+        if pending is None or isinstance(pending, bytes):
+            reply = pending
+        else:
+            try:
+                reply = await pending
+            except BaseException:
+                if stream is not None:
+                    stream.abandon()
+                raise
+            if stream is not None and stream.streaming:
+                await stream.finish(reply)
+                return
+        if stream is not None:
+            stream.mark_done()
         if reply is None:
             proto.response_empty(202, [])
             return
         proto.response_bytes(ex.http_status, out_headers, reply)
 
+    # GET --------------------------------------------------------------------
+
+    async def _get(self, scope: Any, proto: Any) -> None:
+        """The session's standalone SSE stream, or the resumption of one of its streams
+        (``Last-Event-ID``)."""
+        headers = scope.headers
+        accept = headers.get("accept")
+        if accept is not None and not self.accepts(accept) & ACCEPT_SSE:
+            raise HttpError(406, INVALID_REQUEST, "Not Acceptable: GET serves text/event-stream")
+        session_id = headers.get("mcp-session-id")
+        if session_id is None:
+            raise HttpError(400, INVALID_REQUEST, "Missing Mcp-Session-Id header")
+        session = await self.store.get(session_id)
+        if session is None:
+            raise HttpError(404, INVALID_REQUEST, "Session not found")
+        _revision(headers.get("mcp-protocol-version"), session)
+        hub = session.outbound
+        if not isinstance(hub, SessionStreams) or hub.closed:
+            raise HttpError(404, INVALID_REQUEST, "Session not found")
+        try:
+            resume = hub.resume_target(headers.get("last-event-id"))
+        except LookupError:
+            raise HttpError(
+                400, INVALID_REQUEST, "Last-Event-ID names no stream this session can replay"
+            ) from None
+
+        transport = proto.response_stream(200, SSE_HEADERS)
+        if resume is not None and resume[0].startswith("p"):
+            listener, replay, post = hub.open_resumed_post(transport, *resume)
+            try:
+                if replay:
+                    await transport.send_bytes(replay)
+                if post is not None:
+                    await self._hold(listener, transport, proto, session_id)
+            except _GONE:
+                pass
+            finally:
+                if post is not None:
+                    post.release(listener)
+                listener.close()
+            return
+
+        listener, first, taken = hub.open_standalone(
+            transport, resume, session.revision.sse_priming
+        )
+        try:
+            if first:
+                try:
+                    await transport.send_bytes(first)
+                except _GONE:
+                    hub.give_back(listener, taken)
+                    return
+            await self._hold(listener, transport, proto, session_id)
+        finally:
+            hub.detach(listener)
+            listener.close()
+
+    async def _hold(self, listener: Listener, transport: Any, proto: Any, session_id: str) -> None:
+        """Keep a GET stream open until it is closed (by the session, DELETE, a newer
+        resumption) or its client leaves; a keep-alive comment goes out on every idle
+        ``keepalive_seconds``, which also keeps the session from idling out."""
+        await hold_open(
+            listener,
+            transport,
+            proto,
+            self.settings.keepalive_seconds,
+            lambda: self._alive(session_id),
+        )
+
+    async def _alive(self, session_id: str) -> bool:
+        return await self.store.get(session_id) is not None
+
     # DELETE -----------------------------------------------------------------
 
     async def _delete(self, scope: Any, proto: Any) -> None:
+        """End the session: its in-flight requests are cancelled, its streams closed."""
         session_id = scope.headers.get("mcp-session-id")
-        if session_id is None or self.settings.stateless:
+        if session_id is None:
             raise HttpError(400, INVALID_REQUEST, "Missing Mcp-Session-Id header")
         if not await self.store.remove(session_id):
             raise HttpError(404, INVALID_REQUEST, "Session not found")
         proto.response_empty(204, [])
+
+
+def method_not_allowed(proto: Any, method: str, allow: str) -> None:
+    proto.response_bytes(
+        405,
+        [*_JSON, ("allow", allow)],
+        _encode_error(None, INVALID_REQUEST, f"Method not allowed: {method}"),
+    )
+
+
+def _chained(previous: Any, loop: Any, action: Callable[[], None]) -> Callable[[int, Any], None]:
+    """A signal handler that schedules ``action`` on ``loop``, then runs ``previous`` (the
+    event loop's own handler, through which granian learns it must stop)."""
+
+    def handler(signum: int, frame: Any) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop is already closed
+            loop.call_soon_threadsafe(action)
+        if callable(previous):
+            previous(signum, frame)
+        elif previous == signal.SIG_DFL:
+            signal.signal(signum, signal.SIG_DFL)
+            signal.raise_signal(signum)
+
+    return handler
+
+
+def _revision(version: str | None, session: Session | None) -> revisions.Revision:
+    """The revision of a request: its session's, checked against the header; else the
+    header's; else the spec's default for HTTP."""
+    if version is not None:
+        header_rev = revisions.lookup(version.strip())
+        if header_rev is None:
+            raise HttpError(400, INVALID_REQUEST, f"Unsupported protocol version: {version}")
+        if session is not None and header_rev is not session.revision:
+            raise HttpError(
+                400,
+                INVALID_REQUEST,
+                f"MCP-Protocol-Version {version} does not match the session's "
+                f"{session.revision.version}",
+            )
+        return header_rev
+    if session is not None:
+        return session.revision
+    return revisions.HTTP_DEFAULT
 
 
 def _is_initialize(frame: _wire.Frame) -> bool:

@@ -36,6 +36,14 @@ class NullSink:
 
 NULL_SINK = NullSink()
 
+#: Reserved ``_meta`` keys of the 2026-07-28 revision.
+META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+
 #: The syslog levels of ``logging/setLevel``, least severe first.
 LOG_LEVELS: tuple[str, ...] = (
     "debug",
@@ -181,6 +189,11 @@ class Call:
 
     @property
     def client_capabilities(self) -> dict[str, Any]:
+        """What the client declared: per request on 2026-07-28 (never cached), else at
+        initialize."""
+        if self.revision.modern:
+            caps = (self.meta or {}).get(META_CLIENT_CAPABILITIES)
+            return caps if isinstance(caps, dict) else {}
         return self.session.client_capabilities if self.session is not None else {}
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
@@ -221,9 +234,14 @@ class Call:
 
     def wants_log(self, level: str) -> bool:
         """Whether a ``notifications/message`` at ``level`` should be sent for this call."""
-        floor = self.session.log_level if self.session is not None else None
-        if floor is None:
-            return True
+        if self.revision.per_request_log_level:
+            floor = (self.meta or {}).get(META_LOG_LEVEL)
+            if not isinstance(floor, str):
+                return False
+        else:
+            floor = self.session.log_level if self.session is not None else None
+            if floor is None:
+                return True
         return LOG_RANK.get(level, 0) >= LOG_RANK.get(floor, 0)
 
 

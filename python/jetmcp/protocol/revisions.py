@@ -44,6 +44,17 @@ class Revision:
     url_elicitation: bool = False
     #: ``sampling/createMessage`` may carry ``tools``/``toolChoice`` (2025-11-25 on).
     sampling_tools: bool = False
+    #: 2026-07-28 (the stateless era) has each of these; older revisions none:
+    #: every result carries ``resultType`` and ``_meta["io.modelcontextprotocol/serverInfo"]``;
+    result_type: bool = False
+    #: discover/list/read results carry ``ttlMs`` and ``cacheScope``;
+    cache_hints: bool = False
+    #: server-to-client requests become ``InputRequiredResult`` rounds (MRTR);
+    mrtr: bool = False
+    #: HTTP requests carry ``Mcp-Method``/``Mcp-Name``/``Mcp-Param-*`` checked against the body;
+    routing_headers: bool = False
+    #: logs only when the request's ``_meta`` names a ``logLevel``.
+    per_request_log_level: bool = False
 
 
 R2024_11_05 = Revision(
@@ -127,7 +138,36 @@ R2025_11_25 = Revision(
     sampling_tools=True,
 )
 
-#: Every revision served, oldest first.
+R2026_07_28 = Revision(
+    version="2026-07-28",
+    batching=False,
+    modern=True,
+    completions_capability=True,
+    annotations=True,
+    audio=True,
+    progress_message=True,
+    titles=True,
+    structured_output=True,
+    resource_links=True,
+    elicitation=True,
+    icons=True,
+    tasks=False,
+    sse_priming=False,
+    resource_not_found_code=-32602,
+    completion_context=True,
+    url_elicitation=False,
+    sampling_tools=True,
+    result_type=True,
+    cache_hints=True,
+    mrtr=True,
+    routing_headers=True,
+    per_request_log_level=True,
+)
+#: The stateless-era revisions (no initialize; every request says its revision in ``_meta``).
+MODERN: tuple[Revision, ...] = (R2026_07_28,)
+
+#: Every legacy revision served, oldest first. (The modern ones are routed separately: a
+#: request opts in with its ``_meta`` and ``MCP-Protocol-Version``.)
 REVISIONS: tuple[Revision, ...] = (R2024_11_05, R2025_03_26, R2025_06_18, R2025_11_25)
 #: Revisions negotiated with ``initialize``.
 LEGACY: tuple[Revision, ...] = tuple(r for r in REVISIONS if not r.modern)
@@ -139,8 +179,16 @@ HTTP_DEFAULT: Revision = R2025_03_26
 
 
 def lookup(version: str) -> Revision | None:
-    """The revision named ``version``, or None when it is not served."""
+    """The legacy revision named ``version``, or None when it is not one we serve."""
     return BY_VERSION.get(version)
+
+
+MODERN_BY_VERSION: dict[str, Revision] = {r.version: r for r in MODERN}
+
+
+def lookup_modern(version: str) -> Revision | None:
+    """The stateless-era revision named ``version``, or None."""
+    return MODERN_BY_VERSION.get(version)
 
 
 def negotiate(requested: object) -> Revision:

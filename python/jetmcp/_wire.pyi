@@ -30,6 +30,10 @@ ID_OTHER: Final[int]  # an object, array or boolean
 DEFAULT_MAX_DEPTH: Final[int]
 DEFAULT_MAX_BATCH: Final[int]
 
+BUILD: Final[str]
+"""The cargo profile this extension was built with, e.g. ``"release (opt-level 3)"`` or
+``"ci (opt-level 1, debug assertions)"``: benchmarks record it."""
+
 @final
 class Entry:
     """One message of a frame. Built by :func:`decode`; never constructed by hand."""

@@ -42,6 +42,7 @@ fn wire_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
 
     m.add("DEFAULT_MAX_DEPTH", frame::DEFAULT_MAX_DEPTH)?;
     m.add("DEFAULT_MAX_BATCH", frame::DEFAULT_MAX_BATCH)?;
+    m.add("BUILD", env!("JETMCP_WIRE_BUILD"))?;
 
     m.add_class::<py_frame::PyEntry>()?;
     m.add_class::<py_frame::PyFrame>()?;

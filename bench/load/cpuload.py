@@ -29,6 +29,11 @@ def _machine_busy_s() -> float:
     return (sum(values) - idle) / _HZ
 
 
+def tree_cpu_s(pid: int | None) -> float:
+    """CPU seconds (user + system) used so far by ``pid`` and its live descendants."""
+    return _tree_cpu_s(pid)
+
+
 def _tree_cpu_s(pid: int | None) -> float:
     if pid is None:
         return 0.0
@@ -54,10 +59,13 @@ class Sample:
     wall: float
     busy: float
     ours: float
+    #: CPU seconds of the server's process tree alone.
+    server: float = 0.0
 
 
 def sample(server_pid: int | None = None) -> Sample:
-    return Sample(time.monotonic(), _machine_busy_s(), _own_cpu_s() + _tree_cpu_s(server_pid))
+    server = _tree_cpu_s(server_pid)
+    return Sample(time.monotonic(), _machine_busy_s(), _own_cpu_s() + server, server)
 
 
 def foreign_cores(before: Sample, after: Sample) -> float:

@@ -3,6 +3,7 @@
 Run with the peers venv (``bench/.peers/py``), never with the project's venv::
 
     python fastmcp_server.py http --port 8002     # stateless, JSON replies, uvicorn
+    python fastmcp_server.py http --as-installed  # the same on asyncio + h11
     python fastmcp_server.py stdio
 """
 
@@ -30,6 +31,11 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("transport", choices=["http", "stdio"])
     parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument(
+        "--as-installed",
+        action="store_true",
+        help="uvicorn on asyncio + h11, what `pip install` of the package alone gives",
+    )
     parser.add_argument("--port", type=int, default=8002)
     args = parser.parse_args()
     if args.transport == "stdio":
@@ -37,15 +43,16 @@ def main() -> None:
         return
     import uvicorn
 
-    # http_app() is FastMCP's documented ASGI entry; run() wraps the same app in uvicorn.
-    # We serve it on uvicorn's fastest loop/parser (uvloop + httptools), no access log.
+    # http_app() is FastMCP's documented ASGI entry; run() wraps the same app in uvicorn. The
+    # "tuned" row serves it on uvicorn's fastest loop/parser (uvloop + httptools);
+    # --as-installed on what `pip install fastmcp` gives (asyncio + h11). No access log.
     asgi = app.http_app(stateless_http=True, json_response=True)
     uvicorn.run(
         asgi,
         host=args.host,
         port=args.port,
-        loop="uvloop",
-        http="httptools",
+        loop="asyncio" if args.as_installed else "uvloop",
+        http="h11" if args.as_installed else "httptools",
         log_level="warning",
         access_log=False,
         lifespan="on",

@@ -25,7 +25,9 @@ PEERS_NODE = PEERS / "node"
 MAIN_BIN = Path(sys.executable).parent
 
 #: mcp 2.3.0 and fastmcp 4.2.3 resolve together (fastmcp 4.2.3 pulls mcp 2.3.0), so they
-#: share one venv. uvicorn[standard] brings uvloop + httptools, uvicorn's fastest setup.
+#: share one venv. uvicorn[standard] brings uvloop + httptools, uvicorn's fastest setup, for
+#: the "tuned" rows; the "as installed" rows force what the packages alone give (plain
+#: uvicorn: the asyncio loop and h11), as their users get it from `pip install mcp`.
 PY_REQUIREMENTS = ("mcp==2.3.0", "fastmcp==4.2.3", "uvicorn[standard]")
 TS_SDK_VERSION = "1.32.2"
 NPM_PACKAGES = (f"@modelcontextprotocol/sdk@{TS_SDK_VERSION}", "zod@4")
@@ -216,24 +218,58 @@ def servers() -> list[Server]:
     peer_hint = "run without --skip-install to install the peers"
     return [
         Server(
+            key="mcp-sdk-installed",
+            label="mcp SDK (MCPServer), as installed",
+            role="peer",
+            http=lambda port: [
+                py,
+                str(LOAD / "mcp_sdk_server.py"),
+                "http",
+                "--as-installed",
+                "--port",
+                str(port),
+            ],
+            stdio=None,
+            missing=_need(_peer_python(), peer_hint),
+            how="streamable_http_app(stateless_http=True, json_response=True) on uvicorn "
+            "(asyncio loop, h11: what `pip install mcp` gives; no access log)",
+        ),
+        Server(
             key="mcp-sdk",
-            label="mcp SDK (MCPServer)",
+            label="mcp SDK (MCPServer), tuned",
             role="peer",
             http=lambda port: [py, str(LOAD / "mcp_sdk_server.py"), "http", "--port", str(port)],
             stdio=[py, str(LOAD / "mcp_sdk_server.py"), "stdio"],
             missing=_need(_peer_python(), peer_hint),
             how="streamable_http_app(stateless_http=True, json_response=True) on uvicorn "
-            "(uvloop, httptools, no access log)",
+            "(uvloop, httptools from uvicorn[standard]; no access log)",
+        ),
+        Server(
+            key="fastmcp-installed",
+            label="FastMCP, as installed",
+            role="peer",
+            http=lambda port: [
+                py,
+                str(LOAD / "fastmcp_server.py"),
+                "http",
+                "--as-installed",
+                "--port",
+                str(port),
+            ],
+            stdio=None,
+            missing=_need(_peer_python(), peer_hint),
+            how="http_app(stateless_http=True, json_response=True) on uvicorn "
+            "(asyncio loop, h11: what `pip install fastmcp` gives; no access log)",
         ),
         Server(
             key="fastmcp",
-            label="FastMCP",
+            label="FastMCP, tuned",
             role="peer",
             http=lambda port: [py, str(LOAD / "fastmcp_server.py"), "http", "--port", str(port)],
             stdio=[py, str(LOAD / "fastmcp_server.py"), "stdio"],
             missing=_need(_peer_python(), peer_hint),
             how="http_app(stateless_http=True, json_response=True) on uvicorn "
-            "(uvloop, httptools, no access log)",
+            "(uvloop, httptools from uvicorn[standard]; no access log)",
         ),
         Server(
             key="ts-sdk",

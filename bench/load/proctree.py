@@ -39,6 +39,27 @@ def peak_rss_kib(pid: int) -> int:
     return 0
 
 
+def rss_kib(pid: int) -> int:
+    """VmRSS (resident set now) of one process in KiB; 0 when it is gone or a zombie."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def tree_rss_kib(pid: int) -> int:
+    """Sum of VmRSS (now) over ``pid`` and its descendants."""
+    return sum(rss_kib(p) for p in descendants(pid))
+
+
+def largest_peak_rss_kib(pid: int) -> int:
+    """The largest VmHWM of one process of the tree (granian's worker, say)."""
+    return max((peak_rss_kib(p) for p in descendants(pid)), default=0)
+
+
 def tree_peak_rss_kib(pid: int) -> int:
     """Sum of VmHWM over ``pid`` and its descendants (shared pages count once per process)."""
     return sum(peak_rss_kib(p) for p in descendants(pid))

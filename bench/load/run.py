@@ -39,7 +39,14 @@ from bodies import (
     TOOLS_CALL,
     TOOLS_LIST,
 )
-from proctree import session_members, tree_peak_rss_kib
+from proctree import (
+    descendants,
+    largest_peak_rss_kib,
+    rss_kib,
+    session_members,
+    tree_peak_rss_kib,
+    tree_rss_kib,
+)
 
 LOAD = peers.LOAD
 ROOT = peers.ROOT
@@ -60,6 +67,14 @@ HTTP_WORKLOADS: dict[str, tuple[str, bytes, str, int]] = {
 }
 ALL_WORKLOADS = (*HTTP_WORKLOADS, "stdio")
 _ALIASES = {"tools/call": "call", "tools/list": "list", "batch10": "batch"}
+#: Which peer group (installed together) each peer server belongs to.
+PEER_GROUPS = {
+    "mcp-sdk": "python",
+    "mcp-sdk-installed": "python",
+    "fastmcp": "python",
+    "fastmcp-installed": "python",
+    "ts-sdk": "node",
+}
 
 _T0 = time.monotonic()
 
@@ -102,6 +117,10 @@ class Running:
 
     def rss_kib(self) -> int:
         return tree_peak_rss_kib(self.proc.pid)
+
+    def worker_rss_kib(self) -> int:
+        """The peak RSS of the tree's largest process (the worker, for granian)."""
+        return largest_peak_rss_kib(self.proc.pid)
 
     def log_tail(self, lines: int = 8) -> str:
         self._log.flush()
@@ -217,7 +236,9 @@ def measure_http(
                     log(f"{server.key}: {title}: measuring {args.duration:g}s")
                     before = cpuload.sample(running.proc.pid)
                     res = run_wrk(url, body_file, version, endpoint.headers, args.duration, args)
-                    other = cpuload.foreign_cores(before, cpuload.sample(running.proc.pid))
+                    after_sample = cpuload.sample(running.proc.pid)
+                    other = cpuload.foreign_cores(before, after_sample)
+                    res["server_cpu_s"] = after_sample.server - before.server
                     attempts.append((other, res))
                     if other <= cpuload.BUSY_CORES:
                         break
@@ -246,7 +267,13 @@ def measure_http(
                 rpc_errors=res["rpc_errors"],
                 socket_errors=socket_errors,
                 latency_ms={k: v / 1000 for k, v in res["latency_us"].items()},
+                # CPU the server's processes used per request answered: unlike req/s it
+                # hardly moves when other processes take turns on the server's core.
+                cpu_us_per_request=res["server_cpu_s"] / res["requests"] * 1e6
+                if res["requests"]
+                else None,
                 rss_kib=running.rss_kib(),
+                rss_worker_kib=running.worker_rss_kib(),
                 other_cpu_cores=other_cpu,
                 attempts=len(attempts),
                 wrk=res,
@@ -261,6 +288,7 @@ def measure_http(
                 f"p50 {lat['p50']:.2f} ms, p99 {lat['p99']:.2f} ms, "
                 f"non-2xx {res['non2xx']}, JSON-RPC errors {res['rpc_errors']}, "
                 f"socket errors {socket_errors}, "
+                f"server CPU {row['cpu_us_per_request'] or 0:.1f} us/request, "
                 f"other processes' CPU {other_cpu:.2f} cores"
                 + (f", {row['post_check']}" if "post_check" in row else "")
             )
@@ -269,9 +297,157 @@ def measure_http(
                 log(f"{server.key}: server died: {running.log_tail()}")
                 break
         out["rss_kib"] = running.rss_kib()
+        out["rss_worker_kib"] = running.worker_rss_kib()
         return out
     finally:
         running.stop()
+
+
+def measure_soak(server: peers.Server, args: argparse.Namespace) -> dict[str, Any]:
+    """A fresh server answers ``--soak`` tools/call requests in wrk runs of ``--soak-chunk``
+    seconds; the RSS of its process tree (and of its largest process) is read between runs."""
+    out: dict[str, Any] = {"target_requests": args.soak, "chunk_s": args.soak_chunk}
+    port = free_port()
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    running = Running(server.http(port), TMP / f"{server.key}-soak.log", env, args.nice)
+    try:
+        if not preflight.wait_for_port(port, args.start_timeout, running.alive):
+            out.update(status="start-failed", detail=running.log_tail() or "(empty log)")
+            log(f"{server.key}: soak: FAILED TO START")
+            return out
+        endpoint, why = preflight.check_call(port)
+        if endpoint is None:
+            out.update(status="preflight-failed", detail=why)
+            log(f"{server.key}: soak: PRE-FLIGHT FAILED: {why}")
+            return out
+        url = f"http://127.0.0.1:{port}{endpoint.path}"
+        body_file = TMP / "body-soak.json"
+        body_file.write_bytes(TOOLS_CALL)
+
+        def point(requests: int, seconds: float) -> dict[str, Any]:
+            pid = running.proc.pid
+            return {
+                "requests": requests,
+                "seconds": round(seconds, 2),
+                "rss_kib": tree_rss_kib(pid),
+                "worker_rss_kib": max((rss_kib(p) for p in descendants(pid)), default=0),
+                "peak_rss_kib": tree_peak_rss_kib(pid),
+            }
+
+        samples = [point(0, 0.0)]
+        total = errors = 0
+        started = time.monotonic()
+        before = cpuload.sample(running.proc.pid)
+        log(f"{server.key}: soak: {args.soak:,} tools/call in {args.soak_chunk:g}s wrk runs")
+        while total < args.soak and running.alive():
+            res = run_wrk(
+                url, body_file, SINGLE_PROTOCOL_VERSION, endpoint.headers, args.soak_chunk, args
+            )
+            total += res["requests"]
+            errs = res["errors"]
+            errors += res["non2xx"] + res["rpc_errors"]
+            errors += errs["connect"] + errs["read"] + errs["write"] + errs["timeout"]
+            samples.append(point(total, time.monotonic() - started))
+            last = samples[-1]
+            log(
+                f"{server.key}: soak: {total:,} requests, RSS {last['rss_kib'] / 1024:.1f} MiB "
+                f"(largest process {last['worker_rss_kib'] / 1024:.1f} MiB), errors {errors}"
+            )
+        other = cpuload.foreign_cores(before, cpuload.sample(running.proc.pid))
+        after, why_after = preflight.check_call(port)
+        out.update(
+            status="ok" if running.alive() else "died",
+            requests=total,
+            errors=errors,
+            seconds=time.monotonic() - started,
+            samples=samples,
+            other_cpu_cores=other,
+            post_check="" if after is not None else f"FAILED after load: {why_after}",
+        )
+        out.update(soak_verdict(samples, args.soak))
+        log(f"{server.key}: soak: {out['verdict']}")
+        return out
+    finally:
+        running.stop()
+
+
+#: RSS growth after warm-up that still counts as flat.
+SOAK_FLAT_KIB = 1024
+
+
+def soak_verdict(samples: list[dict[str, Any]], target: int) -> dict[str, Any]:
+    """Growth of the tree's RSS after warm-up (the first sample at or past 10% of the
+    requests), and the least-squares slope over the samples after it."""
+    warm_at = next(
+        (i for i, p in enumerate(samples) if i > 0 and p["requests"] >= target / 10), None
+    )
+    if warm_at is None or warm_at >= len(samples) - 1:
+        return {"flat": None, "verdict": "too few samples after warm-up to judge"}
+    tail = samples[warm_at:]
+    base = tail[0]["rss_kib"]
+    growth = max(p["rss_kib"] for p in tail) - base
+    end_growth = tail[-1]["rss_kib"] - base
+    xs = [p["requests"] / 1e5 for p in tail]
+    ys = [float(p["rss_kib"]) for p in tail]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    var = sum((x - mx) ** 2 for x in xs)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / var if var else 0.0
+    flat = growth <= SOAK_FLAT_KIB
+    verdict = (
+        f"RSS after warm-up ({tail[0]['requests']:,} requests) {base / 1024:.1f} MiB; "
+        f"highest later {growth / 1024:+.2f} MiB, at the end {end_growth / 1024:+.2f} MiB; "
+        f"slope {slope:+.1f} KiB per 100k requests"
+    )
+    return {
+        "flat": flat,
+        "warm_index": warm_at,
+        "growth_kib": growth,
+        "end_growth_kib": end_growth,
+        "slope_kib_per_100k": slope,
+        "verdict": verdict,
+    }
+
+
+def extension_path() -> Path | None:
+    found = sorted((ROOT / "python" / "jetmcp").glob("_wire*.so"))
+    return found[0] if found else None
+
+
+def extension_stamp() -> str:
+    """mtime and size of the jetmcp extension file: changes when anyone rebuilds it."""
+    path = extension_path()
+    if path is None:
+        return "missing"
+    st = path.stat()
+    return f"{st.st_mtime_ns}:{st.st_size}"
+
+
+def wire_build() -> str:
+    """``jetmcp._wire.BUILD`` as a fresh interpreter of the project venv loads it."""
+    code = "from jetmcp import _wire; print(getattr(_wire, 'BUILD', 'unknown (no _wire.BUILD)'))"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, cwd=ROOT
+    )
+    if done.returncode != 0:
+        return f"not importable: {done.stderr.strip().splitlines()[-1:]}"
+    return done.stdout.strip()
+
+
+def build_release() -> dict[str, Any]:
+    """Build the extension with the release profile into this venv (``maturin develop``)."""
+    maturin = peers.MAIN_BIN / "maturin"
+    cmd = [str(maturin), "develop", "--release", "-q"]
+    log("building the jetmcp extension (release profile): " + " ".join(cmd[1:]))
+    env = dict(os.environ, VIRTUAL_ENV=sys.prefix)
+    started = time.monotonic()
+    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    info: dict[str, Any] = {"command": "maturin develop --release", "built": done.returncode == 0}
+    if done.returncode != 0:
+        info["error"] = (done.stdout + done.stderr).strip().splitlines()[-5:]
+        log(f"BUILD FAILED, measuring whatever is installed: {info['error']}")
+    else:
+        log(f"built in {time.monotonic() - started:.0f}s")
+    return info
 
 
 def measure_stdio(server: peers.Server, args: argparse.Namespace) -> dict[str, Any]:
@@ -367,7 +543,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--workloads",
         default=",".join(ALL_WORKLOADS),
-        help=f"comma list of workloads: {','.join(ALL_WORKLOADS)}",
+        help=f"comma list of workloads: {','.join(ALL_WORKLOADS)} (none: only --soak)",
     )
     parser.add_argument("--duration", type=float, default=10.0, help="measured seconds (10)")
     parser.add_argument("--warmup", type=float, default=3.0, help="warm-up seconds (3)")
@@ -393,6 +569,23 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         f"{cpuload.BUSY_CORES} cores meanwhile; the least disturbed attempt is kept",
     )
     parser.add_argument("--skip-install", action="store_true", help="never install peers")
+    parser.add_argument(
+        "--no-build",
+        action="store_true",
+        help="measure the jetmcp extension as installed (default: `maturin develop --release` "
+        "first, so the numbers are the release build's)",
+    )
+    parser.add_argument(
+        "--soak",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also serve N tools/call requests with a fresh jetmcp, reading its RSS between "
+        "wrk runs (0: no soak)",
+    )
+    parser.add_argument(
+        "--soak-chunk", type=float, default=5.0, help="seconds per wrk run of the soak (5)"
+    )
     parser.add_argument("--start-timeout", type=float, default=30.0)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
     args = parser.parse_args(argv)
@@ -402,6 +595,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         parser.error(f"unknown server(s) {', '.join(unknown)}; known: {', '.join(keys)}")
     args.only = only or keys
     wanted = [_ALIASES.get(w.strip(), w.strip()) for w in args.workloads.split(",") if w.strip()]
+    if wanted == ["none"]:
+        wanted = []
     bad = sorted(set(wanted) - set(ALL_WORKLOADS))
     if bad:
         parser.error(f"unknown workload(s) {', '.join(bad)}; known: {', '.join(ALL_WORKLOADS)}")
@@ -413,7 +608,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     http_workloads = [w for w in args.workloads if w in HTTP_WORKLOADS]
     missing_tools = [
-        t for t in ("taskset", *(["wrk"] if http_workloads else [])) if not shutil.which(t)
+        t
+        for t in ("taskset", *(["wrk"] if http_workloads or args.soak else []))
+        if not shutil.which(t)
     ]
     if missing_tools:
         print(
@@ -431,12 +628,23 @@ def main(argv: list[str] | None = None) -> int:
     if not args.skip_install:
         install_failures = peers.install_peers(
             log,
-            want_python=any(s.key in ("mcp-sdk", "fastmcp") for s in selected),
-            want_node=any(s.key == "ts-sdk" for s in selected),
+            want_python=any(PEER_GROUPS.get(s.key) == "python" for s in selected),
+            want_node=any(PEER_GROUPS.get(s.key) == "node" for s in selected),
         )
         for group, why in install_failures.items():
             log(f"could not install the {group} peers: {why}")
     have_png = peers.ensure_matplotlib(log, allow_install=not args.skip_install)
+
+    # Measure the release build: the venv may hold the quick `ci` build of the test suite.
+    wants_jetmcp = any(s.key == "jetmcp" for s in selected)
+    build: dict[str, Any] = {"command": None, "built": False}
+    if wants_jetmcp and not args.no_build:
+        build = build_release()
+    build["profile"] = wire_build()
+    build["stamp"] = extension_stamp()
+    log(f"jetmcp extension build: {build['profile']}")
+    if wants_jetmcp and not build["profile"].startswith("release"):
+        log("WARNING: jetmcp's extension is not a release build: its numbers are not comparable")
 
     command = shlex.join(["python", _rel(Path(sys.argv[0])), *sys.argv[1:]])
     results: dict[str, Any] = {
@@ -455,17 +663,19 @@ def main(argv: list[str] | None = None) -> int:
             "server_core": SERVER_CORE,
             "load_core": LOAD_CORE,
             "workloads": args.workloads,
+            "soak_requests": args.soak,
             "single_protocol_version": SINGLE_PROTOCOL_VERSION,
             "batch_protocol_version": BATCH_PROTOCOL_VERSION,
         },
         "install_failures": install_failures,
+        "build": build,
         "servers": {},
     }
     for server in selected:
         entry: dict[str, Any] = {"label": server.label, "role": server.role, "how": server.how}
         results["servers"][server.key] = entry
         reason: str | None = server.missing()
-        peer_group = {"mcp-sdk": "python", "fastmcp": "python", "ts-sdk": "node"}.get(server.key)
+        peer_group = PEER_GROUPS.get(server.key)
         if reason and peer_group in install_failures:
             reason = f"{reason}; install failed: {install_failures[peer_group or '']}"
         if reason:
@@ -487,6 +697,17 @@ def main(argv: list[str] | None = None) -> int:
             ):
                 entry["http_status"] = entry["status"]
                 entry["status"] = "partial"
+        if server.key == "jetmcp" and args.soak > 0:
+            results["soak"] = measure_soak(server, args)
+        if server.key == "jetmcp":
+            # Someone may rebuild the venv's extension meanwhile (the test suite builds `ci`).
+            stamp = extension_stamp()
+            if stamp != build["stamp"]:
+                build["changed_during_run"] = wire_build()
+                log(
+                    "WARNING: the jetmcp extension was rebuilt while it was measured; now: "
+                    f"{build['changed_during_run']}"
+                )
 
     report.finish(results, args.out, have_png, log)
     return 0

@@ -1,7 +1,7 @@
 """Wire-core benchmark: frame + answer a batch of ``tools/call`` requests.
 
-Not part of the test suite (``testpaths`` is ``tests/``). Build the extension with
-``maturin develop --release`` first, then run::
+Not part of the test suite (``testpaths`` is ``tests/``). ``bench/conftest.py`` builds the
+release extension first (``maturin develop --release``) and the header names the build::
 
     .venv/bin/pytest bench/test_parser_bench.py --benchmark-only -q
 

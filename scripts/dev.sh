@@ -48,6 +48,7 @@ case "$cmd" in
     "$VENV/bin/mypy" --strict python/jetmcp
     echo "== pytest"
     "$VENV/bin/pytest" -p no:cacheprovider tests
+    bash scripts/conformance.sh
     ;;
   *)
     echo "usage: bash scripts/dev.sh serve|test" >&2

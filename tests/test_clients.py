@@ -41,9 +41,6 @@ TS_DIR = Path(__file__).resolve().parent / "clients"
 TS_SDK_VERSION = json.loads((TS_DIR / "package.json").read_text())["dependencies"][
     "@modelcontextprotocol/sdk"
 ]
-#: Until POST replies can be SSE streams (the HTTP streaming work in progress), nothing the
-#: server sends in the middle of a call reaches an HTTP client.
-NEEDS_SSE = pytest.mark.skip(reason="needs SSE replies to POST (HTTP streaming, in progress)")
 #: Bounds every conversation so a stuck exchange fails instead of hanging the suite.
 CONVERSATION_TIMEOUT = 20.0
 
@@ -194,14 +191,6 @@ def target(request: pytest.FixtureRequest) -> Any:
     return stdio_params()
 
 
-@pytest.fixture(params=[pytest.param("http", marks=NEEDS_SSE), "stdio"])
-def streaming_target(request: pytest.FixtureRequest) -> Any:
-    """Like ``target``, for calls that send the client something before their result."""
-    if request.param == "http":
-        return request.getfixturevalue("fixture_url")
-    return stdio_params()
-
-
 def test_python_sdk_lists_and_calls(target: Any) -> None:
     async def main() -> None:
         async with Answers().client(target) as client:
@@ -228,11 +217,11 @@ def test_python_sdk_lists_and_calls(target: Any) -> None:
     run(main)
 
 
-def test_python_sdk_answers_elicitation(streaming_target: Any) -> None:
+def test_python_sdk_answers_elicitation(target: Any) -> None:
     answers = Answers()
 
     async def main() -> None:
-        async with answers.client(streaming_target) as client:
+        async with answers.client(target) as client:
             result = await client.call_tool("test_elicitation", {"message": "Who are you?"})
             assert not result.is_error, text_of(result)
             assert text_of(result) == (
@@ -247,11 +236,11 @@ def test_python_sdk_answers_elicitation(streaming_target: Any) -> None:
     assert set(schema["properties"]) == {"username", "email"}
 
 
-def test_python_sdk_answers_sampling(streaming_target: Any) -> None:
+def test_python_sdk_answers_sampling(target: Any) -> None:
     answers = Answers()
 
     async def main() -> None:
-        async with answers.client(streaming_target) as client:
+        async with answers.client(target) as client:
             result = await client.call_tool("test_sampling", {"prompt": "Capital of France?"})
             assert not result.is_error, text_of(result)
             assert text_of(result) == "LLM response: Paris"
@@ -262,11 +251,11 @@ def test_python_sdk_answers_sampling(streaming_target: Any) -> None:
     assert asked.messages[0].content.text == "Capital of France?"  # type: ignore[union-attr]
 
 
-def test_python_sdk_answers_roots(streaming_target: Any) -> None:
+def test_python_sdk_answers_roots(target: Any) -> None:
     answers = Answers()
 
     async def main() -> None:
-        async with answers.client(streaming_target) as client:
+        async with answers.client(target) as client:
             result = await client.call_tool("client_roots", {})
             assert not result.is_error, text_of(result)
             assert result.structured_content == {"result": ["project=file:///tmp/project"]}
@@ -275,7 +264,7 @@ def test_python_sdk_answers_roots(streaming_target: Any) -> None:
     assert answers.roots_asked == 1
 
 
-def test_python_sdk_receives_progress_and_logs(streaming_target: Any) -> None:
+def test_python_sdk_receives_progress_and_logs(target: Any) -> None:
     answers = Answers()
     progress: list[tuple[float, float | None, str | None]] = []
 
@@ -283,7 +272,7 @@ def test_python_sdk_receives_progress_and_logs(streaming_target: Any) -> None:
         progress.append((value, total, message))
 
     async def main() -> None:
-        async with answers.client(streaming_target) as client:
+        async with answers.client(target) as client:
             result = await client.call_tool(
                 "test_tool_with_progress", {}, progress_callback=on_progress
             )
@@ -367,7 +356,6 @@ def assert_resumed(exchanges: list[dict[str, Any]]) -> None:
     assert all(e["status"] == 200 for e in resumed), exchanges
 
 
-@NEEDS_SSE
 def test_python_sdk_resumes_a_dropped_stream(fixture_url: str) -> None:
     recorder = Recorder()
     answers = Answers()
@@ -440,7 +428,6 @@ def test_ts_sdk_lists_and_calls(ts_client: Path, fixture_url: str) -> None:
     }
 
 
-@NEEDS_SSE
 def test_ts_sdk_answers_elicitation(ts_client: Path, fixture_url: str) -> None:
     seen = ts_run(ts_client, fixture_url, "elicit")
     assert seen["isError"] is False
@@ -451,7 +438,6 @@ def test_ts_sdk_answers_elicitation(ts_client: Path, fixture_url: str) -> None:
     assert asked["message"] == "Who are you?"
 
 
-@NEEDS_SSE
 def test_ts_sdk_answers_sampling(ts_client: Path, fixture_url: str) -> None:
     seen = ts_run(ts_client, fixture_url, "sample")
     assert seen["isError"] is False
@@ -460,7 +446,6 @@ def test_ts_sdk_answers_sampling(ts_client: Path, fixture_url: str) -> None:
     assert asked["maxTokens"] == 100
 
 
-@NEEDS_SSE
 def test_ts_sdk_answers_roots(ts_client: Path, fixture_url: str) -> None:
     seen = ts_run(ts_client, fixture_url, "roots")
     assert seen["isError"] is False
@@ -468,7 +453,6 @@ def test_ts_sdk_answers_roots(ts_client: Path, fixture_url: str) -> None:
     assert seen["asked"]["roots"] == 1
 
 
-@NEEDS_SSE
 def test_ts_sdk_receives_progress(ts_client: Path, fixture_url: str) -> None:
     seen = ts_run(ts_client, fixture_url, "progress")
     assert [(p["progress"], p["total"]) for p in seen["progress"]] == [
@@ -478,7 +462,6 @@ def test_ts_sdk_receives_progress(ts_client: Path, fixture_url: str) -> None:
     ]
 
 
-@NEEDS_SSE
 def test_ts_sdk_receives_logs(ts_client: Path, fixture_url: str) -> None:
     seen = ts_run(ts_client, fixture_url, "logging")
     assert [entry["data"] for entry in seen["logs"]] == [
@@ -494,7 +477,6 @@ def test_ts_sdk_cancels_a_long_call(ts_client: Path, fixture_url: str) -> None:
     assert seen["events"] == ["started", "cancelled"]
 
 
-@NEEDS_SSE
 def test_ts_sdk_resumes_a_dropped_stream(ts_client: Path, fixture_url: str) -> None:
     seen = ts_run(ts_client, fixture_url, "reconnect")
     assert seen["isError"] is False

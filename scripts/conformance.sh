@@ -4,7 +4,7 @@
 # installs the pinned suite and a Node 22 binary (the suite needs Node >= 22; both come from
 # npm) into .cache/conformance/ when missing, serves jetmcp.demo.conformance:app on a free port
 # of 127.0.0.1, runs the 2025-11-25 requirement set, and exits with the suite's status. It also
-# fails when a scenario the requirement set runs but does not score has a failure.
+# fails when any scenario, scored or not, has a failure or ran no check at all.
 # Needs npm (any Node) and .venv/bin/jetmcp (bash scripts/dev.sh builds it).
 set -euo pipefail
 cd "$(dirname "$0")/.."

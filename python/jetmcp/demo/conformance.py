@@ -3,7 +3,8 @@
 Names and behaviour follow the suite's reference servers for the 2025-11-25 requirement set:
 tools, resources, a template and prompts, plus the completion target. Serve it with
 ``jetmcp run jetmcp.demo.conformance:app`` and point the suite at it
-(``bash scripts/conformance.sh`` does both).
+(``bash scripts/conformance.sh`` does both). The 2026-07-28 fixtures (MRTR tools,
+``test_missing_capability``, ``test_logging_tool``...) are not here yet.
 """
 
 from __future__ import annotations

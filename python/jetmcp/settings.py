@@ -7,10 +7,15 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 _ENV = "JETMCP_SETTINGS"
+
+
+def _state_key() -> str:
+    return os.environ.get("JETMCP_STATE_KEY") or secrets.token_urlsafe(32)
 
 
 @dataclass(slots=True)
@@ -55,6 +60,11 @@ class Settings:
     #: path. An empty ``sse_path`` turns it off.
     sse_path: str = "/sse"
     sse_message_path: str = "/messages"
+    #: The key that seals 2026-07-28 ``requestState`` tokens (HMAC-SHA256). By default the
+    #: ``JETMCP_STATE_KEY`` environment variable, else one drawn per ``jetmcp run`` that every
+    #: Granian worker shares (it travels in the exported settings). Servers on several hosts
+    #: must all be given the same one, or a retry that lands elsewhere is refused.
+    state_key: str = field(default_factory=_state_key, repr=False)
 
     def to_env(self) -> str:
         return json.dumps(asdict(self))

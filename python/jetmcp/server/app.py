@@ -25,11 +25,21 @@ from jetmcp.call import NULL_SINK, Call, Handler, Result, Session
 from jetmcp.errors import INVALID_PARAMS, METHOD_NOT_FOUND, McpError
 from jetmcp.protocol.revisions import Revision
 from jetmcp.server import completion
+from jetmcp.server.caching import CacheScope, check_hint, combined
 from jetmcp.server.completion import CompletionHandler, PromptReference
 from jetmcp.server.context import ResourceContents
+from jetmcp.server.listen import Subscriptions, supported_filters
+from jetmcp.server.mrtr import RoundCall, Rounds
 from jetmcp.server.prompts import Prompt
 from jetmcp.server.resources import Resource, ResourceTemplate, UriTemplate, contents_to_wire
+from jetmcp.server.state import DEFAULT_TTL_SECONDS, StateSealer
 from jetmcp.server.tasks import TaskManager
+from jetmcp.server.tasks_ext import (
+    TASKS_EXTENSION,
+    ModernTasks,
+    declares_tasks,
+    missing_tasks_extension,
+)
 from jetmcp.server.tools import TaskSupport, Tool, normalize_icons
 
 log = logging.getLogger("jetmcp")
@@ -71,6 +81,12 @@ class Server:
     Tasks (2025-11-25): ``task_ttl_ms`` is the retention of a task whose client asked for
     none, ``task_max_ttl_ms`` caps what a client may ask (None: no cap; ``task_ttl_ms`` None:
     kept for the session's life), ``task_poll_interval_ms`` the polling interval suggested.
+    The 2026-07-28 tasks extension keeps its tasks ``task_ttl_ms`` (capped the same way).
+
+    2026-07-28: ``cache_ttl_ms``/``cache_scope`` are the caching hints of whatever sets none
+    (see :mod:`jetmcp.server.caching`); ``state_key`` seals the ``requestState`` of input
+    rounds and ``request_state_ttl`` (seconds) is how long a round may wait for its retry
+    (see :mod:`jetmcp.server.state`).
     """
 
     def __init__(
@@ -86,9 +102,18 @@ class Server:
         task_ttl_ms: int | None = 3_600_000,
         task_max_ttl_ms: int | None = 86_400_000,
         task_poll_interval_ms: int | None = 1000,
+        cache_ttl_ms: int = 0,
+        cache_scope: CacheScope = "private",
+        state_key: str | bytes | None = None,
+        request_state_ttl: float = DEFAULT_TTL_SECONDS,
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1")
+        check_hint(cache_ttl_ms, cache_scope)
+        if cache_ttl_ms is None or cache_scope is None:
+            raise ValueError("the server's cache_ttl_ms and cache_scope cannot be None")
+        self.cache_ttl_ms = cache_ttl_ms
+        self.cache_scope: CacheScope = cache_scope
         self.name = name
         self.version = version
         self.instructions = instructions
@@ -102,6 +127,8 @@ class Server:
         self._prompts: dict[str, Prompt] = {}
         #: Listings per (kind, revision version), dropped when that registry changes.
         self._listings: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        #: The caching hint of each list, dropped with its listings.
+        self._hints: dict[str, tuple[int, str]] = {}
         self._listeners: list[Callable[[Kind], None]] = []
         #: Every live legacy session (the dispatcher adds them at initialize; a session drops
         #: out when its transport forgets it), for notifications not tied to a request.
@@ -114,6 +141,13 @@ class Server:
             max_ttl_ms=task_max_ttl_ms,
             poll_interval_ms=task_poll_interval_ms,
         )
+        modern_ttl = task_ttl_ms
+        if task_max_ttl_ms is not None and (modern_ttl is None or modern_ttl > task_max_ttl_ms):
+            modern_ttl = task_max_ttl_ms
+        self._modern_tasks = ModernTasks(ttl_ms=modern_ttl, poll_interval_ms=task_poll_interval_ms)
+        #: 2026-07-28 input rounds, and the open ``subscriptions/listen`` requests.
+        self._rounds = Rounds(StateSealer(state_key, request_state_ttl))
+        self._subscriptions = Subscriptions()
         #: Notification sends scheduled from registry changes (strong references).
         self._sending: set[asyncio.Task[None]] = set()
         #: The method handlers the dispatcher calls, by method name.
@@ -132,6 +166,8 @@ class Server:
             "tasks/result": self._handle_task_result,
             "tasks/list": self._handle_list_tasks,
             "tasks/cancel": self._handle_cancel_task,
+            "tasks/update": self._handle_update_task,
+            "subscriptions/listen": self._handle_listen,
         }
 
     # -- initialize ---------------------------------------------------------------------------
@@ -147,7 +183,14 @@ class Server:
         if revision.tasks:
             caps["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
         caps["tools"] = {"listChanged": True}
+        if revision.modern:
+            caps["extensions"] = {TASKS_EXTENSION: {}}
         return caps
+
+    @property
+    def cache_defaults(self) -> dict[str, Any]:
+        """The server's own caching hints (for ``server/discover`` on 2026-07-28)."""
+        return {"ttlMs": self.cache_ttl_ms, "cacheScope": self.cache_scope}
 
     def server_info(self, revision: Revision) -> dict[str, Any]:
         """``serverInfo`` for the ``initialize`` result, with the fields ``revision`` knows."""
@@ -179,6 +222,9 @@ class Server:
         structured_output: bool | None = None,
         task_support: TaskSupport = "forbidden",
         input_schema: dict[str, Any] | None = None,
+        defer_task: bool = False,
+        ttl_ms: int | None = None,
+        cache_scope: CacheScope | None = None,
     ) -> F: ...
 
     @overload
@@ -196,6 +242,9 @@ class Server:
         structured_output: bool | None = None,
         task_support: TaskSupport = "forbidden",
         input_schema: dict[str, Any] | None = None,
+        defer_task: bool = False,
+        ttl_ms: int | None = None,
+        cache_scope: CacheScope | None = None,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -212,6 +261,9 @@ class Server:
         structured_output: bool | None = None,
         task_support: TaskSupport = "forbidden",
         input_schema: dict[str, Any] | None = None,
+        defer_task: bool = False,
+        ttl_ms: int | None = None,
+        cache_scope: CacheScope | None = None,
     ) -> Any:
         """Register a tool: ``@server.tool``, ``@server.tool()`` or ``@server.tool("name")``.
 
@@ -223,8 +275,11 @@ class Server:
         ``input_schema`` publishes that JSON schema instead, verbatim (any 2020-12 keywords:
         ``$schema``, ``$defs``, ``allOf``, ``if``/``then``/``else``...); arguments are still
         validated against the function's parameters only, and a ``**kwargs`` parameter takes
-        the ones it does not name. ``task_support`` (2025-11-25 tasks): ``"forbidden"``
-        (default), ``"optional"`` or ``"required"``.
+        the ones it does not name. ``task_support`` (2025-11-25 tasks, and the 2026-07-28
+        tasks extension): ``"forbidden"`` (default), ``"optional"`` or ``"required"``;
+        ``defer_task`` (2026-07-28) runs a task tool in the request until it awaits
+        ``ctx.start_task()`` (see :mod:`jetmcp.server.tasks_ext`). ``ttl_ms``/``cache_scope``:
+        the tool's caching hints for ``tools/list`` (see :mod:`jetmcp.server.caching`).
         """
         if isinstance(name_or_fn, str):
             name = name_or_fn
@@ -241,6 +296,9 @@ class Server:
                 structured_output=structured_output,
                 task_support=task_support,
                 input_schema=input_schema,
+                defer_task=defer_task,
+                ttl_ms=ttl_ms,
+                cache_scope=cache_scope,
             )
             return fn
 
@@ -257,12 +315,15 @@ class Server:
         icons: list[Any] | None = None,
         annotations: Any = None,
         meta: dict[str, Any] | None = None,
+        ttl_ms: int | None = None,
+        cache_scope: CacheScope | None = None,
     ) -> Callable[[F], F]:
         """Register a resource at ``uri``; with ``{var}`` in it, a template whose variables are
         the function's parameters. Returns the function unchanged.
 
         The function returns ``str`` (text), ``bytes`` (a base64 blob) or anything else (JSON
-        text, ``application/json``).
+        text, ``application/json``). ``ttl_ms``/``cache_scope``: its caching hints for the
+        lists and ``resources/read`` (2026-07-28).
         """
         if callable(uri):
             raise TypeError("@server.resource needs a URI: use @server.resource('scheme://...')")
@@ -278,6 +339,8 @@ class Server:
                 icons=icons,
                 annotations=annotations,
                 meta=meta,
+                ttl_ms=ttl_ms,
+                cache_scope=cache_scope,
             )
             return fn
 
@@ -294,6 +357,8 @@ class Server:
         description: str | None = None,
         icons: list[Any] | None = None,
         meta: dict[str, Any] | None = None,
+        ttl_ms: int | None = None,
+        cache_scope: CacheScope | None = None,
     ) -> F: ...
 
     @overload
@@ -307,6 +372,8 @@ class Server:
         description: str | None = None,
         icons: list[Any] | None = None,
         meta: dict[str, Any] | None = None,
+        ttl_ms: int | None = None,
+        cache_scope: CacheScope | None = None,
     ) -> Callable[[F], F]: ...
 
     def prompt(
@@ -319,6 +386,8 @@ class Server:
         description: str | None = None,
         icons: list[Any] | None = None,
         meta: dict[str, Any] | None = None,
+        ttl_ms: int | None = None,
+        cache_scope: CacheScope | None = None,
     ) -> Any:
         """Register a prompt: ``@server.prompt``, ``@server.prompt()`` or
         ``@server.prompt("name")``. Its arguments are the function's parameters.
@@ -332,7 +401,14 @@ class Server:
 
         def decorator(fn: F) -> F:
             self.add_prompt(
-                fn, name=name, title=title, description=description, icons=icons, meta=meta
+                fn,
+                name=name,
+                title=title,
+                description=description,
+                icons=icons,
+                meta=meta,
+                ttl_ms=ttl_ms,
+                cache_scope=cache_scope,
             )
             return fn
 
@@ -439,8 +515,11 @@ class Server:
         kinds = ("resources", "templates") if kind == "resources" else (kind,)
         for key in [k for k in self._listings if k[0] in kinds]:
             del self._listings[key]
+        for hinted in kinds:
+            self._hints.pop(hinted, None)
         for listener in self._listeners:
             listener(kind)
+        self._subscriptions.list_changed(kind)
         if not self.sessions:
             return
         try:
@@ -448,7 +527,7 @@ class Server:
         except RuntimeError:
             # Not on the serving loop (another thread): announce with notify_*_changed().
             return
-        task = loop.create_task(self.notify_list_changed(kind))
+        task = loop.create_task(self._notify_sessions_list_changed(kind))
         self._sending.add(task)
         task.add_done_callback(self._sending.discard)
 
@@ -465,9 +544,14 @@ class Server:
                 log.warning("could not notify session %s", session.id, exc_info=True)
 
     async def notify_list_changed(self, kind: Kind) -> None:
-        """Send ``notifications/{kind}/list_changed`` to every initialized live session.
+        """Send ``notifications/{kind}/list_changed`` to every initialized live session and
+        every ``subscriptions/listen`` stream that asked for it.
 
         Adding or removing tools, resources or prompts while serving does this by itself."""
+        self._subscriptions.list_changed(kind)
+        await self._notify_sessions_list_changed(kind)
+
+    async def _notify_sessions_list_changed(self, kind: Kind) -> None:
         sessions = [s for s in list(self.sessions) if s.initialized]
         await self._broadcast(encode_notification(_LIST_CHANGED[kind]), sessions)
 
@@ -482,7 +566,8 @@ class Server:
 
     async def notify_resource_updated(self, uri: str) -> None:
         """Send ``notifications/resources/updated {uri}`` to every live session subscribed to
-        ``uri`` (``resources/subscribe``)."""
+        ``uri`` (``resources/subscribe``) and every listen stream that names it."""
+        self._subscriptions.resource_updated(uri)
         sessions = [s for s in list(self.sessions) if uri in s.subscriptions]
         if sessions:
             message = encode_notification("notifications/resources/updated", {"uri": uri})
@@ -523,17 +608,42 @@ class Server:
             result["nextCursor"] = _encode_cursor(end)
         return result
 
+    def _list_hint(self, kind: str) -> tuple[int, str]:
+        hint = self._hints.get(kind)
+        if hint is None:
+            sources: dict[str, dict[str, Any]] = {
+                "tools": self._tools,
+                "resources": self._resources,
+                "templates": self._templates,
+                "prompts": self._prompts,
+            }
+            hint = combined(
+                ((item.ttl_ms, item.cache_scope) for item in sources[kind].values()),
+                self.cache_ttl_ms,
+                self.cache_scope,
+            )
+            self._hints[kind] = hint
+        return hint
+
+    def _hinted(self, result: dict[str, Any], kind: str) -> dict[str, Any]:
+        result["ttlMs"], result["cacheScope"] = self._list_hint(kind)
+        return result
+
     def _handle_list_tools(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
-        return self._page("tools", self._listing("tools", call.revision), params)
+        result = self._page("tools", self._listing("tools", call.revision), params)
+        return self._hinted(result, "tools") if call.revision.cache_hints else result
 
     def _handle_list_resources(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
-        return self._page("resources", self._listing("resources", call.revision), params)
+        result = self._page("resources", self._listing("resources", call.revision), params)
+        return self._hinted(result, "resources") if call.revision.cache_hints else result
 
     def _handle_list_templates(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
-        return self._page("resourceTemplates", self._listing("templates", call.revision), params)
+        result = self._page("resourceTemplates", self._listing("templates", call.revision), params)
+        return self._hinted(result, "templates") if call.revision.cache_hints else result
 
     def _handle_list_prompts(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
-        return self._page("prompts", self._listing("prompts", call.revision), params)
+        result = self._page("prompts", self._listing("prompts", call.revision), params)
+        return self._hinted(result, "prompts") if call.revision.cache_hints else result
 
     def _handle_call_tool(self, params: dict[str, Any], call: Call) -> Result:
         name = params.get("name")
@@ -545,6 +655,8 @@ class Server:
             arguments = {}
         elif type(arguments) is not dict:
             raise McpError(INVALID_PARAMS, f"Arguments for tool {name} must be an object")
+        if call.revision.mrtr:
+            return self._call_tool_modern(tool, arguments, params, call)
         if call.revision.tasks:
             # Older revisions know no tasks: ``task`` is ignored and every tool runs in place.
             task = params.get("task")
@@ -559,6 +671,21 @@ class Server:
             if tool.task_support == "required":
                 raise McpError(METHOD_NOT_FOUND, f"Tool {name} must be called as a task")
         return tool.call(arguments, call, self)
+
+    def _call_tool_modern(
+        self, tool: Tool, arguments: dict[str, Any], params: dict[str, Any], call: Call
+    ) -> Result:
+        # 2026-07-28: the server decides about tasks (a legacy ``task`` hint is ignored), and
+        # questions to the client are input rounds.
+        with_task = False
+        if tool.task_support != "forbidden":
+            with_task = declares_tasks(call)
+            if not with_task and tool.task_support == "required":
+                raise missing_tasks_extension(f"Tool {tool.name}")
+        rcall = self._rounds.call(params, call)
+        if with_task:
+            return self._modern_tasks.start(tool, arguments, rcall, self)
+        return self._rounds.settle(lambda: tool.call(arguments, rcall, self), rcall)
 
     def _run_tool(self, tool: Tool, arguments: dict[str, Any], call: Call) -> Result:
         return tool.call(arguments, call, self)
@@ -582,24 +709,39 @@ class Server:
         _, item = await self._read(uri, call)
         return [item]
 
-    async def _handle_read_resource(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+    def _handle_read_resource(self, params: dict[str, Any], call: Call) -> Result:
         uri = params.get("uri")
         if not isinstance(uri, str):
             raise McpError(INVALID_PARAMS, "resources/read needs a uri string")
-        resource, item = await self._read(uri, call)
-        return {"contents": [contents_to_wire(uri, item, call.revision, resource.meta)]}
+        if call.revision.mrtr:
+            rcall = self._rounds.call(params, call)
+            return self._rounds.settle(lambda: self._read_result(uri, rcall), rcall)
+        return self._read_result(uri, call)
 
-    async def _handle_get_prompt(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+    async def _read_result(self, uri: str, call: Call) -> dict[str, Any]:
+        resource, item = await self._read(uri, call)
+        result: dict[str, Any] = {
+            "contents": [contents_to_wire(uri, item, call.revision, resource.meta)]
+        }
+        if call.revision.cache_hints:
+            result["ttlMs"] = self.cache_ttl_ms if resource.ttl_ms is None else resource.ttl_ms
+            result["cacheScope"] = resource.cache_scope or self.cache_scope
+        return result
+
+    def _handle_get_prompt(self, params: dict[str, Any], call: Call) -> Result:
         name = params.get("name")
         prompt = self._prompts.get(name) if type(name) is str else None
         if prompt is None:
             raise McpError(INVALID_PARAMS, f"Unknown prompt: {name}")
         arguments = params.get("arguments")
         if arguments is None:
-            return await prompt.get({}, call, self)
-        if not isinstance(arguments, dict):
+            arguments = {}
+        elif not isinstance(arguments, dict):
             raise McpError(INVALID_PARAMS, f"Arguments for prompt {name} must be an object")
-        return await prompt.get(arguments, call, self)
+        if call.revision.mrtr:
+            rcall: RoundCall = self._rounds.call(params, call)
+            return self._rounds.settle(lambda: prompt.get(arguments, rcall, self), rcall)
+        return prompt.get(arguments, call, self)
 
     # -- completion, subscriptions ------------------------------------------------------------
 
@@ -641,6 +783,8 @@ class Server:
         return self._tasks
 
     def _handle_get_task(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+        if call.revision.modern:
+            return self._modern_tasks.get(params, call)
         return self._tasks_for(call).get(params, call)
 
     def _handle_task_result(self, params: dict[str, Any], call: Call) -> Result:
@@ -651,11 +795,42 @@ class Server:
         return self._page("tasks", tasks, params, self.page_size or TASKS_PAGE_SIZE)
 
     def _handle_cancel_task(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+        if call.revision.modern:
+            return self._modern_tasks.cancel(params, call)
         return self._tasks_for(call).cancel(params, call)
+
+    def _handle_update_task(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+        if not call.revision.modern:
+            raise McpError(METHOD_NOT_FOUND, f"Method not found: {call.method}")
+        return self._modern_tasks.update(params, call)
+
+    # -- subscriptions/listen (2026-07-28) ---------------------------------------------------
+
+    def _handle_listen(self, params: dict[str, Any], call: Call) -> Result:
+        if not call.revision.modern:
+            raise McpError(METHOD_NOT_FOUND, f"Method not found: {call.method}")
+        supported = supported_filters(self.capabilities(call.revision))
+        return self._subscriptions.listen(params, call, supported)
+
+    async def close_subscriptions(self, timeout: float = 5.0) -> None:  # noqa: ASYNC109
+        """End every open ``subscriptions/listen`` request with its final result
+        (``{"resultType": "complete", "_meta": {subscriptionId}}``): for transports shutting
+        down. Waits at most ``timeout`` seconds for the results to be handed over."""
+        await self._subscriptions.close_all(timeout)
 
 
 def _resource_kw(kw: dict[str, Any]) -> dict[str, Any]:
-    allowed = ("name", "title", "description", "mime_type", "icons", "annotations", "meta")
+    allowed = (
+        "name",
+        "title",
+        "description",
+        "mime_type",
+        "icons",
+        "annotations",
+        "meta",
+        "ttl_ms",
+        "cache_scope",
+    )
     unknown = set(kw) - set(allowed)
     if unknown:
         raise TypeError(f"unexpected keyword arguments {sorted(unknown)}")

@@ -7,12 +7,13 @@ per call, only for functions that ask for it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from jetmcp.call import LOG_RANK, NULL_SINK, Call
-from jetmcp.errors import MISSING_CLIENT_CAPABILITY, McpError
+from jetmcp.call import LOG_RANK, META_CLIENT_INFO, NULL_SINK, Call
+from jetmcp.errors import INTERNAL_ERROR, MISSING_CLIENT_CAPABILITY, McpError
 from jetmcp.protocol.revisions import Revision
 from jetmcp.server.elicitation import (
     ElicitationResult,
@@ -22,6 +23,7 @@ from jetmcp.server.elicitation import (
     read_answer,
     read_url_answer,
 )
+from jetmcp.server.mrtr import RoundCall
 from jetmcp.server.sampling import (
     Root,
     SamplingResult,
@@ -65,11 +67,12 @@ class Context:
     transport cannot carry them (a plain JSON reply) they are dropped.
     """
 
-    __slots__ = ("_call", "_server")
+    __slots__ = ("_call", "_server", "_state")
 
     def __init__(self, call: Call, server: Server | None = None) -> None:
         self._call = call
         self._server = server
+        self._state: dict[str, Any] | None = None
 
     # -- the request ------------------------------------------------------------------------
 
@@ -122,8 +125,13 @@ class Context:
 
     @property
     def client_info(self) -> dict[str, Any]:
-        """The client's ``clientInfo`` (name, version, ...) from ``initialize``; may be empty."""
-        session = self._call.session
+        """The client's ``clientInfo`` (name, version, ...) from ``initialize`` (from the
+        request's ``_meta`` on 2026-07-28); may be empty."""
+        call = self._call
+        if call.revision.modern:
+            info = self.meta.get(META_CLIENT_INFO)
+            return info if isinstance(info, dict) else {}
+        session = call.session
         return session.client_info if session is not None else {}
 
     @property
@@ -154,9 +162,9 @@ class Context:
             params["total"] = total
         if message is not None and self._call.revision.progress_message:
             params["message"] = message
-        task_id = self.task_id
-        if task_id is not None:
-            params["_meta"] = related(task_id)
+        call = self._call
+        if isinstance(call, TaskCall):
+            params["_meta"] = related(call.task.id)
         await self._call.notify("notifications/progress", params)
 
     async def log(self, level: str, data: Any, *, logger_name: str | None = None) -> None:
@@ -170,9 +178,9 @@ class Context:
         if logger_name is not None:
             params["logger"] = logger_name
         params["data"] = data
-        task_id = self.task_id
-        if task_id is not None:
-            params["_meta"] = related(task_id)
+        call = self._call
+        if isinstance(call, TaskCall):
+            params["_meta"] = related(call.task.id)
         await self._call.notify("notifications/message", params)
 
     async def debug(self, data: Any, *, logger_name: str | None = None) -> None:
@@ -241,15 +249,73 @@ class Context:
 
     @property
     def task_id(self) -> str | None:
-        """The id of the task this call runs as (a task-augmented ``tools/call``), or None."""
+        """The id of the task this call runs as (a task-augmented ``tools/call`` on
+        2025-11-25, a task of the 2026-07-28 tasks extension), or None."""
         call = self._call
-        return call.task.id if isinstance(call, TaskCall) else None
+        if isinstance(call, TaskCall):
+            return call.task.id
+        if isinstance(call, RoundCall):
+            task = getattr(call.inputs, "task", None)
+            return task.id if task is not None else None
+        return None
+
+    async def start_task(self) -> None:
+        """Go on as a task from here (2026-07-28 tasks extension, tools registered with
+        ``defer_task=True``): the request is answered with the ``CreateTaskResult`` and the
+        rest of the function runs in the background; questions asked before this call were
+        MRTR rounds of the request, questions after it wait for ``tasks/update``. Does nothing
+        where the call is not a deferred task (legacy revisions, clients without the
+        extension: the function just goes on in the request)."""
+        call = self._call
+        if isinstance(call, RoundCall):
+            await call.inputs.start_task()
+
+    @property
+    def request_state(self) -> dict[str, Any]:
+        """State of this handler that survives its 2026-07-28 input rounds.
+
+        What the handler puts here (JSON values) is sealed into the ``requestState`` of the
+        ``InputRequiredResult`` and is back here when the client retries; the first round
+        starts empty. It is signed, not encrypted: the client can read it. On legacy
+        sessions (one run per request) it is a plain per-call dict."""
+        call = self._call
+        if isinstance(call, RoundCall):
+            return call.inputs.state
+        if self._state is None:
+            self._state = {}
+        return self._state
 
     @property
     def is_background_task(self) -> bool:
         return isinstance(self._call, TaskCall)
 
     # -- asking the client ------------------------------------------------------------------
+
+    async def _ask(self, method: str, params: dict[str, Any], key: str | None) -> Any:
+        """The client's answer to ``method``: a server-to-client request on a legacy session,
+        an input of the current round (or of the task) on 2026-07-28."""
+        call = self._call
+        if isinstance(call, RoundCall):
+            return await call.inputs.ask(key, method, params)
+        if call.revision.mrtr:
+            raise McpError(
+                INTERNAL_ERROR,
+                f"Internal error: {method} can only be asked from tools/call, prompts/get or "
+                f"resources/read on protocol {call.revision.version}",
+            )
+        return await self._request(method, params)
+
+    async def gather(self, *questions: Awaitable[Any]) -> list[Any]:
+        """Ask several questions at once: ``name, roots = await ctx.gather(ctx.elicit(...),
+        ctx.list_roots())``. Answers come back in order.
+
+        On 2026-07-28 every unanswered question goes into the same ``InputRequiredResult``
+        (one round instead of one per question); inside a task they wait for ``tasks/update``
+        side by side; on a legacy session the requests are sent concurrently."""
+        call = self._call
+        if isinstance(call, RoundCall):
+            return await call.inputs.gather(questions)
+        return list(await asyncio.gather(*questions))
 
     async def _request(self, method: str, params: dict[str, Any]) -> Any:
         call = self._call
@@ -263,17 +329,23 @@ class Context:
         return await call.request(method, params)
 
     @overload
-    async def elicit(self, message: str, schema: type[T]) -> ElicitationResult[T]: ...
+    async def elicit(
+        self, message: str, schema: type[T], *, key: str | None = None
+    ) -> ElicitationResult[T]: ...
 
     @overload
     async def elicit(
-        self, message: str, schema: dict[str, Any] | None = None
+        self, message: str, schema: dict[str, Any] | None = None, *, key: str | None = None
     ) -> ElicitationResult[dict[str, Any]]: ...
 
     @overload
-    async def elicit(self, message: str, schema: Any) -> ElicitationResult[Any]: ...
+    async def elicit(
+        self, message: str, schema: Any, *, key: str | None = None
+    ) -> ElicitationResult[Any]: ...
 
-    async def elicit(self, message: str, schema: Any = None) -> ElicitationResult[Any]:
+    async def elicit(
+        self, message: str, schema: Any = None, *, key: str | None = None
+    ) -> ElicitationResult[Any]:
         """Ask the user for input with a form (``elicitation/create``, 2025-06-18 on).
 
         ``schema`` is a pydantic model class (``data`` is an instance), a dict JSON schema of
@@ -286,6 +358,10 @@ class Context:
         revision or the client lacks form elicitation (a tool call then answers with that
         JSON-RPC error unless the tool catches it), ``ValueError`` when an accepted answer
         does not fit the schema, and ``TypeError`` for a schema that cannot be elicited.
+
+        ``key`` names the question in a 2026-07-28 ``InputRequiredResult`` (default:
+        ``elicitation-<n>``, its position among the questions of the run; see
+        :mod:`jetmcp.server.mrtr`); legacy sessions ignore it.
         """
         call = self._call
         if not call.revision.elicitation:
@@ -301,7 +377,7 @@ class Context:
             params["mode"] = "form"
         params["message"] = message
         params["requestedSchema"] = form.schema
-        answer = await self._request("elicitation/create", params)
+        answer = await self._ask("elicitation/create", params, key)
         return read_answer(form, answer)
 
     async def elicit_url(self, message: str, url: str, elicitation_id: str) -> UrlElicitationResult:
@@ -345,6 +421,7 @@ class Context:
         metadata: dict[str, Any] | None = None,
         tools: list[Any] | None = None,
         tool_choice: Any = None,
+        key: str | None = None,
     ) -> SamplingResult:
         """Ask the client's LLM for a message (``sampling/createMessage``).
 
@@ -353,7 +430,8 @@ class Context:
         names (hints) or a ``ModelPreferences`` dict. ``tools``/``tool_choice`` need
         2025-11-25 and the client's ``sampling.tools``. Returns a :class:`SamplingResult`
         (``.text``, ``.content``, ``.model``, ``.stop_reason``). Raises ``McpError`` -32021
-        when the client did not declare ``sampling``.
+        when the client did not declare ``sampling``. ``key``: as for :meth:`elicit`
+        (default ``sampling-<n>``).
         """
         call = self._call
         caps = call.client_capabilities.get("sampling")
@@ -383,15 +461,15 @@ class Context:
                 params["tools"] = [_plain(tool) for tool in tools]
             if tool_choice is not None:
                 params["toolChoice"] = _plain(tool_choice)
-        answer = await self._request("sampling/createMessage", params)
+        answer = await self._ask("sampling/createMessage", params, key)
         return read_sampling_result(answer)
 
-    async def list_roots(self) -> list[Root]:
+    async def list_roots(self, *, key: str | None = None) -> list[Root]:
         """The client's roots (``roots/list``); raises ``McpError`` -32021 when the client did
-        not declare ``roots``."""
+        not declare ``roots``. ``key``: as for :meth:`elicit` (default ``roots-<n>``)."""
         if not isinstance(self._call.client_capabilities.get("roots"), dict):
             raise missing_capability("roots", {"roots": {}})
-        return read_roots(await self._request("roots/list", {}))
+        return read_roots(await self._ask("roots/list", {}, key))
 
     # -- the transport ----------------------------------------------------------------------
 

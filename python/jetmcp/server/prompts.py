@@ -10,6 +10,7 @@ from pydantic import BaseModel, ValidationError
 from jetmcp.call import Call
 from jetmcp.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
 from jetmcp.protocol.revisions import Revision
+from jetmcp.server.caching import CacheScope, check_hint
 from jetmcp.server.content import one_block
 from jetmcp.server.context import Context
 from jetmcp.server.schema import build_arguments, doc_summary, signature, validation_message
@@ -61,6 +62,7 @@ class Prompt:
 
     __slots__ = (
         "arguments",
+        "cache_scope",
         "description",
         "fn",
         "icons",
@@ -69,6 +71,7 @@ class Prompt:
         "meta",
         "name",
         "title",
+        "ttl_ms",
     )
 
     def __init__(
@@ -80,10 +83,16 @@ class Prompt:
         description: str | None = None,
         icons: Any = None,
         meta: dict[str, Any] | None = None,
+        ttl_ms: int | None = None,
+        cache_scope: CacheScope | None = None,
     ) -> None:
         prompt_name = name or getattr(fn, "__name__", None)
         if not prompt_name or prompt_name == "<lambda>":
             raise ValueError("a prompt made from a lambda needs a name")
+        check_hint(ttl_ms, cache_scope)
+        #: Caching hints for ``prompts/list`` (None: the server's defaults).
+        self.ttl_ms = ttl_ms
+        self.cache_scope: CacheScope | None = cache_scope
         self.fn = fn
         self.name: str = prompt_name
         self.title = title

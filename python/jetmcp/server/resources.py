@@ -14,6 +14,7 @@ from pydantic import BaseModel, ValidationError
 from jetmcp.call import Call
 from jetmcp.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
 from jetmcp.protocol.revisions import Revision
+from jetmcp.server.caching import CacheScope, check_hint
 from jetmcp.server.content import to_json_text
 from jetmcp.server.context import Context, ResourceContents
 from jetmcp.server.schema import (
@@ -129,6 +130,7 @@ class _ResourceBase:
     __slots__ = (
         "annotations",
         "arguments",
+        "cache_scope",
         "description",
         "fn",
         "icons",
@@ -137,6 +139,7 @@ class _ResourceBase:
         "mime_type",
         "name",
         "title",
+        "ttl_ms",
     )
 
     def __init__(
@@ -152,10 +155,16 @@ class _ResourceBase:
         icons: Any,
         annotations: Any,
         meta: dict[str, Any] | None,
+        ttl_ms: int | None = None,
+        cache_scope: CacheScope | None = None,
     ) -> None:
         resource_name = name or getattr(fn, "__name__", None)
         if not resource_name or resource_name == "<lambda>":
             raise ValueError("a resource made from a lambda needs a name")
+        check_hint(ttl_ms, cache_scope)
+        #: Caching hints for listing and reading it (None: the server's defaults).
+        self.ttl_ms = ttl_ms
+        self.cache_scope: CacheScope | None = cache_scope
         self.fn = fn
         self.arguments = arguments
         self.name: str = resource_name

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 from jetmcp.call import Call, Result
 from jetmcp.errors import McpError
 from jetmcp.protocol.revisions import Revision
+from jetmcp.server.caching import CacheScope, check_hint
 from jetmcp.server.content import content_blocks, is_content, text_block, to_jsonable
 from jetmcp.server.context import Context
 from jetmcp.server.elicitation import UrlElicitationRequired
@@ -81,7 +82,9 @@ class Tool:
     __slots__ = (
         "annotations",
         "arguments",
+        "cache_scope",
         "context_param",
+        "defer_task",
         "description",
         "fn",
         "icons",
@@ -93,6 +96,7 @@ class Tool:
         "structured_output",
         "task_support",
         "title",
+        "ttl_ms",
     )
 
     def __init__(
@@ -108,6 +112,9 @@ class Tool:
         structured_output: bool | None = None,
         task_support: TaskSupport = "forbidden",
         input_schema: dict[str, Any] | None = None,
+        defer_task: bool = False,
+        ttl_ms: int | None = None,
+        cache_scope: CacheScope | None = None,
     ) -> None:
         tool_name = name or getattr(fn, "__name__", None)
         if not tool_name or tool_name == "<lambda>":
@@ -118,6 +125,9 @@ class Tool:
             not isinstance(input_schema, dict) or input_schema.get("type") != "object"
         ):
             raise ValueError('an input_schema must be a dict with "type": "object"')
+        check_hint(ttl_ms, cache_scope)
+        if defer_task and task_support == "forbidden":
+            raise ValueError("defer_task needs task_support 'optional' or 'required'")
         sig = signature(fn)
         self.fn = fn
         self.name: str = tool_name
@@ -131,6 +141,12 @@ class Tool:
             copy.deepcopy(input_schema) if input_schema is not None else self.arguments.schema
         )
         self.task_support: TaskSupport = task_support
+        #: 2026-07-28 tasks extension: run in the request (MRTR rounds allowed) until the
+        #: function awaits ``ctx.start_task()``, instead of becoming a task at once.
+        self.defer_task = defer_task
+        #: Caching hints for ``tools/list`` (None: the server's defaults).
+        self.ttl_ms = ttl_ms
+        self.cache_scope: CacheScope | None = cache_scope
         self.context_param = self.arguments.context_param
         self.output: Output | None = build_output(
             tool_name, sig.return_annotation, structured_output

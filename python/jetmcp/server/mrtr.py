@@ -1,0 +1,255 @@
+"""Multi round-trip requests (2026-07-28): the same handler code on both eras.
+
+On a legacy session ``ctx.elicit``, ``ctx.sample`` and ``ctx.list_roots`` send the client a
+request and wait for its answer. On 2026-07-28 the server sends no requests: a ``tools/call``,
+``prompts/get`` or ``resources/read`` whose handler needs input ends the round with an
+``InputRequiredResult``::
+
+    {"resultType": "input_required",
+     "inputRequests": {"<key>": {"method": "elicitation/create", "params": {...}}},
+     "requestState": "<sealed>"}
+
+The client retries (new id, same params) with ``inputResponses`` ``{"<key>": <result>}`` and
+the ``requestState`` echoed; the handler runs again from the top, and each question it asks
+is answered from the earlier rounds (carried in the sealed state, see
+:mod:`jetmcp.server.state`) or from ``inputResponses``. The first unanswered question ends
+the round again. Handlers must therefore ask their questions deterministically: the same
+questions, in the same order, for the same arguments; work done before a question is done
+again on every round (keep it cheap, or park its outcome in ``ctx.request_state``).
+
+Keys: ``key="user_name"`` names a question; without one it is ``<kind>-<n>`` (``elicitation``,
+``sampling`` or ``roots``, and the question's position in the run), stable as long as the
+handler is deterministic. A key may be asked once per run.
+
+Several questions in one round: ``await ctx.gather(ctx.elicit(...), ctx.sample(...))``
+runs them all and ends the round with every unanswered one at once (on a legacy session it
+is ``asyncio.gather``).
+
+Inside a task (the ``io.modelcontextprotocol/tasks`` extension) questions do not end the
+request: the task waits in ``input_required`` until ``tasks/update`` brings the answers
+(see :mod:`jetmcp.server.tasks_ext`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from typing import Any
+
+from jetmcp.call import Call, Result
+from jetmcp.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
+from jetmcp.server.state import StateSealer, params_digest
+
+#: The input methods, and the kind each one's default keys are named after.
+KINDS: dict[str, str] = {
+    "elicitation/create": "elicitation",
+    "sampling/createMessage": "sampling",
+    "roots/list": "roots",
+}
+#: The methods whose results may be an ``InputRequiredResult``.
+ROUND_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
+
+_MISSING: Any = object()
+
+
+class InputRequired(McpError):
+    """Raised by a question nobody has answered yet: it ends the round.
+
+    jetmcp catches it around ``tools/call``, ``prompts/get`` and ``resources/read`` handlers and
+    answers with an ``InputRequiredResult``. A handler that catches ``McpError`` broadly must
+    let this one through. Should it escape anywhere else it is an internal error.
+    """
+
+    def __init__(self, requests: dict[str, dict[str, Any]]) -> None:
+        super().__init__(INTERNAL_ERROR, "Internal error: input was required where none can be")
+        self.requests = requests
+
+
+def _close(question: Any) -> None:
+    if isinstance(question, Coroutine):
+        question.close()
+
+
+class Inputs:
+    """Where a request's questions to the client are answered (one per request run)."""
+
+    __slots__ = ("_keys", "_seq", "state")
+
+    def __init__(self, state: dict[str, Any] | None = None) -> None:
+        self._keys: set[str] = set()
+        self._seq = 0
+        #: The handler's own state across rounds (``ctx.request_state``).
+        self.state: dict[str, Any] = state if state is not None else {}
+
+    def adopt(self, other: Inputs) -> None:
+        """Go on numbering and checking keys where ``other`` (the same run) left off."""
+        self._keys = other._keys
+        self._seq = other._seq
+
+    def next_key(self, key: str | None, method: str) -> str:
+        self._seq += 1
+        chosen = key if key is not None else f"{KINDS.get(method, 'input')}-{self._seq}"
+        if not isinstance(chosen, str) or not chosen:
+            raise ValueError(f"an input key must be a non-empty string, not {chosen!r}")
+        if chosen in self._keys:
+            raise ValueError(f"the input key {chosen!r} is asked twice in one request")
+        self._keys.add(chosen)
+        return chosen
+
+    async def ask(self, key: str | None, method: str, params: dict[str, Any]) -> Any:
+        """The client's result for ``method`` (an ``ElicitResult``, ``CreateMessageResult`` or
+        ``ListRootsResult``)."""
+        raise NotImplementedError
+
+    async def gather(self, questions: Iterable[Awaitable[Any]]) -> list[Any]:
+        return list(await asyncio.gather(*questions))
+
+    async def start_task(self) -> None:
+        """Go on as a task from here (see ``Context.start_task``); nothing to do by default."""
+        return None
+
+
+class InputRound(Inputs):
+    """One round of a 2026-07-28 request: answers come from the sealed state of the earlier
+    rounds and from ``inputResponses``; an unanswered question raises :class:`InputRequired`."""
+
+    __slots__ = ("carried", "escalate", "method", "params", "responses", "sealer", "used")
+
+    def __init__(
+        self,
+        method: str,
+        params: dict[str, Any],
+        sealer: StateSealer,
+        responses: dict[str, Any],
+        carried: dict[str, Any],
+        state: dict[str, Any],
+    ) -> None:
+        super().__init__(state)
+        self.method = method
+        self.params = params
+        self.sealer = sealer
+        self.responses = responses
+        self.carried = carried
+        #: Answers this run consumed: carried to the next round if there is one.
+        self.used: dict[str, Any] = {}
+        #: Set by the tasks extension for tools that become tasks part-way through.
+        self.escalate: Callable[[], Awaitable[None]] | None = None
+
+    async def ask(self, key: str | None, method: str, params: dict[str, Any]) -> Any:
+        chosen = self.next_key(key, method)
+        # Answers of earlier rounds (server-sealed) win over what this retry claims.
+        answer = self.carried.get(chosen, _MISSING)
+        if answer is _MISSING:
+            answer = self.responses.get(chosen, _MISSING)
+        if answer is _MISSING:
+            raise InputRequired({chosen: {"method": method, "params": params}})
+        if not isinstance(answer, dict):
+            raise McpError(
+                INVALID_PARAMS,
+                f"Invalid params: inputResponses[{chosen!r}] must be an object",
+                {"inputKey": chosen},
+            )
+        self.used[chosen] = answer
+        return answer
+
+    async def gather(self, questions: Iterable[Awaitable[Any]]) -> list[Any]:
+        pending = list(questions)
+        results: list[Any] = []
+        missing: dict[str, dict[str, Any]] = {}
+        for i, question in enumerate(pending):
+            try:
+                results.append(await question)
+            except InputRequired as exc:
+                missing.update(exc.requests)
+                results.append(None)
+            except BaseException:
+                for rest in pending[i + 1 :]:
+                    _close(rest)
+                raise
+        if missing:
+            raise InputRequired(missing)
+        return results
+
+    async def start_task(self) -> None:
+        if self.escalate is not None:
+            await self.escalate()
+
+    def result(self, requests: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        """The ``InputRequiredResult`` asking ``requests``, with the state sealed for the retry."""
+        token = self.sealer.seal(self.method, params_digest(self.params), self.used, self.state)
+        return {"resultType": "input_required", "inputRequests": requests, "requestState": token}
+
+
+class RoundCall(Call):
+    """A call whose handler may ask the client for input through :attr:`inputs`."""
+
+    __slots__ = ("inputs",)
+
+    def __init__(self, call: Call, inputs: Inputs) -> None:
+        super().__init__(
+            call.method,
+            call.raw_id,
+            call.revision,
+            call.session,
+            call.sink,
+            call.meta,
+            call.outgoing,
+        )
+        self.inputs = inputs
+
+
+class Rounds:
+    """Opens rounds from request params and turns unanswered questions into results."""
+
+    __slots__ = ("sealer",)
+
+    def __init__(self, sealer: StateSealer) -> None:
+        self.sealer = sealer
+
+    def open(self, params: dict[str, Any], call: Call) -> InputRound:
+        """The round for this request; -32602 for malformed ``inputResponses`` and for a
+        ``requestState`` that is tampered with, expired, or minted for another request."""
+        responses = params.get("inputResponses", _MISSING)
+        if responses is _MISSING:
+            responses = {}
+        elif not isinstance(responses, dict):
+            raise McpError(INVALID_PARAMS, "Invalid params: inputResponses must be an object")
+        token = params.get("requestState")
+        carried: dict[str, Any] = {}
+        state: dict[str, Any] = {}
+        if token is not None:
+            carried, state = self.sealer.open(token, call.method, params_digest(params))
+        return InputRound(call.method, params, self.sealer, responses, carried, state)
+
+    def call(self, params: dict[str, Any], call: Call) -> RoundCall:
+        return RoundCall(call, self.open(params, call))
+
+    def settle(self, run: Callable[[], Result], call: RoundCall) -> Result:
+        """Run a handler; an unanswered question becomes the ``InputRequiredResult``."""
+        inputs = call.inputs
+        assert isinstance(inputs, InputRound)
+        try:
+            result = run()
+        except InputRequired as exc:
+            return inputs.result(exc.requests)
+        if isinstance(result, dict):
+            return result
+        return _settle(result, inputs)
+
+
+async def _settle(pending: Awaitable[dict[str, Any]], inputs: InputRound) -> dict[str, Any]:
+    try:
+        return await pending
+    except InputRequired as exc:
+        return inputs.result(exc.requests)
+
+
+__all__ = [
+    "KINDS",
+    "ROUND_METHODS",
+    "InputRequired",
+    "InputRound",
+    "Inputs",
+    "RoundCall",
+    "Rounds",
+]

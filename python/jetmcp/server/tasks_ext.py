@@ -1,0 +1,378 @@
+"""The tasks extension ``io.modelcontextprotocol/tasks`` (2026-07-28).
+
+On 2026-07-28 tasks are an extension, advertised under ``capabilities.extensions`` and used
+only by requests whose ``clientCapabilities.extensions`` declare it. The server decides:
+
+- a tool registered with ``task_support="optional"`` or ``"required"`` called by such a
+  request becomes a task at once, answered with a flat ``CreateTaskResult``
+  (``resultType: "task"``, ``taskId``, ``status``, ``createdAt``, ``lastUpdatedAt``,
+  ``ttlMs``, ``pollIntervalMs``, and an empty ``content``: see
+  :meth:`ModernTask.created_result`); a legacy ``task`` hint in the params is ignored;
+- a tool registered with ``defer_task=True`` runs in the request first (it may gather input
+  in MRTR rounds) and becomes a task when it awaits ``ctx.start_task()``;
+- without the extension, ``optional`` tools run in the request and ``required`` ones are
+  refused with -32021 naming the extension, as are ``tasks/get``, ``tasks/update`` and
+  ``tasks/cancel``.
+
+``tasks/get`` answers the task with its ``result`` inlined once ``completed`` (a tool error is
+``completed`` with ``result.isError``), its ``error`` once ``failed`` (a JSON-RPC error the
+tool raised), and its ``inputRequests`` while ``input_required``: a question the task's
+handler asks (``ctx.elicit`` ...) waits until ``tasks/update`` brings its answer in
+``inputResponses`` (several may be pending; each answer is taken as it comes, unknown keys
+are ignored). ``tasks/cancel`` is idempotent. Both acknowledge with ``{"resultType":
+"complete"}``. ``tasks/result`` and ``tasks/list`` do not exist on this revision.
+
+Tasks live in one store per server, keyed by unguessable ids, so any stateless request can
+reach them. A terminal task is forgotten once ``ttlMs`` (from creation) has passed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from jetmcp.call import NULL_SINK, Call, Result
+from jetmcp.errors import INTERNAL_ERROR, INVALID_PARAMS, MISSING_CLIENT_CAPABILITY, McpError
+from jetmcp.server.mrtr import InputRequired, InputRound, Inputs, RoundCall
+from jetmcp.server.tasks import TERMINAL, Status, _now
+
+if TYPE_CHECKING:
+    from jetmcp.server.app import Server
+    from jetmcp.server.tools import Tool
+
+log = logging.getLogger("jetmcp")
+
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+
+
+def declares_tasks(call: Call) -> bool:
+    """Whether this request's client capabilities declare the tasks extension."""
+    extensions = call.client_capabilities.get("extensions")
+    return isinstance(extensions, dict) and isinstance(extensions.get(TASKS_EXTENSION), dict)
+
+
+def missing_tasks_extension(what: str) -> McpError:
+    return McpError(
+        MISSING_CLIENT_CAPABILITY,
+        f"{what} needs the client capability extensions[{TASKS_EXTENSION!r}]",
+        {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}},
+    )
+
+
+class ModernTask:
+    """One task of the extension: its state, and its outcome once terminal."""
+
+    __slots__ = (
+        "created",
+        "created_at",
+        "error",
+        "id",
+        "pending",
+        "poll_interval_ms",
+        "result",
+        "runner",
+        "status",
+        "status_message",
+        "ttl_ms",
+        "updated_at",
+    )
+
+    def __init__(self, ttl_ms: int | None, poll_interval_ms: int | None) -> None:
+        self.id = secrets.token_urlsafe(18)
+        self.status: Status = "working"
+        self.status_message: str | None = None
+        self.created_at = self.updated_at = _now()
+        self.created = time.monotonic()
+        self.ttl_ms = ttl_ms
+        self.poll_interval_ms = poll_interval_ms
+        self.result: dict[str, Any] | None = None
+        self.error: McpError | None = None
+        self.runner: asyncio.Task[Any] | None = None
+        #: Questions waiting for ``tasks/update``: key -> (the input request, its answer).
+        self.pending: dict[str, tuple[dict[str, Any], asyncio.Future[Any]]] = {}
+
+    @property
+    def terminal(self) -> bool:
+        return self.status in TERMINAL
+
+    def move(self, status: Status, message: str | None = None) -> None:
+        if self.terminal:
+            return
+        self.status = status
+        self.status_message = message
+        self.updated_at = _now()
+
+    def finish(self, result: dict[str, Any]) -> None:
+        if not self.terminal:
+            self.result = result
+            self.move("completed")
+
+    def fail(self, error: McpError) -> None:
+        if not self.terminal:
+            self.error = error
+            self.move("failed", error.message)
+
+    def cancel(self) -> None:
+        if self.terminal:
+            return
+        self.move("cancelled", "The task was cancelled by request.")
+        for _, answer in self.pending.values():
+            answer.cancel()
+        runner = self.runner
+        if runner is not None and runner is not asyncio.current_task():
+            runner.cancel()
+
+    def expired(self, now: float) -> bool:
+        return (
+            self.terminal and self.ttl_ms is not None and (now - self.created) * 1000 >= self.ttl_ms
+        )
+
+    def to_wire(self) -> dict[str, Any]:
+        task: dict[str, Any] = {"taskId": self.id, "status": self.status}
+        if self.status_message is not None:
+            task["statusMessage"] = self.status_message
+        task["createdAt"] = self.created_at
+        task["lastUpdatedAt"] = self.updated_at
+        task["ttlMs"] = self.ttl_ms
+        if self.poll_interval_ms is not None:
+            task["pollIntervalMs"] = self.poll_interval_ms
+        return task
+
+    def created_result(self) -> dict[str, Any]:
+        """The ``CreateTaskResult``: the task itself, flat. It also carries an empty
+        ``content``, so that it stays a valid ``CallToolResult`` of the core 2026-07-28 schema
+        for whatever validates ``tools/call`` results without knowing the extension."""
+        return {"resultType": "task", **self.to_wire(), "content": []}
+
+    def detailed(self) -> dict[str, Any]:
+        """The ``tasks/get`` result: the task, with its outcome or its pending questions."""
+        out: dict[str, Any] = {"resultType": "complete", **self.to_wire()}
+        if self.status == "input_required" and self.pending:
+            out["inputRequests"] = {key: request for key, (request, _) in self.pending.items()}
+        elif self.status == "completed" and self.result is not None:
+            out["result"] = self.result
+        elif self.status == "failed" and self.error is not None:
+            out["error"] = self.error.to_dict()
+        return out
+
+
+class TaskInputs(Inputs):
+    """A task's questions: each waits in ``inputRequests`` until ``tasks/update`` answers."""
+
+    __slots__ = ("task",)
+
+    def __init__(self, task: ModernTask, state: dict[str, Any] | None = None) -> None:
+        super().__init__(state)
+        self.task = task
+
+    async def ask(self, key: str | None, method: str, params: dict[str, Any]) -> Any:
+        chosen = self.next_key(key, method)
+        task = self.task
+        answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        task.pending[chosen] = ({"method": method, "params": params}, answer)
+        if task.status == "working":
+            task.move("input_required")
+        try:
+            return await answer
+        finally:
+            task.pending.pop(chosen, None)
+            if not task.pending and task.status == "input_required":
+                task.move("working")
+
+
+class ModernTasks:
+    """The extension's tasks of one :class:`~jetmcp.server.app.Server`."""
+
+    def __init__(
+        self,
+        *,
+        ttl_ms: int | None = 3_600_000,
+        poll_interval_ms: int | None = 1000,
+    ) -> None:
+        self.ttl_ms = ttl_ms
+        self.poll_interval_ms = poll_interval_ms
+        self.tasks: dict[str, ModernTask] = {}
+        #: Strong references to running work (the event loop keeps only weak ones).
+        self._running: set[asyncio.Task[Any]] = set()
+
+    # -- creating ----------------------------------------------------------------------------
+
+    def _create(self) -> ModernTask:
+        self.purge()
+        task = ModernTask(self.ttl_ms, self.poll_interval_ms)
+        self.tasks[task.id] = task
+        return task
+
+    def _keep(self, runner: asyncio.Task[Any]) -> None:
+        self._running.add(runner)
+        runner.add_done_callback(self._running.discard)
+
+    @staticmethod
+    def _become_task(call: RoundCall, task: ModernTask) -> None:
+        # Later questions wait for tasks/update; the request's stream is answered already.
+        before = call.inputs
+        inputs = TaskInputs(task, before.state)
+        inputs.adopt(before)
+        call.inputs = inputs
+        call.sink = NULL_SINK
+
+    def start(
+        self, tool: Tool, arguments: dict[str, Any], call: RoundCall, server: Server
+    ) -> Result:
+        """Run ``tool`` as a task for a request that declared the extension."""
+        if tool.defer_task:
+            return self._deferred(tool, arguments, call, server)
+        task = self._create()
+        self._become_task(call, task)
+        runner = asyncio.get_running_loop().create_task(
+            self._drive(task, lambda: tool.call(arguments, call, server))
+        )
+        task.runner = runner
+        self._keep(runner)
+        return task.created_result()
+
+    async def _drive(self, task: ModernTask, work: Callable[[], Result]) -> None:
+        try:
+            result = work()
+            if not isinstance(result, dict):
+                result = await result
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+        except McpError as exc:
+            task.fail(exc)
+        except Exception:
+            log.exception("task %s failed", task.id)
+            task.fail(McpError(INTERNAL_ERROR, "Internal error"))
+        else:
+            task.finish(result)
+
+    async def _deferred(
+        self, tool: Tool, arguments: dict[str, Any], call: RoundCall, server: Server
+    ) -> dict[str, Any]:
+        """Run the tool in the request until it awaits ``ctx.start_task()``: its questions
+        before that are MRTR rounds; the request is then answered with the task."""
+        inputs = call.inputs
+        assert isinstance(inputs, InputRound)
+        loop = asyncio.get_running_loop()
+        outcome: asyncio.Future[dict[str, Any]] = loop.create_future()
+        made: list[ModernTask] = []
+
+        def settle(result: dict[str, Any] | None, error: McpError | None) -> None:
+            if made:
+                task = made[0]
+                if error is not None:
+                    task.fail(error)
+                elif result is not None:
+                    task.finish(result)
+            elif not outcome.done():
+                if error is not None:
+                    outcome.set_exception(error)
+                else:
+                    outcome.set_result(result or {})
+
+        async def escalate() -> None:
+            if made:
+                return
+            task = self._create()
+            made.append(task)
+            self._become_task(call, task)
+            task.runner = asyncio.current_task()
+            if not outcome.done():
+                outcome.set_result(task.created_result())
+
+        inputs.escalate = escalate
+
+        async def body() -> None:
+            try:
+                result = tool.call(arguments, call, server)
+                if not isinstance(result, dict):
+                    result = await result
+            except asyncio.CancelledError:
+                if made:
+                    made[0].cancel()
+                raise
+            except InputRequired as exc:
+                if made:
+                    settle(None, McpError(INTERNAL_ERROR, "Internal error"))
+                else:
+                    settle(inputs.result(exc.requests), None)
+            except McpError as exc:
+                settle(None, exc)
+            except Exception:
+                log.exception("tool %s failed", tool.name)
+                settle(None, McpError(INTERNAL_ERROR, "Internal error"))
+            else:
+                settle(result, None)
+
+        runner = loop.create_task(body())
+        self._keep(runner)
+        try:
+            return await asyncio.shield(outcome)
+        except asyncio.CancelledError:
+            if not made:
+                runner.cancel()
+            raise
+
+    # -- tasks/* -----------------------------------------------------------------------------
+
+    def purge(self) -> None:
+        now = time.monotonic()
+        for task_id in [t.id for t in self.tasks.values() if t.expired(now)]:
+            del self.tasks[task_id]
+
+    def lookup(self, params: dict[str, Any], call: Call) -> ModernTask:
+        if not declares_tasks(call):
+            raise missing_tasks_extension(call.method)
+        task_id = params.get("taskId")
+        if not isinstance(task_id, str):
+            raise McpError(INVALID_PARAMS, "Invalid params: taskId must be a string")
+        self.purge()
+        task = self.tasks.get(task_id)
+        if task is None:
+            raise McpError(INVALID_PARAMS, f"Invalid params: no task {task_id}")
+        return task
+
+    def get(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+        return self.lookup(params, call).detailed()
+
+    def update(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+        task = self.lookup(params, call)
+        responses = params.get("inputResponses")
+        if not isinstance(responses, dict):
+            raise McpError(INVALID_PARAMS, "Invalid params: inputResponses must be an object")
+        known = [(key, value) for key, value in responses.items() if key in task.pending]
+        for key, value in known:
+            if not isinstance(value, dict):
+                raise McpError(
+                    INVALID_PARAMS,
+                    f"Invalid params: inputResponses[{key!r}] must be an object",
+                    {"inputKey": key},
+                )
+        for key, value in known:
+            # Off the pending list now, not when the handler resumes: a tasks/get right
+            # after this must show only what is still unanswered.
+            _, answer = task.pending.pop(key)
+            if not answer.done():
+                answer.set_result(value)
+        if known and not task.pending and task.status == "input_required":
+            task.move("working")
+        return {"resultType": "complete"}
+
+    def cancel(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+        self.lookup(params, call).cancel()
+        return {"resultType": "complete"}
+
+
+__all__ = [
+    "TASKS_EXTENSION",
+    "ModernTask",
+    "ModernTasks",
+    "TaskInputs",
+    "declares_tasks",
+    "missing_tasks_extension",
+]

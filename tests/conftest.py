@@ -42,6 +42,8 @@ READ_TIMEOUT = 5.0
 SILENCE_WINDOW = 0.3
 
 _counter = itertools.count(1)
+#: The repository: test apps (``tests.apps.*``) are importable from here.
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def jetmcp_command() -> list[str]:
@@ -65,6 +67,13 @@ def unique_id(prefix: str = "r") -> str:
     return f"{prefix}{next(_counter)}"
 
 
+def _server_env() -> dict[str, str]:
+    """This environment with the repository on ``PYTHONPATH``, so ``tests.apps.*`` import."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return env
+
+
 # --------------------------------------------------------------------------- processes
 
 
@@ -85,9 +94,10 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 class HttpServer:
-    """A ``jetmcp run --transport http`` process on a free port of 127.0.0.1."""
+    """A ``jetmcp run --transport http`` process on a free port of 127.0.0.1, serving
+    ``app`` (the demo app unless told)."""
 
-    def __init__(self, *extra: str) -> None:
+    def __init__(self, *extra: str, app: str = "jetmcp.demo:app") -> None:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.url = f"{self.base}/mcp"
@@ -95,7 +105,7 @@ class HttpServer:
         args = [
             *jetmcp_command(),
             "run",
-            "jetmcp.demo:app",
+            app,
             "--transport",
             "http",
             "--host",
@@ -109,6 +119,8 @@ class HttpServer:
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=self._stderr,
+            env=_server_env(),
+            cwd=ROOT,
             start_new_session=True,
         )
         self._wait_ready()
@@ -312,19 +324,72 @@ def tool_text(result: dict[str, Any]) -> str:
     return "".join(c["text"] for c in result["content"] if c.get("type") == "text")
 
 
+# --------------------------------------------------------------------------- 2026-07-28
+
+MODERN = "2026-07-28"
+META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+#: The app of the 2026-07-28 wire tests.
+MODERN_APP = "tests.apps.modern_app:app"
+
+
+def modern_meta(
+    version: str = MODERN, capabilities: dict[str, Any] | None = None, **extra: Any
+) -> dict[str, Any]:
+    """The ``_meta`` every 2026-07-28 request carries (``extra`` adds keys)."""
+    meta: dict[str, Any] = {
+        META_PROTOCOL_VERSION: version,
+        META_CLIENT_CAPABILITIES: capabilities if capabilities is not None else {},
+        META_CLIENT_INFO: {"name": "jetmcp-tests", "version": "0"},
+    }
+    meta.update(extra)
+    return meta
+
+
+def modern_request(
+    method: str,
+    params: dict[str, Any] | None = None,
+    id: Any = None,
+    *,
+    meta: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A 2026-07-28 request: ``params`` with ``_meta`` (``modern_meta()`` unless given)."""
+    body = dict(params or {})
+    body["_meta"] = meta if meta is not None else modern_meta()
+    return request(method, body, id=id)
+
+
+def modern_headers(
+    method: str | None = None, name: str | None = None, version: str = MODERN, **extra: str
+) -> dict[str, str]:
+    """The HTTP headers of a 2026-07-28 request (``Mcp-Method``/``Mcp-Name`` when given)."""
+    headers = json_headers(version)
+    if method is not None:
+        headers["Mcp-Method"] = method
+    if name is not None:
+        headers["Mcp-Name"] = name
+    headers.update(extra)
+    return headers
+
+
 # --------------------------------------------------------------------------- stdio
 
 
 class StdioServer:
-    """``jetmcp run --transport stdio`` on pipes; every read has a deadline."""
+    """``jetmcp run --transport stdio`` on pipes, serving ``app`` (the demo app unless
+    told); every read has a deadline."""
 
-    def __init__(self, *extra: str) -> None:
+    def __init__(self, *extra: str, app: str = "jetmcp.demo:app") -> None:
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the process)
         self.proc = subprocess.Popen(
-            [*jetmcp_command(), "run", "jetmcp.demo:app", "--transport", "stdio", *extra],
+            [*jetmcp_command(), "run", app, "--transport", "stdio", *extra],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
+            env=_server_env(),
+            cwd=ROOT,
             start_new_session=True,
         )
         self.lines: queue.Queue[bytes | None] = queue.Queue()

@@ -165,9 +165,13 @@ def test_body_under_the_limit_is_served(client: httpx.Client, strict_url: str) -
 def test_unsupported_protocol_version_header_is_400(
     client: httpx.Client, http_url: str, version: str
 ) -> None:
+    # A header naming no legacy revision sends the request down the 2026-07-28 path, whose
+    # refusals (here: no Mcp-Method header, no _meta) are 400 and echo the id
+    # (tests/test_modern_http.py has the rest).
     resp = post(client, http_url, request("ping", id=1), version=version)
     assert resp.status_code == 400
-    error_body(resp)
+    body = resp.json()
+    assert body["id"] == 1 and body["error"]["code"] == -32020, body
 
 
 @pytest.mark.parametrize("revision", REVISIONS)

@@ -1,8 +1,8 @@
 """The official MCP Python SDK (``mcp``) as a client of jetmcp, over Streamable HTTP and stdio.
 
 The SDK's default ``mode="auto"`` probes ``server/discover`` at 2026-07-28 first and falls back
-to ``initialize`` on a legacy server; jetmcp (legacy revisions only, so far) must satisfy both
-that path and the plain ``mode="legacy"`` handshake.
+to ``initialize`` on a legacy server. jetmcp serves 2026-07-28, so ``auto`` stays stateless
+(no handshake, no session); ``mode="legacy"`` takes the 2025-11-25 handshake.
 """
 
 from __future__ import annotations
@@ -19,12 +19,16 @@ import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import MCPDeprecationWarning
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
 from conftest import jetmcp_command
 
 #: Bounds every SDK conversation so a stuck exchange fails instead of hanging the suite.
 CONVERSATION_TIMEOUT = 20.0
+MODERN = "2026-07-28"
+LEGACY = "2025-11-25"
+#: What each client mode settles on with jetmcp.
+NEGOTIATED = {"auto": MODERN, "legacy": LEGACY}
 
 
 def run(main: Callable[[], Awaitable[None]]) -> None:
@@ -39,9 +43,9 @@ def text_of(result: Any) -> str:
     return "".join(getattr(c, "text", "") for c in result.content)
 
 
-async def exercise(client: Client) -> None:
+async def exercise(client: Client, version: str) -> None:
     """What every transport must carry: list, call, read."""
-    assert client.protocol_version == "2025-11-25"
+    assert client.protocol_version == version
     assert client.server_info is not None and client.server_info.name
 
     tools = await client.list_tools()
@@ -70,10 +74,15 @@ async def exercise(client: Client) -> None:
     prompt = await client.get_prompt("greet", {"name": "Ada"})
     assert getattr(prompt.messages[0].content, "text", "") == "Hello, Ada!"
 
-    # Deprecated only for 2026-07-28; this connection negotiated a handshake revision.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MCPDeprecationWarning)
-        await client.send_ping()
+        if version == MODERN:
+            # 2026-07-28 removed ping: an unknown method there.
+            with pytest.raises(MCPError) as refused:
+                await client.send_ping()
+            assert refused.value.error.code == -32601
+        else:
+            await client.send_ping()
 
 
 class Recorder:
@@ -110,16 +119,21 @@ def test_sdk_client_over_streamable_http(http_url: str, mode: str) -> None:
         async with recorder.http_client() as http:
             transport = streamable_http_client(http_url, http_client=http)
             async with Client(transport, mode=mode) as client:
-                await exercise(client)
+                await exercise(client, NEGOTIATED[mode])
 
     run(main)
     methods = recorder.posted_methods()
-    assert "initialize" in methods, recorder.exchanges
     if mode == "auto":
-        # The 2026-07-28 probe comes first and is refused; the SDK then falls back.
+        # The 2026-07-28 probe is answered, so the SDK stays stateless: no handshake, no
+        # session, no GET stream, no DELETE; every POST served (but the removed ping).
         assert methods[0] == "server/discover", methods
-        probe = recorder.exchanges[0]
-        assert probe[2] in (200, 400, 404), recorder.exchanges
+        assert "initialize" not in methods, methods
+        for method, body, status in recorder.exchanges:
+            assert method == "POST", recorder.exchanges
+            expected = 404 if body.get("method") == "ping" else 200
+            assert status == expected, (body, status)
+        return
+    assert "initialize" in methods, recorder.exchanges
     init = next(e for e in recorder.exchanges if e[1] and e[1].get("method") == "initialize")
     assert init[2] == 200
     # Every POST after initialize succeeded (no 4xx/5xx), and the session ended with DELETE.
@@ -137,7 +151,7 @@ def test_sdk_client_over_streamable_http(http_url: str, mode: str) -> None:
 def test_sdk_client_over_streamable_http_by_url(http_url: str) -> None:
     async def main() -> None:
         async with Client(http_url) as client:
-            await exercise(client)
+            await exercise(client, MODERN)
 
     run(main)
 
@@ -152,7 +166,7 @@ def test_sdk_client_over_stdio(mode: str) -> None:
 
     async def main() -> None:
         async with Client(params, mode=mode) as client:
-            await exercise(client)
+            await exercise(client, NEGOTIATED[mode])
 
     run(main)
 

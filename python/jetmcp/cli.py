@@ -52,6 +52,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--max-body-bytes", type=int, default=defaults.max_body_bytes)
     run.add_argument("--max-batch", type=int, default=defaults.max_batch)
+    run.add_argument(
+        "--no-modern-batch",
+        dest="modern_batch",
+        action="store_false",
+        help="refuse JSON-RPC batches at 2026-07-28 (the io.jetmcp/batch extension)",
+    )
     run.add_argument("--max-depth", type=int, default=defaults.max_depth)
     run.add_argument("--max-sessions", type=int, default=defaults.max_sessions)
     run.add_argument("--session-idle-seconds", type=float, default=defaults.session_idle_seconds)
@@ -106,6 +112,7 @@ def _settings(ns: argparse.Namespace) -> Settings:
         require_session=ns.require_session,
         max_body_bytes=ns.max_body_bytes,
         max_batch=ns.max_batch,
+        modern_batch=ns.modern_batch,
         max_depth=ns.max_depth,
         max_sessions=ns.max_sessions,
         session_idle_seconds=ns.session_idle_seconds,

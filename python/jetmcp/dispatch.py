@@ -7,6 +7,12 @@ construction.
 Handlers may return their result directly (work that never waits) or an awaitable. In a
 batch, direct results are taken in place and only awaitables become tasks that run
 concurrently (``asyncio.gather``); the reply lists every entry in request order.
+
+Revision 2026-07-28 (stateless) is a branch of the same machinery: a frame the transport
+routes there (``Exchange.revision.modern``), or a stdio line whose requests carry a
+``_meta`` protocol version, has each request checked on its own by the rules of
+:mod:`jetmcp.protocol.modern` and each result completed with ``resultType`` and the
+server's identity.
 """
 
 from __future__ import annotations
@@ -19,8 +25,18 @@ from typing import TYPE_CHECKING, Any
 from orjson import loads
 
 from jetmcp import _wire
-from jetmcp.call import LOG_RANK, NULL_SINK, Call, Handler, Outgoing, Session, Sink
+from jetmcp.call import (
+    LOG_RANK,
+    META_SERVER_INFO,
+    NULL_SINK,
+    Call,
+    Handler,
+    Outgoing,
+    Session,
+    Sink,
+)
 from jetmcp.errors import (
+    HEADER_MISMATCH,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -28,7 +44,8 @@ from jetmcp.errors import (
     REQUEST_CANCELLED,
     McpError,
 )
-from jetmcp.protocol import revisions
+from jetmcp.protocol import modern, revisions
+from jetmcp.protocol.modern import RoutingHeaders
 from jetmcp.protocol.revisions import Revision
 
 if TYPE_CHECKING:
@@ -46,6 +63,8 @@ _FRAME_PARSE_ERROR = _wire.FRAME_PARSE_ERROR
 _FRAME_EMPTY_BATCH = _wire.FRAME_EMPTY_BATCH
 _encode_result = _wire.encode_result
 _encode_error = _wire.encode_error
+#: The ``_meta`` key that makes a stdio request a 2026-07-28 one, as it stands in the bytes.
+_MODERN_KEY = b'"io.modelcontextprotocol/protocolVersion"'
 
 
 def _id_key(value: Any) -> tuple[bool, Any]:
@@ -95,16 +114,21 @@ class Exchange:
 
     ``http_status`` is the status a single reply should carry (HTTP only);
     ``new_session`` is set when the body was an ``initialize`` that opened a session.
+    A 2026-07-28 body has ``revision.modern``; over HTTP ``headers`` then holds its routing
+    headers. ``sniff_meta`` (stdio) serves a line the modern way when its requests carry a
+    ``_meta`` protocol version, whatever the session negotiated.
     """
 
     __slots__ = (
         "answer_cancelled",
+        "headers",
         "http_status",
         "inflight",
         "new_session",
         "revision",
         "session",
         "sink",
+        "sniff_meta",
     )
 
     def __init__(
@@ -115,6 +139,8 @@ class Exchange:
         inflight: InFlight | None = None,
         *,
         answer_cancelled: bool = False,
+        headers: RoutingHeaders | None = None,
+        sniff_meta: bool = False,
     ) -> None:
         self.revision = revision
         self.session = session
@@ -125,19 +151,48 @@ class Exchange:
         self.answer_cancelled = answer_cancelled
         self.new_session: Session | None = None
         self.http_status = 200
+        self.headers = headers
+        self.sniff_meta = sniff_meta
+
+
+class _Modern:
+    """A 2026-07-28 handler that has to wait: its result is completed (``resultType``,
+    server identity) once it arrives; ``status`` says an error sets the HTTP status (a
+    single request, not a batch entry)."""
+
+    __slots__ = ("awaitable", "revision", "status")
+
+    def __init__(self, awaitable: Awaitable[dict[str, Any]], revision: Revision, status: bool):
+        self.awaitable = awaitable
+        self.revision = revision
+        self.status = status
+
+    def __await__(self) -> Any:
+        return self.awaitable.__await__()
 
 
 class Dispatcher:
     """Runs the methods of one :class:`~jetmcp.server.app.Server` for any transport."""
 
-    def __init__(self, server: Server) -> None:
+    def __init__(
+        self,
+        server: Server,
+        *,
+        modern_batch: bool = True,
+        max_batch: int = _wire.DEFAULT_MAX_BATCH,
+    ) -> None:
         self.server = server
+        #: Batches at 2026-07-28 (jetmcp's ``io.jetmcp/batch`` extension), and their bound.
+        self.modern_batch = modern_batch
+        self.max_batch = max_batch
         #: Server-to-client requests waiting for answers, whatever session they belong to.
         self.outgoing = Outgoing()
         self._builtins: dict[str, Handler] = {
             "ping": self._ping,
             "logging/setLevel": self._set_level,
         }
+        #: What the dispatcher answers itself at 2026-07-28.
+        self._modern_builtins: dict[str, Handler] = {"server/discover": self._discover}
 
     # ------------------------------------------------------------------ frames
 
@@ -154,6 +209,8 @@ class Dispatcher:
         """Do all the work that needs no waiting now; return the reply, or a coroutine that
         finishes it when some handler has to wait (the caller runs it in a task)."""
         kind = frame.kind
+        if ex.sniff_meta and not ex.revision.modern and _carries_modern_meta(frame):
+            ex.revision = revisions.R2026_07_28
         if kind == _FRAME_SINGLE:
             entry = frame.entries[0]
             reply = self._run_entry(entry, ex, False)
@@ -167,12 +224,22 @@ class Dispatcher:
         if kind == _FRAME_PARSE_ERROR:
             ex.http_status = 400
             return _encode_error(None, -32700, f"Parse error: {frame.error}")
-        # Arrays: the revision decides first, whatever they hold (seed 000).
-        if not ex.revision.batching:
+        # Arrays: the revision decides first, whatever they hold (seed 000); at 2026-07-28
+        # the io.jetmcp/batch extension does (seed 002).
+        revision = ex.revision
+        if not (self.modern_batch if revision.modern else revision.batching):
             return _encode_error(
                 None,
                 INVALID_REQUEST,
-                f"Batches are not supported in protocol revision {ex.revision.version}",
+                f"Batches are not supported in protocol revision {revision.version}",
+            )
+        if revision.modern and ex.headers is not None and ex.headers.routes:
+            ex.http_status = 400
+            return _encode_error(
+                None,
+                HEADER_MISMATCH,
+                "Header mismatch: a batch names no single request, so it carries no "
+                "Mcp-Method, Mcp-Name or Mcp-Param-* header",
             )
         if kind == _FRAME_EMPTY_BATCH:
             return _encode_error(None, INVALID_REQUEST, "Invalid Request: empty batch")
@@ -224,6 +291,8 @@ class Dispatcher:
     ) -> bytes | Awaitable[dict[str, Any]] | None:
         """Start one entry: bytes when answered at once, an awaitable of the result when the
         handler must wait, None when nothing is owed (notifications, responses)."""
+        if ex.revision.modern:
+            return self._run_modern(entry, ex, in_batch)
         kind = entry.kind
         if kind == _REQUEST:
             raw_id = entry.raw_id
@@ -283,6 +352,10 @@ class Dispatcher:
         raw_id = entry.raw_id
         assert raw_id is not None
         inflight = ex.inflight
+        shape: _Modern | None = None
+        if type(pending) is _Modern:
+            shape = pending
+            pending = pending.awaitable
         try:
             if inflight is not None and key is not None:
                 if key in inflight.cancelled:
@@ -300,10 +373,14 @@ class Dispatcher:
                     task.uncancel()
                 return self._cancelled_reply(raw_id, ex)
             except McpError as exc:
+                if shape is not None and shape.status:
+                    ex.http_status = modern.http_status(exc.code)
                 return self._error_reply(raw_id, exc)
             except Exception:
                 log.exception("handler for %s failed", entry.method)
                 return _encode_error(raw_id, INTERNAL_ERROR, "Internal error")
+            if shape is not None:
+                result = self._complete(result, shape.revision)
             return _encode_result(raw_id, result)
         finally:
             if inflight is not None and key is not None:
@@ -326,6 +403,103 @@ class Dispatcher:
             return builtin
         handler: Handler | None = self.server.handlers.get(method)
         return handler
+
+    # ------------------------------------------------------------------ 2026-07-28
+
+    def _run_modern(
+        self, entry: _wire.Entry, ex: Exchange, in_batch: bool
+    ) -> bytes | Awaitable[dict[str, Any]] | None:
+        """:meth:`_run_entry` at 2026-07-28: no session, nothing remembered between
+        requests; a client response or a notification other than ``notifications/cancelled``
+        (stdio) does nothing."""
+        kind = entry.kind
+        if kind == _REQUEST:
+            return self._modern_request(entry, ex, in_batch)
+        if kind == _NOTIFICATION:
+            if entry.method == "notifications/cancelled":
+                self._notification(entry, ex)
+            return None
+        if kind == _RESPONSE:
+            return None
+        return _encode_error(entry.raw_id, INVALID_REQUEST, f"Invalid Request: {entry.reason}")
+
+    def _modern_request(
+        self, entry: _wire.Entry, ex: Exchange, in_batch: bool
+    ) -> bytes | Awaitable[dict[str, Any]]:
+        """Check one request in the order of :mod:`jetmcp.protocol.modern`, then run it."""
+        raw_id: bytes = entry.raw_id  # type: ignore[assignment]  # a REQUEST has both
+        method: str = entry.method  # type: ignore[assignment]
+        try:
+            params = entry.params()
+            if params is None:
+                params = {}
+            elif type(params) is not dict:
+                raise McpError(INVALID_PARAMS, "Invalid params: must be an object")
+            headers = ex.headers
+            if headers is not None:
+                x_headers = self._tool_headers(params) if method == "tools/call" else ()
+                modern.check_headers(headers, method, params, x_headers, in_batch=in_batch)
+            version, meta = modern.check_meta(params)
+            revision = modern.check_version(version)
+            modern.check_method(method, in_batch=in_batch)
+            handler = self._modern_builtins.get(method)
+            if handler is None:
+                handler = self.server.handlers.get(method)
+                if handler is None:
+                    raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
+            # No session and no server-to-client requests (outgoing None): MRTR replaces them.
+            result = handler(params, Call(method, raw_id, revision, None, ex.sink, meta, None))
+            if isinstance(result, dict):
+                return _encode_result(raw_id, self._complete(result, revision))
+            return _Modern(result, revision, not in_batch)
+        except McpError as exc:
+            if not in_batch:
+                ex.http_status = modern.http_status(exc.code)
+            return self._error_reply(raw_id, exc)
+        except Exception:
+            log.exception("handler for %s failed", method)
+            return _encode_error(raw_id, INTERNAL_ERROR, "Internal error")
+
+    def _tool_headers(self, params: dict[str, Any]) -> tuple[modern.XHeader, ...]:
+        """The ``x-mcp-header`` properties of the tool a ``tools/call`` names (none for an
+        unknown tool: the handler answers that)."""
+        name = params.get("name")
+        tool = self.server._tools.get(name) if type(name) is str else None
+        return modern.x_mcp_headers(tool.input_schema) if tool is not None else ()
+
+    def _complete(self, result: dict[str, Any], revision: Revision) -> dict[str, Any]:
+        """A handler's result as a 2026-07-28 result: ``resultType`` (``"complete"`` unless
+        the handler chose one) and the server's identity in ``_meta``, next to whatever
+        ``_meta`` the handler set. The handler's dict is left as it was."""
+        if not revision.result_type:
+            return result
+        out = dict(result)
+        if "resultType" not in out:
+            out["resultType"] = "complete"
+        info = self.server.server_info(revision)
+        meta = out.get("_meta")
+        out["_meta"] = (
+            {META_SERVER_INFO: info, **meta} if isinstance(meta, dict) else {META_SERVER_INFO: info}
+        )
+        return out
+
+    def _discover(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+        """``server/discover``: every revision served, the capabilities at this one (with
+        the extensions this dispatcher adds), instructions, and caching hints."""
+        server = self.server
+        caps = server.capabilities(call.revision)
+        if self.modern_batch:
+            extensions = dict(caps.get("extensions") or {})
+            extensions[modern.BATCH_EXTENSION] = {"maxBatch": self.max_batch}
+            caps["extensions"] = extensions
+        result: dict[str, Any] = {
+            "supportedVersions": list(modern.SUPPORTED_VERSIONS),
+            "capabilities": caps,
+        }
+        if server.instructions:
+            result["instructions"] = server.instructions
+        result.update(_cache_hints(server))
+        return result
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -382,3 +556,27 @@ class Dispatcher:
             if isinstance(params, dict) and "requestId" in params:
                 ex.inflight.cancel(params["requestId"])
         # Other notifications (progress, roots/list_changed, unknown ones) need no action.
+
+
+def _carries_modern_meta(frame: _wire.Frame) -> bool:
+    """Whether a request of ``frame`` names a protocol version in ``params._meta`` (stdio's
+    sign of a 2026-07-28 line). The bytes are searched first; only a line holding the key,
+    or an escape that could spell it, has its params built to be sure."""
+    for entry in frame.entries:
+        if entry.kind != _REQUEST:
+            continue
+        raw = entry.raw()
+        if (_MODERN_KEY in raw or b"\\" in raw) and modern.has_modern_meta(entry.params()):
+            return True
+    return False
+
+
+def _cache_hints(server: Server) -> dict[str, Any]:
+    """``ttlMs``/``cacheScope`` for ``server/discover``: the server's ``cache_defaults``
+    (a dict with either key) when it has them, else immediately stale and public (the
+    result holds nothing about the client)."""
+    hints: dict[str, Any] = {"ttlMs": 0, "cacheScope": "public"}
+    defaults = getattr(server, "cache_defaults", None)
+    if isinstance(defaults, dict):
+        hints.update((k, defaults[k]) for k in ("ttlMs", "cacheScope") if k in defaults)
+    return hints

@@ -37,6 +37,9 @@ class Settings:
     max_body_bytes: int = 4 * 1024 * 1024
     #: Most entries in one JSON-RPC batch; more is refused whole with -32600.
     max_batch: int = 256
+    #: Batches at 2026-07-28 (the ``io.jetmcp/batch`` extension server/discover advertises);
+    #: off, an array at that revision is refused like at 2025-06-18.
+    modern_batch: bool = True
     #: Deepest nesting of arrays/objects in a message; deeper is -32700.
     max_depth: int = 100
     #: Most live sessions kept in memory; the least recently used is ended past it.

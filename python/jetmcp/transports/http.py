@@ -8,10 +8,15 @@ A POST is answered with plain JSON unless a handler sends something before its r
 (:class:`~jetmcp.transports.sse.PostStream`) that ends with the result. GET opens the
 session's standalone stream; DELETE ends the session and its streams. The same app serves
 the 2024-11-05 HTTP+SSE transport on its own paths (:mod:`jetmcp.transports.http_sse`).
+
+A request whose ``MCP-Protocol-Version`` is not a legacy revision is a 2026-07-28 one
+(:meth:`McpHttpApp._post_modern`): POST only, no session, its routing headers checked
+against the body by the dispatcher, and the request cancelled when its client disconnects.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import signal
@@ -23,7 +28,7 @@ from jetmcp import _wire
 from jetmcp.call import NULL_SINK, Session, Sink
 from jetmcp.dispatch import Dispatcher, Exchange
 from jetmcp.errors import INVALID_REQUEST
-from jetmcp.protocol import revisions
+from jetmcp.protocol import modern, revisions
 from jetmcp.server.app import Server
 from jetmcp.sessions import MemorySessionStore, SessionStore, new_session_id
 from jetmcp.settings import Settings
@@ -127,7 +132,9 @@ class McpHttpApp:
     ) -> None:
         self.settings = settings or Settings()
         self.server = server
-        self.dispatcher = Dispatcher(server)
+        self.dispatcher = Dispatcher(
+            server, modern_batch=self.settings.modern_batch, max_batch=self.settings.max_batch
+        )
         self.store: SessionStore = store or MemorySessionStore(
             self.settings.max_sessions, self.settings.session_idle_seconds
         )
@@ -164,6 +171,9 @@ class McpHttpApp:
                 method = scope.method
                 if method == "POST":
                     await self._post(scope, proto)
+                elif modern.is_modern_version(headers.get("mcp-protocol-version")):
+                    # 2026-07-28 has no GET stream and no session to DELETE.
+                    method_not_allowed(proto, method, "POST")
                 elif method == "GET" and not self.settings.stateless:
                     await self._get(scope, proto)
                 elif method == "DELETE" and not self.settings.stateless:
@@ -263,6 +273,13 @@ class McpHttpApp:
             )
         body = await self._read_body(headers, proto)
         settings = self.settings
+        frame = _decode(body, settings.max_depth, settings.max_batch)
+        version = headers.get("mcp-protocol-version")
+        if modern.is_modern_version(version):
+            if not _legacy_initialize(frame):
+                await self._post_modern(headers, proto, frame, accept)
+                return
+            version = None  # the handshake negotiates in its body
 
         session = None
         session_id = None if settings.stateless else headers.get("mcp-session-id")
@@ -270,9 +287,8 @@ class McpHttpApp:
             session = await self.store.get(session_id)
             if session is None:
                 raise HttpError(404, INVALID_REQUEST, "Session not found")
-        revision = _revision(headers.get("mcp-protocol-version"), session)
+        revision = _revision(version, session)
 
-        frame = _decode(body, settings.max_depth, settings.max_batch)
         if (
             session is None
             and settings.require_session
@@ -321,6 +337,47 @@ class McpHttpApp:
             proto.response_empty(202, [])
             return
         proto.response_bytes(ex.http_status, out_headers, reply)
+
+    async def _post_modern(self, headers: Any, proto: Any, frame: _wire.Frame, accept: int) -> None:
+        """A 2026-07-28 POST: no session (``Mcp-Session-Id`` is ignored and none is minted),
+        the reply JSON or, once a handler sends a notification, an SSE stream that never
+        carries a server request. A client that disconnects cancels its request."""
+        settings = self.settings
+        revision = revisions.R2026_07_28
+        stream = PostStream(settings, proto, revision, None) if accept & ACCEPT_SSE else None
+        ex = Exchange(
+            revision,
+            None,
+            stream if stream is not None else NULL_SINK,
+            answer_cancelled=True,
+            headers=modern.RoutingHeaders.from_items(headers.items()),
+        )
+        pending = self.dispatcher.start(frame, ex)
+        if pending is None or isinstance(pending, bytes):
+            reply = pending
+        else:
+            task = asyncio.ensure_future(pending)
+            try:
+                gone = await _until_disconnect(task, proto)
+            except BaseException:
+                task.cancel()
+                if stream is not None:
+                    stream.abandon()
+                raise
+            if gone:
+                if stream is not None:
+                    stream.abandon()
+                return
+            reply = task.result()
+            if stream is not None and stream.streaming:
+                await stream.finish(reply)
+                return
+        if stream is not None:
+            stream.mark_done()
+        if reply is None:
+            proto.response_empty(202, [])
+            return
+        proto.response_bytes(ex.http_status, _JSON, reply)
 
     # GET --------------------------------------------------------------------
 
@@ -448,6 +505,31 @@ def _revision(version: str | None, session: Session | None) -> revisions.Revisio
     if session is not None:
         return session.revision
     return revisions.HTTP_DEFAULT
+
+
+async def _until_disconnect(task: asyncio.Future[Any], proto: Any) -> bool:
+    """Wait for ``task``; if the client disconnects first, cancel it (at 2026-07-28 closing
+    the response is how a client cancels, and ends a ``subscriptions/listen``) and wait for
+    it to unwind. True when the client went away."""
+    watcher = asyncio.ensure_future(proto.client_disconnect())
+    try:
+        await asyncio.wait((task, watcher), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        watcher.cancel()
+    if task.done():
+        return False
+    if not watcher.cancelled():
+        watcher.exception()  # retrieved: a failed watch means the client is gone too
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    return True
+
+
+def _legacy_initialize(frame: _wire.Frame) -> bool:
+    """An ``initialize`` without a ``_meta`` protocol version is the legacy handshake,
+    whatever ``MCP-Protocol-Version`` says (the version is negotiated in its body)."""
+    return _is_initialize(frame) and not modern.has_modern_meta(frame.entries[0].params())
 
 
 def _is_initialize(frame: _wire.Frame) -> bool:

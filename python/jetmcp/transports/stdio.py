@@ -1,7 +1,10 @@
 """stdio: one JSON-RPC message (or batch) per line on stdin, one reply per line on stdout.
 
 Each raw line goes to the parser untouched. The revision negotiated by ``initialize``
-decides batching, exactly as a session does over HTTP. Logs go to stderr only.
+decides batching, exactly as a session does over HTTP. A line whose requests carry
+``params._meta["io.modelcontextprotocol/protocolVersion"]`` is served the 2026-07-28 way
+instead, whatever was negotiated (and ``notifications/cancelled`` cancels those requests
+too). Logs go to stderr only.
 """
 
 from __future__ import annotations
@@ -48,7 +51,9 @@ class StdioServer:
 
     def __init__(self, server: Server, settings: Settings | None = None) -> None:
         self.settings = settings or Settings()
-        self.dispatcher = Dispatcher(server)
+        self.dispatcher = Dispatcher(
+            server, modern_batch=self.settings.modern_batch, max_batch=self.settings.max_batch
+        )
         self.session: Session | None = None
         self.inflight = InFlight()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -62,7 +67,7 @@ class StdioServer:
         rest runs in a task of its own."""
         settings = self.settings
         frame = _wire.decode(line, settings.max_depth, settings.max_batch)
-        ex = Exchange(self._revision(), self.session, sink, self.inflight)
+        ex = Exchange(self._revision(), self.session, sink, self.inflight, sniff_meta=True)
         reply = self.dispatcher.start(frame, ex)
         if ex.new_session is not None:
             self.session = ex.new_session

@@ -293,6 +293,15 @@ def make_app(**kw: Any) -> Server:
         return f"{first.data['name']} then {second.data['name']} after {runs} runs"
 
     @app.tool()
+    async def careless(ctx: Context) -> str:
+        """Catches every Exception around its question"""
+        try:
+            answer = await ctx.elicit("Name?", NAME_SCHEMA, key="name")
+        except Exception as exc:
+            return f"swallowed {exc!r}"
+        return f"got {answer.data['name']}"
+
+    @app.tool()
     async def twice(ctx: Context) -> str:
         """Asks the same key twice"""
         await ctx.elicit("a", NAME_SCHEMA, key="same")
@@ -677,6 +686,15 @@ def test_state_keys_and_sealer(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @async_test
+async def test_catching_exception_does_not_swallow_the_round() -> None:
+    peer = Modern(make_app())
+    first = await peer.tool("careless")
+    assert first["resultType"] == "input_required"
+    done = await peer.tool("careless", inputResponses={"name": accept(name="Kim")})
+    assert text(done) == "got Kim"
+
+
+@async_test
 async def test_same_key_twice_is_a_tool_error() -> None:
     result = await Modern(make_app()).tool("twice", inputResponses={"same": accept(name="x")})
     assert result["isError"] is True
@@ -688,6 +706,9 @@ async def test_questions_need_the_capability_the_request_declares() -> None:
     peer = Modern(make_app(), caps={"sampling": {}})
     error = await peer.tool_error("ask_name")
     assert error["code"] == MISSING_CLIENT_CAPABILITY
+    assert error["data"] == {"requiredCapabilities": {"elicitation": {}}}
+    # A client with URL elicitation only is missing the form mode.
+    error = await peer.tool_error("ask_name", caps={"elicitation": {"url": {}}})
     assert error["data"] == {"requiredCapabilities": {"elicitation": {"form": {}}}}
     # Per request: the same client declaring it now is asked.
     first = await peer.tool("ask_name", caps={"elicitation": {}})

@@ -368,9 +368,13 @@ class Context:
             raise missing_capability(
                 "elicitation", {"elicitation": {}}, f"protocol {call.revision.version} has none"
             )
-        form_ok, _ = client_modes(call.client_capabilities)
-        if not form_ok:
-            raise missing_capability("form elicitation", {"elicitation": {"form": {}}})
+        caps = call.client_capabilities
+        if not client_modes(caps)[0]:
+            # None at all asks for the capability; URL mode only asks for its form mode.
+            needed: dict[str, Any] = (
+                {"form": {}} if isinstance(caps.get("elicitation"), dict) else {}
+            )
+            raise missing_capability("form elicitation", {"elicitation": needed})
         form = prepare_form(schema)
         params: dict[str, Any] = {}
         if call.revision.url_elicitation:

@@ -37,7 +37,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Any
 
 from jetmcp.call import Call, Result
-from jetmcp.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
+from jetmcp.errors import INVALID_PARAMS, McpError
 from jetmcp.server.state import StateSealer, params_digest
 
 #: The input methods, and the kind each one's default keys are named after.
@@ -52,16 +52,16 @@ ROUND_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 _MISSING: Any = object()
 
 
-class InputRequired(McpError):
+class InputRequired(BaseException):
     """Raised by a question nobody has answered yet: it ends the round.
 
     jetmcp catches it around ``tools/call``, ``prompts/get`` and ``resources/read`` handlers and
-    answers with an ``InputRequiredResult``. A handler that catches ``McpError`` broadly must
-    let this one through. Should it escape anywhere else it is an internal error.
+    answers with an ``InputRequiredResult``. Like ``asyncio.CancelledError`` it is control
+    flow, not an error: a ``BaseException``, so handlers that catch ``Exception`` let it by.
     """
 
     def __init__(self, requests: dict[str, dict[str, Any]]) -> None:
-        super().__init__(INTERNAL_ERROR, "Internal error: input was required where none can be")
+        super().__init__(f"input required: {', '.join(requests)}")
         self.requests = requests
 
 

@@ -243,6 +243,8 @@ class ModernTasks:
         except asyncio.CancelledError:
             task.cancel()
             raise
+        except InputRequired:  # a task's questions wait instead; never expected here
+            task.fail(McpError(INTERNAL_ERROR, "Internal error"))
         except McpError as exc:
             task.fail(exc)
         except Exception:

@@ -22,6 +22,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -359,6 +360,46 @@ def modern_request(
     body = dict(params or {})
     body["_meta"] = meta if meta is not None else modern_meta()
     return request(method, body, id=id)
+
+
+#: What ``Mcp-Name`` repeats, per 2026-07-28 method.
+NAME_PARAMS = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
+
+
+def modern_routing(body: Any) -> dict[str, str]:
+    """The ``Mcp-Method``/``Mcp-Name`` headers a 2026-07-28 client derives from a single
+    message (none for a batch or a message without a method)."""
+    if not isinstance(body, dict) or not isinstance(body.get("method"), str):
+        return {}
+    headers = {"Mcp-Method": body["method"]}
+    field = NAME_PARAMS.get(body["method"])
+    value = (body.get("params") or {}).get(field) if field else None
+    if isinstance(value, str):
+        headers["Mcp-Name"] = value
+    return headers
+
+
+def raw_http_post(url: str, body: Any, headers: dict[str, str]) -> socket.socket:
+    """Send one POST to ``url`` on a socket of our own, headers byte for byte (httpx refuses
+    padded values), so the caller decides when the client leaves."""
+    data = encode(body)
+    split = urlsplit(url)
+    head = [
+        f"POST {split.path} HTTP/1.1",
+        f"Host: {split.netloc}",
+        f"Content-Length: {len(data)}",
+        *(f"{k}: {v}" for k, v in headers.items()),
+    ]
+    sock = socket.create_connection((split.hostname, split.port), timeout=READ_TIMEOUT)
+    sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode() + data)
+    return sock
 
 
 def modern_headers(

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import json
-import socket
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -31,22 +30,14 @@ from conftest import (
     modern_headers,
     modern_meta,
     modern_request,
+    modern_routing,
     notification,
     post,
+    raw_http_post,
     request,
     tool_text,
     unique_id,
 )
-
-#: What ``Mcp-Name`` repeats, per method.
-NAME_PARAMS = {
-    "tools/call": "name",
-    "prompts/get": "name",
-    "resources/read": "uri",
-    "tasks/get": "taskId",
-    "tasks/update": "taskId",
-    "tasks/cancel": "taskId",
-}
 
 
 @pytest.fixture(scope="module")
@@ -56,16 +47,6 @@ def url() -> Iterator[str]:
         yield server.url
     finally:
         server.stop()
-
-
-def routing(body: dict[str, Any]) -> dict[str, str]:
-    """The ``Mcp-Method``/``Mcp-Name`` headers a client derives from ``body``."""
-    headers = {"Mcp-Method": body["method"]}
-    field = NAME_PARAMS.get(body["method"])
-    value = (body.get("params") or {}).get(field) if field else None
-    if isinstance(value, str):
-        headers["Mcp-Name"] = value
-    return headers
 
 
 def send(
@@ -82,8 +63,7 @@ def send(
     ``drop`` removes headers by name, then ``headers`` adds or overrides."""
     h = modern_headers(version=version)
     h["Accept"] = accept
-    if isinstance(body, dict) and isinstance(body.get("method"), str):
-        h.update(routing(body))
+    h.update(modern_routing(body))
     for name in drop:
         h = {k: v for k, v in h.items() if k.lower() != name.lower()}
     h.update(headers or {})
@@ -594,24 +574,10 @@ def test_no_server_requests_on_the_stream(client: httpx.Client, url: str) -> Non
     assert tool_text(assert_result(msgs[-1], 54)) == "refused -32603"
 
 
-def raw_post(port: int, body: dict[str, Any], headers: dict[str, str]) -> socket.socket:
-    """Send one POST on a socket of our own, so the test decides when the client leaves."""
-    data = encode(body)
-    head = ["POST /mcp HTTP/1.1", f"Host: 127.0.0.1:{port}", f"Content-Length: {len(data)}"]
-    head += [f"{k}: {v}" for k, v in headers.items()]
-    sock = socket.create_connection(("127.0.0.1", port), timeout=5)
-    sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode() + data)
-    return sock
-
-
-def port_of(url: str) -> int:
-    return int(url.split(":")[2].split("/")[0])
-
-
 def raw_exchange(url: str, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, Any]:
     """One POST with headers sent byte for byte (httpx refuses padded values); the status
     and the JSON body (send ``Connection: close``)."""
-    sock = raw_post(port_of(url), body, headers)
+    sock = raw_http_post(url, body, headers)
     data = b""
     with sock:
         while chunk := sock.recv(65536):
@@ -634,8 +600,8 @@ def wait_cancelled(client: httpx.Client, url: str, tag: str) -> None:
 def test_disconnect_cancels_the_request(client: httpx.Client, url: str, accept: str) -> None:
     tag = unique_id("gone")
     body = call_tool("slow", {"tag": tag}, meta=modern_meta(progressToken=1))
-    headers = routing(body) | modern_headers() | {"Accept": accept}
-    sock = raw_post(port_of(url), body, headers)
+    headers = modern_routing(body) | modern_headers() | {"Accept": accept}
+    sock = raw_http_post(url, body, headers)
     time.sleep(0.3)  # the handler is running
     sock.close()
     wait_cancelled(client, url, tag)

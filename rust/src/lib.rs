@@ -9,8 +9,6 @@ pub mod frame;
 pub mod id;
 
 #[cfg(feature = "python")]
-mod py_build;
-#[cfg(feature = "python")]
 mod py_encode;
 #[cfg(feature = "python")]
 mod py_frame;

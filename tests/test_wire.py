@@ -6,6 +6,7 @@ import collections
 import enum
 import json
 import math
+import sys
 from typing import Any
 
 import orjson
@@ -619,6 +620,58 @@ def test_dumps_matches_orjson(value: Any) -> None:
     out = w.dumps(value)
     assert json.loads(out) == json.loads(orjson.dumps(value)) == value
     assert w.decode(w.encode_result(b"1", value)).entries[0].result() == value
+
+
+@FAST
+@given(
+    st.dictionaries(st.text(max_size=30), json_values, max_size=6),
+    st.booleans(),
+    st.sampled_from([(",", ":"), (", ", ": "), (" ,\n", " :\t")]),
+)
+def test_params_match_json_loads(
+    params: dict[str, Any], ascii_only: bool, separators: tuple[str, str]
+) -> None:
+    # Escapes (ascii_only writes \uXXXX, surrogate pairs included), whitespace, long and
+    # non-ASCII keys: params() builds what a JSON parser builds, every time afresh.
+    text = json.dumps(params, ensure_ascii=ascii_only, separators=separators)
+    e = single(request("1", extra=f',"params":{text}'))
+    first = e.params()
+    assert first == json.loads(text)
+    again = e.params()
+    assert again == first
+    assert again is not first
+
+
+def test_params_keys_and_numbers() -> None:
+    body = (
+        '{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1,"a":2,"k\\u0065y":-12,'
+        '"a_key_longer_than_the_cache_holds_by_far":[123456789012345678,1234567890123456789,'
+        '-9223372036854775808,-0.0,1E2,2.5e-3,0.1],"\u00e9":"","":{}}}'
+    )
+    p = single(body).params()
+    assert p == {
+        "a": 2,
+        "key": -12,
+        "a_key_longer_than_the_cache_holds_by_far": [
+            123456789012345678,
+            1234567890123456789,
+            -9223372036854775808,
+            -0.0,
+            100.0,
+            0.0025,
+            0.1,
+        ],
+        "é": "",
+        "": {},
+    }
+    assert math.copysign(1.0, p["a_key_longer_than_the_cache_holds_by_far"][3]) == -1.0
+    # Cached keys are the interned strings a Python constant is.
+    key = next(iter(single(request("2", extra=',"params":{"name":1}')).params()))
+    assert key is sys.intern("name")
+    # Many distinct keys (cache slots are reused) still come out right.
+    keys = [f"k{i}" for i in range(3000)]
+    text = json.dumps({k: i for i, k in enumerate(keys)})
+    assert single(request("3", extra=f',"params":{text}')).params() == json.loads(text)
 
 
 @FAST

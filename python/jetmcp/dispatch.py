@@ -67,6 +67,13 @@ _encode_error = _wire.encode_error
 _MODERN_KEY = b'"io.modelcontextprotocol/protocolVersion"'
 
 
+def _initialize_marker(params: dict[str, Any], call: Call) -> dict[str, Any]:
+    raise AssertionError("initialize is answered by the dispatcher itself")
+
+
+_INITIALIZE: Handler = _initialize_marker
+
+
 def _id_key(value: Any) -> tuple[bool, Any]:
     # "1" and 1 are different ids; the flag keeps them apart in one dict.
     return (isinstance(value, str), value)
@@ -187,7 +194,10 @@ class Dispatcher:
         self.max_batch = max_batch
         #: Server-to-client requests waiting for answers, whatever session they belong to.
         self.outgoing = Outgoing()
+        #: Methods the dispatcher answers itself, looked up before the server's handlers
+        #: (``initialize`` maps to a marker: it is answered apart).
         self._builtins: dict[str, Handler] = {
+            "initialize": _INITIALIZE,
             "ping": self._ping,
             "logging/setLevel": self._set_level,
         }
@@ -295,29 +305,38 @@ class Dispatcher:
             return self._run_modern(entry, ex, in_batch)
         kind = entry.kind
         if kind == _REQUEST:
-            raw_id = entry.raw_id
-            assert raw_id is not None
-            method = entry.method
-            assert method is not None
+            # The hot path of every request: each line here is paid once per entry.
+            raw_id: bytes = entry.raw_id  # type: ignore[assignment]  # a REQUEST has both
+            method: str = entry.method  # type: ignore[assignment]
             try:
-                if entry.has_params:
-                    params = entry.params()
-                    if not isinstance(params, dict):
-                        raise McpError(INVALID_PARAMS, "Invalid params: must be an object")
-                else:
+                params = entry.params()  # None when absent
+                if params is None:
                     params = {}
-                if method == "initialize":
+                elif type(params) is not dict:  # JSON gives exactly dict or list
+                    raise McpError(INVALID_PARAMS, "Invalid params: must be an object")
+                handler = self._builtins.get(method)
+                if handler is None:
+                    handler = self.server.handlers.get(method)
+                    if handler is None:
+                        raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
+                elif handler is _INITIALIZE:
                     if in_batch:
                         raise McpError(
                             INVALID_REQUEST, "Invalid Request: initialize must not be batched"
                         )
                     return _encode_result(raw_id, self._initialize(params, ex))
-                handler = self._handler(method)
-                if handler is None:
-                    raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
-                meta = params.get("_meta")
-                call = Call(method, raw_id, ex.revision, ex.session, ex.sink, meta, self.outgoing)
-                result = handler(params, call)
+                result = handler(
+                    params,
+                    Call(
+                        method,
+                        raw_id,
+                        ex.revision,
+                        ex.session,
+                        ex.sink,
+                        params.get("_meta"),
+                        self.outgoing,
+                    ),
+                )
                 if isinstance(result, dict):
                     return _encode_result(raw_id, result)
                 return result
@@ -396,13 +415,6 @@ class Dispatcher:
         if exc.has_data:
             return _encode_error(raw_id, exc.code, exc.message, exc.data)
         return _encode_error(raw_id, exc.code, exc.message)
-
-    def _handler(self, method: str) -> Handler | None:
-        builtin = self._builtins.get(method)
-        if builtin is not None:
-            return builtin
-        handler: Handler | None = self.server.handlers.get(method)
-        return handler
 
     # ------------------------------------------------------------------ 2026-07-28
 

@@ -6,7 +6,7 @@
 
 use std::borrow::Cow;
 
-use jiter::{Jiter, JiterError, JiterErrorType, JsonErrorType, Peek};
+use jiter::{Jiter, JsonErrorType};
 
 use crate::id::{classify_number, IdClass};
 
@@ -123,6 +123,7 @@ impl Frame {
 }
 
 /// Frame one JSON-RPC body. Never panics; every problem is described by the result.
+/// Frame one JSON-RPC body. Never panics; every problem is described by the result.
 pub fn decode(body: &[u8], max_depth: usize, max_batch: usize) -> Frame {
     if let Err(e) = std::str::from_utf8(body) {
         return Frame::error(
@@ -132,7 +133,7 @@ pub fn decode(body: &[u8], max_depth: usize, max_batch: usize) -> Frame {
     }
     let mut scanner = Scanner {
         body,
-        jiter: Jiter::new(body),
+        pos: 0,
         max_depth,
         stack: Vec::new(),
     };
@@ -143,27 +144,31 @@ pub fn decode(body: &[u8], max_depth: usize, max_batch: usize) -> Frame {
 }
 
 enum ScanError {
-    Json(JiterError),
-    TooDeep { limit: usize },
-}
-
-impl From<JiterError> for ScanError {
-    #[inline]
-    fn from(e: JiterError) -> Self {
-        ScanError::Json(e)
-    }
+    /// Not JSON: what was wrong (jiter's error kinds and wording) and where.
+    Syntax {
+        kind: JsonErrorType,
+        index: usize,
+    },
+    TooDeep {
+        limit: usize,
+    },
 }
 
 impl ScanError {
     fn message(&self) -> String {
         match self {
-            ScanError::Json(e) => format!("invalid JSON at byte {}: {}", e.index, e.error_type),
+            ScanError::Syntax { kind, index } => format!("invalid JSON at byte {index}: {kind}"),
             ScanError::TooDeep { limit } => format!("nesting depth exceeds {limit}"),
         }
     }
 }
 
 type Scan<T> = Result<T, ScanError>;
+
+#[cold]
+fn syntax<T>(kind: JsonErrorType, index: usize) -> Scan<T> {
+    Err(ScanError::Syntax { kind, index })
+}
 
 /// The members of a JSON-RPC message that matter; any other key is ignored.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -179,16 +184,16 @@ enum Member {
 
 impl Member {
     #[inline]
-    fn of(key: Option<&str>) -> Option<Member> {
-        key.map(|k| match k {
-            "jsonrpc" => Member::Jsonrpc,
-            "id" => Member::Id,
-            "method" => Member::Method,
-            "params" => Member::Params,
-            "result" => Member::Result,
-            "error" => Member::Error,
+    fn of(key: &[u8]) -> Member {
+        match key {
+            b"jsonrpc" => Member::Jsonrpc,
+            b"id" => Member::Id,
+            b"method" => Member::Method,
+            b"params" => Member::Params,
+            b"result" => Member::Result,
+            b"error" => Member::Error,
             _ => Member::Other,
-        })
+        }
     }
 
     fn duplicate_reason(self) -> &'static str {
@@ -204,63 +209,62 @@ impl Member {
     }
 }
 
-/// Up to this many nesting levels left, values are skipped with jiter's `known_skip` (which
-/// refuses more than 200) and checked with [`nesting_exceeds`]; beyond, by hand.
-const JITER_SKIP_LEVELS: usize = 150;
+/// The longest integer part a number may have (jiter's limit, and Python's for int(str)).
+const MAX_INT_DIGITS: usize = 4300;
 
-/// Whether the valid JSON `value` nests deeper than `levels` containers.
-///
-/// Fast path: a value cannot nest deeper than it has `[` and `{` bytes, strings included, and
-/// counting them is a vectorized loop. Only a value with more brackets than `levels` gets the
-/// exact, string-aware walk.
-fn nesting_exceeds(value: &[u8], levels: usize) -> bool {
-    if value.len() <= levels {
-        return false;
-    }
-    let brackets = value.iter().filter(|&&b| b == b'[' || b == b'{').count();
-    if brackets <= levels {
-        return false;
-    }
-    let mut depth = 0usize;
+/// Whether any of 8 bytes is a control character, `"` or `\` (what ends the plain run of a
+/// string). Exact as an "any" test.
+#[inline(always)]
+fn word_stops_string(w: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let control = w.wrapping_sub(ONES * 0x20) & !w;
+    let q = w ^ (ONES * b'"' as u64);
+    let quote = q.wrapping_sub(ONES) & !q;
+    let b = w ^ (ONES * b'\\' as u64);
+    let backslash = b.wrapping_sub(ONES) & !b;
+    (control | quote | backslash) & HIGH != 0
+}
+
+/// The bytes that end the plain run of a string: control characters, `"` and `\`.
+static STOPS_STRING: [bool; 256] = {
+    let mut t = [false; 256];
     let mut i = 0;
-    while let Some(&b) = value.get(i) {
-        match b {
-            b'"' => {
-                i += 1;
-                while let Some(&c) = value.get(i) {
-                    match c {
-                        b'\\' => i += 2,
-                        b'"' => break,
-                        _ => i += 1,
-                    }
-                }
-            }
-            b'[' | b'{' => {
-                depth += 1;
-                if depth > levels {
-                    return true;
-                }
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
+    while i < 0x20 {
+        t[i] = true;
         i += 1;
     }
-    false
-}
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    t
+};
 
 const IN_ARRAY: bool = false;
 const IN_OBJECT: bool = true;
 
-struct Scanner<'j> {
-    body: &'j [u8],
-    jiter: Jiter<'j>,
+/// A hand-written single-pass validator over the body (the grammar is jiter's: RFC 8259 JSON
+/// with jiter's limits, which the tests check against jiter itself).
+struct Scanner<'b> {
+    body: &'b [u8],
+    pos: usize,
     max_depth: usize,
     /// Open containers of the value being skipped (reused between values).
     stack: Vec<bool>,
 }
 
-impl<'j> Scanner<'j> {
+impl<'b> Scanner<'b> {
+    /// The next byte that is not whitespace (the position is left on it), or None at the end.
+    #[inline]
+    fn peek(&mut self) -> Option<u8> {
+        while let Some(&b) = self.body.get(self.pos) {
+            match b {
+                b' ' | b'\n' | b'\r' | b'\t' => self.pos += 1,
+                _ => return Some(b),
+            }
+        }
+        None
+    }
+
     /// A container is about to be opened at nesting level `depth` (1 for the outermost).
     #[inline]
     fn open(&self, depth: usize) -> Scan<()> {
@@ -273,25 +277,367 @@ impl<'j> Scanner<'j> {
         }
     }
 
+    /// The rest must be whitespace.
+    fn finish(&mut self) -> Scan<()> {
+        match self.peek() {
+            None => Ok(()),
+            Some(_) => syntax(JsonErrorType::TrailingCharacters, self.pos),
+        }
+    }
+
+    /// A string at `"`: returns the span of its content (quotes excluded) and whether it has
+    /// escapes. Validates escapes and refuses control characters, as jiter does.
+    #[inline]
+    fn string(&mut self) -> Scan<(Span, bool)> {
+        let body = self.body;
+        let start = self.pos + 1;
+        let mut i = start;
+        let mut escaped = false;
+        loop {
+            // Short strings (the usual keys and values) end within a few bytes: a table
+            // lookup per byte; long ones go a word at a time.
+            let mut n = 0;
+            while let Some(&c) = body.get(i) {
+                if STOPS_STRING[c as usize] {
+                    break;
+                }
+                i += 1;
+                n += 1;
+                if n == 16 {
+                    while let Some(chunk) = body.get(i..i + 8) {
+                        let mut word = [0u8; 8];
+                        word.copy_from_slice(chunk);
+                        if word_stops_string(u64::from_ne_bytes(word)) {
+                            break;
+                        }
+                        i += 8;
+                    }
+                    n = 0;
+                }
+            }
+            match body.get(i) {
+                Some(b'"') => {
+                    self.pos = i + 1;
+                    return Ok((Span { start, end: i }, escaped));
+                }
+                Some(b'\\') => {
+                    escaped = true;
+                    i = self.escape(i + 1)?;
+                }
+                Some(&c) if c < 0x20 => {
+                    return syntax(JsonErrorType::ControlCharacterWhileParsingString, i)
+                }
+                Some(_) => i += 1,
+                None => return syntax(JsonErrorType::EofWhileParsingString, i),
+            }
+        }
+    }
+
+    /// The escape whose letter is at `i` (just after a backslash); returns the index after it.
+    #[cold]
+    fn escape(&self, i: usize) -> Scan<usize> {
+        let body = self.body;
+        match body.get(i) {
+            Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => Ok(i + 1),
+            Some(b'u') => {
+                let (n, after) = self.hex4(i)?;
+                match n {
+                    0xDC00..=0xDFFF => {
+                        syntax(JsonErrorType::LoneLeadingSurrogateInHexEscape, after - 1)
+                    }
+                    0xD800..=0xDBFF => match body.get(after..after + 2) {
+                        Some(b"\\u") => {
+                            let (low, end) = self.hex4(after + 1)?;
+                            if (0xDC00..=0xDFFF).contains(&low) {
+                                Ok(end)
+                            } else {
+                                syntax(JsonErrorType::LoneLeadingSurrogateInHexEscape, end - 1)
+                            }
+                        }
+                        Some(s) if s.starts_with(b"\\") => {
+                            syntax(JsonErrorType::UnexpectedEndOfHexEscape, after + 1)
+                        }
+                        Some(_) => syntax(JsonErrorType::UnexpectedEndOfHexEscape, after),
+                        None => match body.get(after) {
+                            Some(b'\\') | None => {
+                                syntax(JsonErrorType::EofWhileParsingString, body.len())
+                            }
+                            Some(_) => syntax(JsonErrorType::UnexpectedEndOfHexEscape, after),
+                        },
+                    },
+                    _ => Ok(after),
+                }
+            }
+            Some(_) => syntax(JsonErrorType::InvalidEscape, i),
+            None => syntax(JsonErrorType::EofWhileParsingString, i),
+        }
+    }
+
+    /// The 4 hex digits after the `u` at `u`: their value and the index after them.
+    fn hex4(&self, u: usize) -> Scan<(u32, usize)> {
+        let Some(digits) = self.body.get(u + 1..u + 5) else {
+            return syntax(JsonErrorType::EofWhileParsingString, self.body.len());
+        };
+        let mut n = 0u32;
+        for (k, &d) in digits.iter().enumerate() {
+            let Some(v) = (d as char).to_digit(16) else {
+                return syntax(JsonErrorType::InvalidEscape, u + 1 + k);
+            };
+            n = (n << 4) | v;
+        }
+        Ok((n, u + 5))
+    }
+
+    /// A number at `-` or a digit: returns its span.
+    #[inline]
+    fn number(&mut self) -> Scan<Span> {
+        let body = self.body;
+        let start = self.pos;
+        let mut i = start;
+        if body.get(i) == Some(&b'-') {
+            i += 1;
+        }
+        match body.get(i) {
+            Some(b'0') => {
+                i += 1;
+                // A leading zero is the whole integer part.
+                if let Some(b'0'..=b'9') = body.get(i) {
+                    return syntax(JsonErrorType::InvalidNumber, i);
+                }
+            }
+            Some(b'1'..=b'9') => {
+                let digits = i;
+                i += 1;
+                while let Some(b'0'..=b'9') = body.get(i) {
+                    i += 1;
+                }
+                if i - digits > MAX_INT_DIGITS {
+                    return syntax(JsonErrorType::NumberOutOfRange, digits + MAX_INT_DIGITS + 1);
+                }
+            }
+            Some(_) => return syntax(JsonErrorType::InvalidNumber, i),
+            None => return syntax(JsonErrorType::EofWhileParsingValue, i),
+        }
+        if body.get(i) == Some(&b'.') {
+            i += 1;
+            match body.get(i) {
+                Some(b'0'..=b'9') => i += 1,
+                Some(_) => return syntax(JsonErrorType::InvalidNumber, i),
+                None => return syntax(JsonErrorType::EofWhileParsingValue, i),
+            }
+            while let Some(b'0'..=b'9') = body.get(i) {
+                i += 1;
+            }
+        }
+        if let Some(b'e' | b'E') = body.get(i) {
+            i += 1;
+            if let Some(b'+' | b'-') = body.get(i) {
+                i += 1;
+            }
+            match body.get(i) {
+                Some(b'0'..=b'9') => i += 1,
+                Some(_) => return syntax(JsonErrorType::InvalidNumber, i),
+                None => return syntax(JsonErrorType::EofWhileParsingValue, i),
+            }
+            while let Some(b'0'..=b'9') = body.get(i) {
+                i += 1;
+            }
+        }
+        self.pos = i;
+        Ok(Span { start, end: i })
+    }
+
+    /// `true`, `false` or `null` at its first letter.
+    fn literal(&mut self, word: &'static [u8]) -> Scan<()> {
+        let end = self.pos + word.len();
+        match self.body.get(self.pos..end) {
+            Some(w) if w == word => {
+                self.pos = end;
+                Ok(())
+            }
+            _ => {
+                // Find where it went wrong, as jiter reports it.
+                for (k, &want) in word.iter().enumerate() {
+                    match self.body.get(self.pos + k) {
+                        Some(&got) if got == want => {}
+                        Some(_) => return syntax(JsonErrorType::ExpectedSomeIdent, self.pos + k),
+                        None => return syntax(JsonErrorType::EofWhileParsingValue, self.pos + k),
+                    }
+                }
+                syntax(JsonErrorType::ExpectedSomeIdent, self.pos)
+            }
+        }
+    }
+
+    /// After a value inside an array: `,` (true: another value follows) or `]` (false).
+    #[inline]
+    fn array_step(&mut self) -> Scan<bool> {
+        match self.peek() {
+            Some(b',') => {
+                self.pos += 1;
+                match self.peek() {
+                    Some(b']') => syntax(JsonErrorType::TrailingComma, self.pos),
+                    Some(_) => Ok(true),
+                    None => syntax(JsonErrorType::EofWhileParsingValue, self.pos),
+                }
+            }
+            Some(b']') => {
+                self.pos += 1;
+                Ok(false)
+            }
+            Some(_) => syntax(JsonErrorType::ExpectedListCommaOrEnd, self.pos),
+            None => syntax(JsonErrorType::EofWhileParsingList, self.pos),
+        }
+    }
+
+    /// After `{`: the first key (its span and whether it has escapes), or None for `{}`.
+    #[inline]
+    fn object_first(&mut self) -> Scan<Option<(Span, bool)>> {
+        self.pos += 1; // '{'
+        match self.peek() {
+            Some(b'}') => {
+                self.pos += 1;
+                Ok(None)
+            }
+            Some(b'"') => self.key().map(Some),
+            Some(_) => syntax(JsonErrorType::KeyMustBeAString, self.pos),
+            None => syntax(JsonErrorType::EofWhileParsingObject, self.pos),
+        }
+    }
+
+    /// After a member's value: the next key, or None at `}`.
+    #[inline]
+    fn object_step(&mut self) -> Scan<Option<(Span, bool)>> {
+        match self.peek() {
+            Some(b',') => {
+                self.pos += 1;
+                match self.peek() {
+                    Some(b'"') => self.key().map(Some),
+                    Some(b'}') => syntax(JsonErrorType::TrailingComma, self.pos),
+                    Some(_) => syntax(JsonErrorType::KeyMustBeAString, self.pos),
+                    None => syntax(JsonErrorType::EofWhileParsingValue, self.pos),
+                }
+            }
+            Some(b'}') => {
+                self.pos += 1;
+                Ok(None)
+            }
+            Some(_) => syntax(JsonErrorType::ExpectedObjectCommaOrEnd, self.pos),
+            None => syntax(JsonErrorType::EofWhileParsingObject, self.pos),
+        }
+    }
+
+    /// A key at `"` and the colon after it.
+    #[inline]
+    fn key(&mut self) -> Scan<(Span, bool)> {
+        let key = self.string()?;
+        match self.peek() {
+            Some(b':') => {
+                self.pos += 1;
+                Ok(key)
+            }
+            Some(_) => syntax(JsonErrorType::ExpectedColon, self.pos),
+            None => syntax(JsonErrorType::EofWhileParsingObject, self.pos),
+        }
+    }
+
+    /// A key at `"` (and its colon) in a message object: the member it names. Compact
+    /// `"jsonrpc":`-style keys are recognized by a byte compare; anything else goes through
+    /// [`Self::key`] (the same result, the long way).
+    #[inline]
+    fn member_key(&mut self) -> Scan<Member> {
+        let rest = self.body.get(self.pos..).unwrap_or_default();
+        let known = match rest.get(1) {
+            Some(b'j') if rest.starts_with(b"\"jsonrpc\":") => Some((Member::Jsonrpc, 10)),
+            Some(b'i') if rest.starts_with(b"\"id\":") => Some((Member::Id, 5)),
+            Some(b'm') if rest.starts_with(b"\"method\":") => Some((Member::Method, 9)),
+            Some(b'p') if rest.starts_with(b"\"params\":") => Some((Member::Params, 9)),
+            Some(b'r') if rest.starts_with(b"\"result\":") => Some((Member::Result, 9)),
+            Some(b'e') if rest.starts_with(b"\"error\":") => Some((Member::Error, 8)),
+            _ => None,
+        };
+        if let Some((member, len)) = known {
+            self.pos += len;
+            return Ok(member);
+        }
+        let key = self.key()?;
+        Ok(self.member(key))
+    }
+
+    /// [`Self::object_first`] for a message object: the first member, or None for `{}`.
+    #[inline]
+    fn entry_first(&mut self) -> Scan<Option<Member>> {
+        self.pos += 1; // '{'
+        match self.peek() {
+            Some(b'}') => {
+                self.pos += 1;
+                Ok(None)
+            }
+            Some(b'"') => self.member_key().map(Some),
+            Some(_) => syntax(JsonErrorType::KeyMustBeAString, self.pos),
+            None => syntax(JsonErrorType::EofWhileParsingObject, self.pos),
+        }
+    }
+
+    /// [`Self::object_step`] for a message object: the next member, or None at `}`.
+    #[inline]
+    fn entry_step(&mut self) -> Scan<Option<Member>> {
+        match self.peek() {
+            Some(b',') => {
+                self.pos += 1;
+                match self.peek() {
+                    Some(b'"') => self.member_key().map(Some),
+                    Some(b'}') => syntax(JsonErrorType::TrailingComma, self.pos),
+                    Some(_) => syntax(JsonErrorType::KeyMustBeAString, self.pos),
+                    None => syntax(JsonErrorType::EofWhileParsingValue, self.pos),
+                }
+            }
+            Some(b'}') => {
+                self.pos += 1;
+                Ok(None)
+            }
+            Some(_) => syntax(JsonErrorType::ExpectedObjectCommaOrEnd, self.pos),
+            None => syntax(JsonErrorType::EofWhileParsingObject, self.pos),
+        }
+    }
+
+    /// The next value must start here (after whitespace): its first byte.
+    #[inline]
+    fn value_start(&mut self) -> Scan<u8> {
+        match self.peek() {
+            Some(b) => Ok(b),
+            None => syntax(JsonErrorType::EofWhileParsingValue, self.pos),
+        }
+    }
+
     fn frame(&mut self, max_batch: usize) -> Scan<Frame> {
-        let peek = self.jiter.peek()?;
-        if peek == Peek::Array {
+        let first = self.value_start()?;
+        if first == b'[' {
             self.open(1)?;
+            self.pos += 1;
             // A guess from the size: a message rarely takes less than 48 bytes.
             let mut entries = Vec::with_capacity(max_batch.min(self.body.len() / 48 + 1));
             let mut count: usize = 0;
-            let mut next = self.jiter.known_array()?;
-            while let Some(peek) = next {
+            let mut more = match self.peek() {
+                Some(b']') => {
+                    self.pos += 1;
+                    false
+                }
+                Some(_) => true,
+                None => return syntax(JsonErrorType::EofWhileParsingList, self.pos),
+            };
+            while more {
+                let first = self.value_start()?;
                 count += 1;
                 if count <= max_batch {
-                    entries.push(self.element(peek, 1)?);
+                    entries.push(self.element(first, 1)?);
                 } else {
                     // Over the limit: still validate the rest, but build nothing.
-                    self.skip(peek, 1)?;
+                    self.skip(first, 1)?;
                 }
-                next = self.jiter.array_step()?;
+                more = self.array_step()?;
             }
-            self.jiter.finish()?;
+            self.finish()?;
             Ok(if count == 0 {
                 Frame {
                     kind: FrameKind::EmptyBatch,
@@ -311,8 +657,8 @@ impl<'j> Scanner<'j> {
                 }
             })
         } else {
-            let entry = self.element(peek, 0)?;
-            self.jiter.finish()?;
+            let entry = self.element(first, 0)?;
+            self.finish()?;
             Ok(Frame {
                 kind: FrameKind::Single,
                 entries: vec![entry],
@@ -321,32 +667,54 @@ impl<'j> Scanner<'j> {
         }
     }
 
-    /// One message, nested in `depth` containers.
-    fn element(&mut self, peek: Peek, depth: usize) -> Scan<Entry> {
-        if peek == Peek::Object {
+    /// One message starting with `first`, nested in `depth` containers.
+    fn element(&mut self, first: u8, depth: usize) -> Scan<Entry> {
+        if first == b'{' {
             self.entry(depth)
         } else {
-            let start = self.jiter.current_index();
-            self.skip(peek, depth)?;
-            let end = self.jiter.current_index();
-            Ok(Entry::invalid_value(Span { start, end }))
+            let start = self.pos;
+            self.skip(first, depth)?;
+            Ok(Entry::invalid_value(Span {
+                start,
+                end: self.pos,
+            }))
         }
     }
 
-    /// Consume a value known to start here, returning its span.
+    /// Consume a value starting here with `first`, returning its span.
     #[inline]
-    fn value_span(&mut self, peek: Peek, depth: usize) -> Scan<Span> {
-        let start = self.jiter.current_index();
-        self.skip(peek, depth)?;
+    fn value_span(&mut self, first: u8, depth: usize) -> Scan<Span> {
+        let start = self.pos;
+        self.skip(first, depth)?;
         Ok(Span {
             start,
-            end: self.jiter.current_index(),
+            end: self.pos,
         })
+    }
+
+    /// The decoded text of a string lexeme with escapes (rare: keys and `jsonrpc` values).
+    #[cold]
+    fn unescape(&self, span: Span) -> Option<String> {
+        let lexeme = self.body.get(span.start.checked_sub(1)?..span.end + 1)?;
+        let mut jiter = Jiter::new(lexeme);
+        jiter.next_str().ok().map(str::to_owned)
+    }
+
+    /// The member a key names (escapes decoded, so `"jsonr\u0070c"` is `jsonrpc`).
+    #[inline]
+    fn member(&self, key: (Span, bool)) -> Member {
+        let (span, escaped) = key;
+        if escaped {
+            self.unescape(span)
+                .map_or(Member::Other, |k| Member::of(k.as_bytes()))
+        } else {
+            Member::of(span.of(self.body))
+        }
     }
 
     /// An object message at `{`, nested in `depth` containers.
     fn entry(&mut self, depth: usize) -> Scan<Entry> {
-        let start = self.jiter.current_index();
+        let start = self.pos;
         let inner = depth + 1;
         self.open(inner)?;
 
@@ -363,9 +731,9 @@ impl<'j> Scanner<'j> {
         let mut result: Option<Span> = None;
         let mut error: Option<Span> = None;
 
-        let mut member = Member::of(self.jiter.known_object()?);
+        let mut member = self.entry_first()?;
         while let Some(m) = member {
-            let peek = self.jiter.peek()?;
+            let first = self.value_start()?;
             if m != Member::Other {
                 let bit = 1u8 << (m as u8);
                 if seen & bit != 0 && duplicate.is_none() {
@@ -375,67 +743,71 @@ impl<'j> Scanner<'j> {
             }
             match m {
                 Member::Jsonrpc => {
-                    if peek == Peek::String {
-                        jsonrpc_ok = self.jiter.known_str()? == "2.0";
+                    if self.body.get(self.pos..self.pos + 5) == Some(b"\"2.0\"") {
+                        self.pos += 5;
+                        jsonrpc_ok = true;
+                    } else if first == b'"' {
+                        let (span, escaped) = self.string()?;
+                        jsonrpc_ok = if escaped {
+                            self.unescape(span).as_deref() == Some("2.0")
+                        } else {
+                            span.of(self.body) == b"2.0"
+                        };
                     } else {
                         jsonrpc_ok = false;
-                        self.skip(peek, inner)?;
+                        self.skip(first, inner)?;
                     }
                 }
                 Member::Id => {
-                    let vstart = self.jiter.current_index();
-                    id_class = match peek {
-                        Peek::String => {
-                            self.jiter.known_bytes()?;
+                    let vstart = self.pos;
+                    id_class = match first {
+                        b'"' => {
+                            self.string()?;
                             IdClass::String
                         }
-                        Peek::Null => {
-                            self.jiter.known_null()?;
+                        b'n' => {
+                            self.literal(b"null")?;
                             IdClass::Null
                         }
-                        Peek::True | Peek::False => {
-                            self.jiter.known_bool(peek)?;
+                        b'-' | b'0'..=b'9' => classify_number(self.number()?.of(self.body)),
+                        _ => {
+                            self.skip(first, inner)?;
                             IdClass::Other
                         }
-                        Peek::Array | Peek::Object => {
-                            self.skip(peek, inner)?;
-                            IdClass::Other
-                        }
-                        _ => classify_number(self.jiter.known_number_bytes(peek)?),
                     };
                     id = Some(Span {
                         start: vstart,
-                        end: self.jiter.current_index(),
+                        end: self.pos,
                     });
                 }
                 Member::Method => {
-                    if peek == Peek::String {
-                        let vstart = self.jiter.current_index();
-                        method_escaped = self.jiter.known_bytes()?.contains(&b'\\');
+                    if first == b'"' {
+                        let vstart = self.pos;
+                        method_escaped = self.string()?.1;
                         method = Some(Span {
                             start: vstart,
-                            end: self.jiter.current_index(),
+                            end: self.pos,
                         });
                         method_bad = false;
                     } else {
                         method = None;
                         method_bad = true;
-                        self.skip(peek, inner)?;
+                        self.skip(first, inner)?;
                     }
                 }
                 Member::Params => {
-                    params_bad = !(peek == Peek::Object || peek == Peek::Array);
-                    params = Some(self.value_span(peek, inner)?);
+                    params_bad = !(first == b'{' || first == b'[');
+                    params = Some(self.value_span(first, inner)?);
                 }
-                Member::Result => result = Some(self.value_span(peek, inner)?),
-                Member::Error => error = Some(self.value_span(peek, inner)?),
-                Member::Other => self.skip(peek, inner)?,
+                Member::Result => result = Some(self.value_span(first, inner)?),
+                Member::Error => error = Some(self.value_span(first, inner)?),
+                Member::Other => self.skip(first, inner)?,
             }
-            member = Member::of(self.jiter.next_key()?);
+            member = self.entry_step()?;
         }
         let span = Span {
             start,
-            end: self.jiter.current_index(),
+            end: self.pos,
         };
 
         let echo_id = if id_class.is_echoable() { id } else { None };
@@ -502,90 +874,56 @@ impl<'j> Scanner<'j> {
         Ok(entry)
     }
 
-    /// Consume (and validate) the value starting with `peek`, nested in `depth` containers.
-    #[inline]
-    fn skip(&mut self, peek: Peek, depth: usize) -> Scan<()> {
-        let levels = self.max_depth.saturating_sub(depth);
-        if levels > JITER_SKIP_LEVELS || !(peek == Peek::Array || peek == Peek::Object) {
-            return self.skip_iterative(peek, depth);
-        }
-        // jiter's own skip is the fastest, but its nesting limit is fixed (about 200 levels):
-        // anything it refuses for depth is over our limit too, and what it accepts is checked
-        // against `levels` afterwards, cheaply.
-        let start = self.jiter.current_index();
-        match self.jiter.known_skip(peek) {
-            Ok(()) => {}
-            Err(e) => {
-                // Report nesting over the limit before the error, as the iterative walk would.
-                let before = self.body.get(start..e.index).unwrap_or_default();
-                let too_deep = e.error_type
-                    == JiterErrorType::JsonError(JsonErrorType::RecursionLimitExceeded)
-                    || nesting_exceeds(before, levels);
-                return Err(if too_deep {
-                    self.too_deep()
-                } else {
-                    ScanError::Json(e)
-                });
-            }
-        }
-        let value = self.jiter.slice_to_current(start);
-        if nesting_exceeds(value, levels) {
-            Err(self.too_deep())
-        } else {
-            Ok(())
-        }
-    }
-
-    fn too_deep(&self) -> ScanError {
-        ScanError::TooDeep {
-            limit: self.max_depth,
-        }
-    }
-
-    /// [`Self::skip`] by hand: containers are tracked on `self.stack`, bounded by `max_depth`.
-    fn skip_iterative(&mut self, mut peek: Peek, depth: usize) -> Scan<()> {
+    /// Consume (and validate) the value starting here with `first`, nested in `depth`
+    /// containers; containers are tracked on `self.stack`, bounded by `max_depth`.
+    fn skip(&mut self, mut first: u8, depth: usize) -> Scan<()> {
         self.stack.clear();
         loop {
-            match peek {
-                Peek::Array => {
+            match first {
+                b'"' => {
+                    self.string()?;
+                }
+                b'-' | b'0'..=b'9' => {
+                    self.number()?;
+                }
+                b't' => self.literal(b"true")?,
+                b'f' => self.literal(b"false")?,
+                b'n' => self.literal(b"null")?,
+                b'[' => {
                     self.open(depth + self.stack.len() + 1)?;
-                    if let Some(first) = self.jiter.known_array()? {
-                        self.stack.push(IN_ARRAY);
-                        peek = first;
-                        continue;
+                    self.pos += 1;
+                    match self.peek() {
+                        Some(b']') => self.pos += 1,
+                        Some(b) => {
+                            self.stack.push(IN_ARRAY);
+                            first = b;
+                            continue;
+                        }
+                        None => return syntax(JsonErrorType::EofWhileParsingList, self.pos),
                     }
                 }
-                Peek::Object => {
+                b'{' => {
                     self.open(depth + self.stack.len() + 1)?;
-                    if self.jiter.next_object_bytes()?.is_some() {
+                    if self.object_first()?.is_some() {
                         self.stack.push(IN_OBJECT);
-                        peek = self.jiter.peek()?;
+                        first = self.value_start()?;
                         continue;
                     }
                 }
-                Peek::String => {
-                    self.jiter.known_bytes()?;
-                }
-                Peek::Null => self.jiter.known_null()?,
-                Peek::True | Peek::False => {
-                    self.jiter.known_bool(peek)?;
-                }
-                _ => {
-                    self.jiter.known_number_bytes(peek)?;
-                }
+                _ => return syntax(JsonErrorType::ExpectedSomeValue, self.pos),
             }
             // The value is done: step the innermost open container.
-            peek = loop {
+            first = loop {
                 match self.stack.last() {
                     None => return Ok(()),
                     Some(&IN_ARRAY) => {
-                        if let Some(next) = self.jiter.array_step()? {
-                            break next;
+                        if self.array_step()? {
+                            break self.value_start()?;
                         }
                     }
                     Some(_) => {
-                        if self.jiter.next_key_bytes()?.is_some() {
-                            break self.jiter.peek()?;
+                        if self.object_step()?.is_some() {
+                            break self.value_start()?;
                         }
                     }
                 }
@@ -1109,6 +1447,59 @@ mod tests {
     fn jiter_accepts(body: &[u8]) -> bool {
         let mut jiter = Jiter::new(body);
         std::str::from_utf8(body).is_ok() && jiter.next_skip().is_ok() && jiter.finish().is_ok()
+    }
+
+    #[test]
+    fn grammar_matches_jiter_under_mutation() {
+        // The scanner is hand-written; jiter is the reference for what is JSON. Bodies rich in
+        // the tricky parts (escapes, surrogates, numbers, literals, whitespace, nesting) are
+        // mutated by replacing, inserting and deleting bytes drawn from JSON's own alphabet.
+        let bases: &[&[u8]] = &[
+            br#"{"jsonrpc":"2.0","id":"a\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00","method":"m","params":{"x":[-0.5e+10,1E-2,0,-0,123,true,false,null]}}"#,
+            br#" [ {"jsonrpc" : "2.0" , "id" : 9007199254740991 , "result" : { } } , [ ] , "s" , 1.0 ] "#,
+            b"{\"a\":[[[[{\"b\":\"\\u12AB\\uDBFF\\uDFFF\"}]]]],\"c\":\"\xc3\xa9\xe2\x82\xac\"}",
+            b"[1e400,-1.25E+300,0.0001,\"\\ud800x\",\"\\udc00\"]",
+        ];
+        let alphabet: &[u8] =
+            b"{}[]:,\"\\/ \t\n\r0123456789-+.eEubfnrtlsaxDdcC\x00\x1f\x7f\xc3\xa9";
+        let mut seed: u64 = 0x1234_5678;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for base in bases {
+            assert!(
+                jiter_accepts(base) || base.starts_with(b"[1e400"),
+                "{:?}",
+                String::from_utf8_lossy(base)
+            );
+            for _ in 0..30_000 {
+                let mut v = base.to_vec();
+                for _ in 0..(1 + next() % 3) {
+                    let r = next();
+                    let pos = (r as usize >> 8) % (v.len() + 1);
+                    let byte = alphabet[(r as usize >> 40) % alphabet.len()];
+                    match r % 3 {
+                        0 if pos < v.len() => v[pos] = byte,
+                        1 => v.insert(pos, byte),
+                        _ if pos < v.len() => {
+                            v.remove(pos);
+                        }
+                        _ => v.push(byte),
+                    }
+                }
+                let f = decode(&v, 100, 256);
+                assert_eq!(
+                    f.kind == FrameKind::ParseError,
+                    !jiter_accepts(&v),
+                    "{:?}: {:?}",
+                    String::from_utf8_lossy(&v),
+                    f.error
+                );
+            }
+        }
     }
 
     #[test]

@@ -9,6 +9,8 @@ pub mod frame;
 pub mod id;
 
 #[cfg(feature = "python")]
+mod py_build;
+#[cfg(feature = "python")]
 mod py_encode;
 #[cfg(feature = "python")]
 mod py_frame;

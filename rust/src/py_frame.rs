@@ -1,7 +1,6 @@
 //! The Python face of [`crate::frame`]: `decode`, `Frame` and `Entry`.
 
-use jiter::{cached_py_string, PythonParse, StringCacheMode};
-use pyo3::exceptions::PyValueError;
+use jiter::cached_py_string;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
 
@@ -37,15 +36,7 @@ impl PyEntry {
         let Some(span) = span else {
             return Ok(py.None().into_bound(py));
         };
-        let data = span.of(self.body.as_bytes(py));
-        let parser = PythonParse {
-            // Keys and short values repeat from message to message (measured fastest).
-            cache_mode: StringCacheMode::All,
-            ..PythonParse::default()
-        };
-        parser
-            .python_parse(py, data)
-            .map_err(|e| PyValueError::new_err(e.description(data)))
+        crate::py_build::build(py, span.of(self.body.as_bytes(py)))
     }
 }
 

@@ -165,6 +165,12 @@ def _has_description(annotation: Any, default: Any) -> bool:
     return False
 
 
+#: Parameter types whose arguments skip the model when they have exactly that type.
+_PLAIN_TYPES = (str, int, float, bool)
+#: No value (a missing argument, a parameter without a default).
+_REQUIRED: Any = object()
+
+
 @dataclasses.dataclass(slots=True)
 class Arguments:
     """A function's arguments: the model, its schema, and how to validate a call's arguments."""
@@ -184,6 +190,11 @@ class Arguments:
     validate_python: Callable[[Any], Any]
     #: The function takes ``**kwargs``: arguments it does not name are passed through.
     var_keyword: bool = False
+    #: When every parameter is a plain ``str``/``int``/``float``/``bool`` (no metadata, a
+    #: required one or an immutable default): (name, type, default or ``_REQUIRED``) each.
+    #: Arguments of exactly those types are what the model would give back unchanged, so
+    #: they skip it; anything else goes through the model.
+    plain: tuple[tuple[str, type, Any], ...] | None = None
 
     def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """Validated keyword arguments for the function (a fresh dict).
@@ -191,6 +202,20 @@ class Arguments:
         Raises ``pydantic.ValidationError``. Clients that send a JSON-encoded list or object as
         a string (some do) are retried with the string parsed, as the official SDK does.
         """
+        plain = self.plain
+        if plain is not None:
+            values: dict[str, Any] = {}
+            for name, kind, default in plain:
+                value = arguments.get(name, _REQUIRED)
+                if value is _REQUIRED:
+                    if default is _REQUIRED:
+                        break
+                    value = default
+                elif type(value) is not kind:
+                    break
+                values[name] = value
+            else:
+                return values
         try:
             model = self.validate_python(arguments)
         except ValidationError:
@@ -198,7 +223,7 @@ class Arguments:
             if reparsed is None:
                 raise
             model = self.validate_python(reparsed)
-        values: dict[str, Any] = dict(model.__dict__)
+        values = dict(model.__dict__)
         for field, param in self.renames:
             values[param] = values.pop(field)
         if self.var_keyword:
@@ -241,6 +266,7 @@ def build_arguments(
     renames: list[tuple[str, str]] = []
     json_params: set[str] = set()
     var_keyword = False
+    plain: list[tuple[str, type, Any]] | None = []
     for param in sig.parameters.values():
         if param.kind is inspect.Parameter.VAR_KEYWORD and allow_var_keyword:
             var_keyword = True
@@ -255,6 +281,14 @@ def build_arguments(
             continue
         if param.name.startswith("_"):
             raise TypeError(f"{model_name}: parameter {param.name!r} starts with '_'")
+        if plain is not None:
+            default = _REQUIRED if param.default is _EMPTY else param.default
+            if annotation in _PLAIN_TYPES and (
+                default is _REQUIRED or default is None or type(default) in _PLAIN_TYPES
+            ):
+                plain.append((param.name, annotation, default))
+            else:
+                plain = None
         metadata: list[Any] = []
         if annotation is _EMPTY:
             annotation = Any
@@ -294,6 +328,7 @@ def build_arguments(
         json_params=frozenset(json_params),
         validate_python=model.__pydantic_validator__.validate_python,
         var_keyword=var_keyword,
+        plain=tuple(plain) if plain is not None and not var_keyword else None,
     )
 
 

@@ -226,7 +226,35 @@ class Tool:
 
     def shape(self, value: Any, revision: Revision) -> dict[str, Any]:
         """The ``tools/call`` result for a return value."""
-        if type(value) is str:
+        kind = type(value)
+        if kind is int or kind is str or kind is bool:
+            # The usual primitive returns, shaped as the general path below would.
+            output = self.output
+            if output is None or output.fast_type is kind:
+                try:
+                    text = (
+                        value
+                        if kind is str
+                        else str(value)
+                        if kind is int
+                        else ("true" if value else "false")
+                    )
+                except ValueError:  # an int too long for str(): the general path says so
+                    pass
+                else:
+                    content = [{"type": "text", "text": text}]
+                    if (
+                        output is not None
+                        and revision.structured_output
+                        and self.structured_output is not False
+                    ):
+                        return {
+                            "content": content,
+                            "structuredContent": {"result": value},
+                            "isError": False,
+                        }
+                    return {"content": content, "isError": False}
+        if kind is str:
             content = [text_block(value)]
         else:
             try:

@@ -1,0 +1,182 @@
+"""In-process cost of the MCP layer: the load benchmark's bodies through ``Dispatcher.start``.
+
+No HTTP, no event loop turn: decode, dispatch, the tool, shaping and encoding, timed with
+``time.perf_counter_ns`` over many rounds (best of several repeats, so other load on a shared
+machine shows less). It steers optimisation; ``bench/load/run.py`` confirms it end to end.
+
+    .venv/bin/python bench/inproc.py                 # every case, best of 7 x 0.3 s
+    .venv/bin/python bench/inproc.py --profile call  # cProfile of one case, top 25
+    .venv/bin/python bench/inproc.py --loop call     # run one case for ever (py-spy / perf)
+
+Build the release extension first (``maturin develop --release``); the header says which
+build was loaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "load"))
+
+from bodies import BATCH_CALL, TOOLS_CALL, TOOLS_LIST
+
+from jetmcp import _wire
+from jetmcp.demo import app
+from jetmcp.dispatch import Dispatcher, Exchange
+from jetmcp.protocol import revisions
+
+R_SINGLE = revisions.lookup("2025-11-25")
+R_BATCH = revisions.lookup("2025-03-26")
+assert R_SINGLE is not None and R_BATCH is not None
+
+dispatcher = Dispatcher(app)
+decode = _wire.decode
+
+
+def case(body: bytes, revision: revisions.Revision) -> Callable[[], object]:
+    start = dispatcher.start
+
+    def run() -> object:
+        reply = start(decode(body), Exchange(revision, None))
+        assert type(reply) is bytes
+        return reply
+
+    return run
+
+
+class _Scope:
+    """The parts of a Granian RSGI scope the transport reads (headers as a dict)."""
+
+    __slots__ = ("headers", "method", "path", "proto")
+
+    def __init__(self, version: str) -> None:
+        self.proto = "http"
+        self.method = "POST"
+        self.path = "/mcp"
+        self.headers = {
+            "host": "127.0.0.1:8000",
+            "content-type": "application/json",
+            "accept": "application/json, text/event-stream",
+            "mcp-protocol-version": version,
+            "content-length": "100",
+        }
+
+
+class _Proto:
+    """An RSGI protocol object whose body is at hand and whose reply is dropped."""
+
+    __slots__ = ("body",)
+
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+
+    async def __call__(self) -> bytes:
+        return self.body
+
+    def response_bytes(self, status: int, headers: object, body: bytes) -> None:
+        assert status == 200, body
+
+    def response_empty(self, status: int, headers: object) -> None:
+        raise AssertionError(status)
+
+
+def rsgi_case(rsgi: Callable[..., Any], body: bytes, version: str) -> Callable[[], object]:
+    """One request through an RSGI app, driven without an event loop (nothing in it waits)."""
+    scope = _Scope(version)
+    proto = _Proto(body)
+
+    def run() -> object:
+        coro = rsgi(scope, proto)
+        try:
+            coro.send(None)
+        except StopIteration:
+            return None
+        raise AssertionError("the request waited")
+
+    return run
+
+
+def _http_app() -> Any:
+    from jetmcp.settings import Settings
+    from jetmcp.transports.http import McpHttpApp
+
+    return McpHttpApp(app, Settings(stateless=True)).__rsgi__
+
+
+def _ceiling() -> Any:
+    from ceiling import rsgi_app
+
+    return rsgi_app
+
+
+CASES: dict[str, tuple[Callable[[], object], int]] = {
+    "call": (case(TOOLS_CALL, R_SINGLE), 1),
+    "list": (case(TOOLS_LIST, R_SINGLE), 1),
+    "batch": (case(BATCH_CALL, R_BATCH), 10),
+    "decode-batch": (lambda: decode(BATCH_CALL), 10),
+    "http-call": (rsgi_case(_http_app(), TOOLS_CALL, "2025-11-25"), 1),
+    "http-batch": (rsgi_case(_http_app(), BATCH_CALL, "2025-03-26"), 10),
+    "ceiling-call": (rsgi_case(_ceiling(), TOOLS_CALL, "2025-11-25"), 1),
+}
+
+
+def timeit(fn: Callable[[], object], seconds: float, repeats: int) -> float:
+    """Best mean ns per call over ``repeats`` runs of about ``seconds`` each."""
+    n = 1
+    while True:
+        t = time.perf_counter_ns()
+        for _ in range(n):
+            fn()
+        dt = time.perf_counter_ns() - t
+        if dt > seconds * 1e9 / 4:
+            break
+        n *= 2
+    n = max(1, int(n * seconds * 1e9 / 4 / dt * 4))
+    best = float("inf")
+    for _ in range(repeats):
+        t = time.perf_counter_ns()
+        for _ in range(n):
+            fn()
+        best = min(best, (time.perf_counter_ns() - t) / n)
+    return best
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("cases", nargs="*", default=list(CASES))
+    parser.add_argument("--seconds", type=float, default=0.3)
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--profile", metavar="CASE")
+    parser.add_argument("--loop", metavar="CASE")
+    args = parser.parse_args()
+    build = getattr(_wire, "BUILD", "unknown (no _wire.BUILD)")
+    print(f"extension build: {build}")
+    if args.loop:
+        fn = CASES[args.loop][0]
+        while True:
+            fn()
+    if args.profile:
+        fn = CASES[args.profile][0]
+        prof = cProfile.Profile()
+        prof.enable()
+        for _ in range(200_000 // CASES[args.profile][1]):
+            fn()
+        prof.disable()
+        pstats.Stats(prof).sort_stats("tottime").print_stats(25)
+        return 0
+    for name in args.cases:
+        fn, entries = CASES[name]
+        ns = timeit(fn, args.seconds, args.repeats)
+        print(f"{name:14s} {ns / 1000:8.2f} us/body  {ns / 1000 / entries:7.2f} us/entry")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+"""The jetmcp client: :class:`Client` (HTTP and stdio, every revision), batches, ``bench``."""
+
+from jetmcp.client.batch import BatchBuilder, Response
+from jetmcp.client.session import BATCH_EXTENSION, Client
+from jetmcp.client.transports import HttpStatusError, TransportClosed
+from jetmcp.client.types import (
+    CallToolResult,
+    CompleteResult,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    DiscoverResult,
+    ElicitRequestParams,
+    ElicitResult,
+    GetPromptResult,
+    InitializeResult,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ListToolsResult,
+    Prompt,
+    ReadResourceResult,
+    Resource,
+    ResourceTemplate,
+    Root,
+    TextContent,
+    Tool,
+)
+
+__all__ = [
+    "BATCH_EXTENSION",
+    "BatchBuilder",
+    "CallToolResult",
+    "Client",
+    "CompleteResult",
+    "CreateMessageRequestParams",
+    "CreateMessageResult",
+    "DiscoverResult",
+    "ElicitRequestParams",
+    "ElicitResult",
+    "GetPromptResult",
+    "HttpStatusError",
+    "InitializeResult",
+    "ListPromptsResult",
+    "ListResourceTemplatesResult",
+    "ListResourcesResult",
+    "ListToolsResult",
+    "Prompt",
+    "ReadResourceResult",
+    "Resource",
+    "ResourceTemplate",
+    "Response",
+    "Root",
+    "TextContent",
+    "Tool",
+    "TransportClosed",
+]

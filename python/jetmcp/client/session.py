@@ -1,0 +1,1153 @@
+"""The jetmcp client: one connection to one MCP server, at a revision it picks itself.
+
+Every request, typed call or batch, goes through one path (:meth:`Client._drive`):
+
+1. a *round* sends the pending requests with fresh wire ids: one request alone; several as
+   one JSON-RPC array where the revision (or the 2026-07-28 batch extension) allows it, or
+   else as concurrent single requests;
+2. answers are routed back by wire id only (``_pending``), so ids the caller chose never
+   reach the wire and an answer nobody waits for any more is dropped;
+3. 2026-07-28 results that ask for input (MRTR) are answered by the caller's handlers and
+   retried together in the next round, up to ``max_mrtr_rounds``.
+
+Cancelling the awaiting task (or its timeout) cancels whatever is in flight: legacy
+sessions and stdio are sent ``notifications/cancelled``; a 2026-07-28 HTTP request has its
+stream closed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import itertools
+import logging
+import re
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Mapping,
+    Sequence,
+)
+from functools import partial
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from jetmcp import _wire
+from jetmcp.call import (
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
+)
+from jetmcp.client.batch import UNSET as _UNSET
+from jetmcp.client.batch import BatchBuilder, Response, split_messages
+from jetmcp.client.transports import (
+    HttpStatusError,
+    HttpTransport,
+    StdioTransport,
+    Transport,
+    TransportClosed,
+    _error_from,
+)
+from jetmcp.client.types import (
+    CallToolResult,
+    CompleteResult,
+    CreateMessageRequestParams,
+    DiscoverResult,
+    ElicitRequestParams,
+    EmptyResult,
+    GetPromptResult,
+    InitializeResult,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ListToolsResult,
+    Prompt,
+    ReadResourceResult,
+    Resource,
+    ResourceTemplate,
+    Root,
+    Tool,
+)
+from jetmcp.errors import (
+    HEADER_MISMATCH,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    MISSING_CLIENT_CAPABILITY,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    McpError,
+)
+from jetmcp.protocol import revisions
+from jetmcp.protocol.modern import BATCH_EXTENSION, NAME_PARAMS, XHeader, x_mcp_headers
+from jetmcp.protocol.revisions import Revision
+
+log = logging.getLogger("jetmcp.client")
+
+T = TypeVar("T", bound=BaseModel)
+
+#: Errors that, with a 4xx status, show that an HTTP server speaks 2026-07-28.
+_MODERN_ERRORS = frozenset(
+    {HEADER_MISMATCH, MISSING_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION, METHOD_NOT_FOUND}
+)
+_HEADER_SAFE = re.compile(r"[\x20-\x7e]*")
+
+ElicitationHandler = Callable[[ElicitRequestParams], Any]
+SamplingHandler = Callable[[CreateMessageRequestParams], Any]
+RootsSource = Iterable[Root | str | Mapping[str, Any]] | Callable[[], Any]
+NotificationHandler = Callable[[str, dict[str, Any]], Any]
+
+
+def encode_header_value(value: str) -> str:
+    """A header value as sent: verbatim when it is plain printable ASCII without edge spaces
+    (and does not look like the sentinel), else ``=?base64?<UTF-8 in base64>?=``."""
+    if (
+        _HEADER_SAFE.fullmatch(value)
+        and value == value.strip(" ")
+        and not (value.startswith("=?base64?") and value.endswith("?="))
+    ):
+        return value
+    return f"=?base64?{base64.b64encode(value.encode('utf-8')).decode('ascii')}?="
+
+
+def _header_scalar(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, str):
+        return encode_header_value(value)
+    return None
+
+
+def complete_params(
+    ref: Mapping[str, Any], argument: Mapping[str, Any] | tuple[str, str]
+) -> dict[str, Any]:
+    arg = (
+        {"name": argument[0], "value": argument[1]}
+        if isinstance(argument, tuple)
+        else dict(argument)
+    )
+    return {"ref": dict(ref), "argument": arg}
+
+
+def _dump(value: Any) -> dict[str, Any]:
+    if isinstance(value, BaseModel):
+        out: dict[str, Any] = value.model_dump(by_alias=True, exclude_none=True, mode="json")
+        return out
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"a handler must return a dict or a model, not {type(value).__name__}")
+
+
+async def _maybe_await(value: Any) -> Any:
+    if isinstance(value, Awaitable):
+        return await value
+    return value
+
+
+class Client:
+    """An MCP client over Streamable HTTP (``Client(url)``) or stdio (:meth:`Client.stdio`).
+
+    ``async with Client(...) as client`` connects and picks the revision: ``server/discover``
+    at 2026-07-28 first, else ``initialize`` at the newest legacy revision the server takes.
+    ``revision=`` forces one. ``elicitation_handler``, ``sampling_handler`` and ``roots``
+    answer what the server asks (server-to-client requests on legacy revisions, MRTR input
+    requests on 2026-07-28); the capabilities sent are those of the handlers given.
+    ``timeout`` bounds every call (seconds, None for none; wrap a call in ``asyncio.timeout``
+    for a shorter bound: either way the requests in flight are cancelled).
+    ``batching``: None picks by revision (and checks once that a legacy server really takes
+    arrays), False never sends arrays, True sends them wherever the revision allows.
+    ``standalone_stream``: on a legacy HTTP session, keep the GET stream open for what the
+    server sends outside any request (its requests are answered, notifications handed on).
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        transport: Transport | None = None,
+        revision: str | Revision | None = None,
+        elicitation_handler: ElicitationHandler | None = None,
+        sampling_handler: SamplingHandler | None = None,
+        roots: RootsSource | None = None,
+        notification_handler: NotificationHandler | None = None,
+        client_info: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: float | None = 60.0,
+        discover_timeout: float = 10.0,
+        max_mrtr_rounds: int = 8,
+        batching: bool | None = None,
+        batch_probe_timeout: float = 2.0,
+        standalone_stream: bool = True,
+    ) -> None:
+        if (url is None) == (transport is None):
+            raise ValueError("give either a URL or a transport")
+        self._transport: Transport = transport or HttpTransport(url or "", headers)
+        self._forced = _revision_of(revision) if revision is not None else None
+        self.elicitation_handler = elicitation_handler
+        self.sampling_handler = sampling_handler
+        self.roots = roots
+        self.notification_handler = notification_handler
+        self.client_info = dict(client_info or {"name": "jetmcp", "version": _version()})
+        self.timeout = timeout
+        self.discover_timeout = discover_timeout
+        if max_mrtr_rounds < 0:
+            raise ValueError("max_mrtr_rounds must be at least 0")
+        self.max_mrtr_rounds = max_mrtr_rounds
+        self._batching = batching
+        self.batch_probe_timeout = batch_probe_timeout
+        self.standalone_stream = standalone_stream
+
+        self._ids = itertools.count(1)
+        self._pending: dict[int, asyncio.Future[Response]] = {}
+        #: Futures resolved by an id-less error on stdio (the refusal of a whole batch).
+        self._orphan_waiters: list[asyncio.Future[McpError]] = []
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._revision: Revision | None = None
+        self._meta: dict[str, Any] = {}
+        self._meta_raw: _wire.RawJSON | None = None
+        self._wire_batches: bool | None = None
+        self._batch_lock = asyncio.Lock()
+        #: Each listed tool's ``x-mcp-header`` properties (2026-07-28 ``Mcp-Param-*``).
+        self._tool_headers: dict[str, tuple[XHeader, ...]] = {}
+        self._closed: BaseException | None = None
+        self._opened = False
+        #: What the server said about itself (``initialize`` or ``server/discover``).
+        self.initialize_result: InitializeResult | None = None
+        self.discover_result: DiscoverResult | None = None
+        #: How many bodies went to the server carrying requests (a wire batch counts once).
+        self.writes = 0
+
+    @classmethod
+    def stdio(
+        cls,
+        command: str | Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        **options: Any,
+    ) -> Client:
+        """A client of the server ``command`` (a shell-like string or an argv list) runs."""
+        return cls(transport=StdioTransport(command, env=env, cwd=cwd), **options)
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def revision(self) -> Revision:
+        """The revision in use (known once the client is open)."""
+        if self._revision is None:
+            raise RuntimeError("the client is not open: use `async with client` or open()")
+        return self._revision
+
+    @property
+    def transport(self) -> Transport:
+        return self._transport
+
+    @property
+    def server_capabilities(self) -> dict[str, Any]:
+        if self.discover_result is not None:
+            return self.discover_result.capabilities
+        if self.initialize_result is not None:
+            return self.initialize_result.capabilities
+        return {}
+
+    @property
+    def server_info(self) -> dict[str, Any]:
+        if self.initialize_result is not None:
+            return self.initialize_result.server_info.to_dict()
+        if self.discover_result is not None and self.discover_result.meta:
+            info = self.discover_result.meta.get(META_SERVER_INFO)
+            if isinstance(info, dict):
+                return info
+        return {}
+
+    @property
+    def instructions(self) -> str | None:
+        if self.discover_result is not None:
+            return self.discover_result.instructions
+        if self.initialize_result is not None:
+            return self.initialize_result.instructions
+        return None
+
+    @property
+    def wire_batches(self) -> bool | None:
+        """Whether batches go out as one JSON-RPC array (None: not yet known)."""
+        rev = self._revision
+        if rev is None or self._batching is False:
+            return None if rev is None else False
+        if rev.modern:
+            return self._batch_extension()
+        if not rev.batching:
+            return False
+        return True if self._batching else self._wire_batches
+
+    def capabilities(self, rev: Revision) -> dict[str, Any]:
+        """The client capabilities declared at ``rev``: those of the handlers given."""
+        caps: dict[str, Any] = {}
+        if self.roots is not None:
+            caps["roots"] = {} if rev.modern else {"listChanged": True}
+        if self.sampling_handler is not None:
+            caps["sampling"] = {}
+        if self.elicitation_handler is not None and rev.elicitation:
+            caps["elicitation"] = {"form": {}} if rev.url_elicitation or rev.modern else {}
+        return caps
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def __aenter__(self) -> Client:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def open(self) -> None:
+        """Start the transport and pick the revision."""
+        if self._opened:
+            raise RuntimeError("the client is already open")
+        self._opened = True
+        transport = self._transport
+        transport.deliver = self._deliver
+        transport.on_close = self._on_transport_close
+        await transport.open()
+        try:
+            await self._negotiate()
+        except BaseException:
+            await self.close()
+            raise
+
+    async def close(self) -> None:
+        """End the session (HTTP: DELETE on legacy revisions; stdio: close stdin, wait,
+        terminate) and fail whatever still waits."""
+        if self._closed is None:
+            self._closed = TransportClosed("the client is closed")
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(BaseException):
+                await task
+        transport = self._transport
+        rev = self._revision
+        if isinstance(transport, HttpTransport) and rev is not None and not rev.modern:
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(2.0):
+                    await transport.delete_session()
+        await transport.close()
+        self._fail_pending(self._closed)
+
+    def _on_transport_close(self, reason: BaseException) -> None:
+        self._closed = reason
+        self._fail_pending(reason)
+
+    def _fail_pending(self, reason: BaseException) -> None:
+        pending, self._pending = self._pending, {}
+        for fut in pending.values():
+            if not fut.done():
+                fut.set_exception(reason)
+                fut.exception()  # retrieved: a waiter may already be gone
+
+    def _spawn(self, coro: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.debug("background task failed", exc_info=task.exception())
+
+    # ------------------------------------------------------------------ negotiation
+
+    async def _negotiate(self) -> None:
+        forced = self._forced
+        supported: list[str] = []
+        if forced is None or forced.modern:
+            tried: set[str] = set()
+            candidate: Revision | None = forced or revisions.MODERN[-1]
+            while candidate is not None and candidate.version not in tried:
+                tried.add(candidate.version)
+                outcome = await self._probe(candidate)
+                if outcome is None:
+                    return
+                supported = outcome
+                candidate = next(
+                    (r for r in reversed(revisions.MODERN) if r.version in supported), None
+                )
+            if forced is not None:
+                raise McpError(
+                    UNSUPPORTED_PROTOCOL_VERSION,
+                    f"the server does not speak {forced.version}",
+                    {"supported": supported},
+                )
+        self._speak(None)
+        async with asyncio.timeout(self.timeout):
+            await self._initialize(supported)
+
+    def _modern_meta(self, rev: Revision) -> dict[str, Any]:
+        return {
+            META_PROTOCOL_VERSION: rev.version,
+            META_CLIENT_CAPABILITIES: self.capabilities(rev),
+            META_CLIENT_INFO: self.client_info,
+        }
+
+    async def _probe(self, rev: Revision) -> list[str] | None:
+        """``server/discover`` at ``rev``: None when adopted, else the versions the server
+        named (empty when it named none): fall back."""
+        transport = self._transport
+        self._speak(rev.version)
+        wid = next(self._ids)
+        body = _wire.encode_request(
+            b"%d" % wid, "server/discover", {"_meta": self._modern_meta(rev)}
+        )
+        headers = [("Mcp-Method", "server/discover")] if transport.is_http else []
+        try:
+            async with asyncio.timeout(self.discover_timeout):
+                (resp,) = await self._call_wire(body, [wid], headers)
+        except TimeoutError:
+            return []
+        if resp.error is None:
+            assert resp.result is not None
+            discovered = DiscoverResult.model_validate(resp.result)
+            if discovered.supported_versions and rev.version not in discovered.supported_versions:
+                return discovered.supported_versions
+            self._adopt(rev, discover=discovered)
+            return None
+        error = resp.error
+        data = error.data if error.has_data else None
+        supported = data.get("supported") if isinstance(data, dict) else None
+        status = error.status if isinstance(error, HttpStatusError) else resp.http_status
+        if transport.is_http:
+            modern = status >= 400 and error.code in _MODERN_ERRORS
+        else:
+            modern = error.code == UNSUPPORTED_PROTOCOL_VERSION
+        if not modern:
+            return []
+        if isinstance(supported, list):
+            return [v for v in supported if isinstance(v, str)]
+        # A modern server that would not discover: speak the revision without its answer.
+        self._adopt(rev)
+        return None
+
+    async def _initialize(self, supported: Sequence[str]) -> None:
+        forced = self._forced
+        if forced is not None:
+            order = [forced]
+        else:
+            order = [r for r in reversed(revisions.LEGACY) if r.version in supported] or list(
+                reversed(revisions.LEGACY)
+            )
+        last: McpError | None = None
+        tried: set[str] = set()
+        while order:
+            rev = order.pop(0)
+            tried.add(rev.version)
+            params = {
+                "protocolVersion": rev.version,
+                "capabilities": self.capabilities(rev),
+                "clientInfo": self.client_info,
+            }
+            wid = next(self._ids)
+            body = _wire.encode_request(b"%d" % wid, "initialize", params)
+            (resp,) = await self._call_wire(body, [wid], ())
+            if resp.error is not None:
+                last = resp.error
+                data = last.data if last.has_data else None
+                named = data.get("supported") if isinstance(data, dict) else None
+                if isinstance(named, list) and forced is None:
+                    mutual = [
+                        r
+                        for r in reversed(revisions.LEGACY)
+                        if r.version in named and r.version not in tried
+                    ]
+                    if mutual:
+                        order = mutual
+                continue
+            assert resp.result is not None
+            result = InitializeResult.model_validate(resp.result)
+            chosen = revisions.lookup(result.protocol_version)
+            if chosen is None or chosen.modern:
+                raise McpError(
+                    UNSUPPORTED_PROTOCOL_VERSION,
+                    f"the server chose protocol version {result.protocol_version!r}, "
+                    "which this client does not speak",
+                )
+            if forced is not None and chosen is not forced:
+                raise McpError(
+                    UNSUPPORTED_PROTOCOL_VERSION,
+                    f"asked for {forced.version}, the server answered {chosen.version}",
+                )
+            self._adopt(chosen, initialize=result)
+            transport = self._transport
+            await transport.send(_wire.encode_notification("notifications/initialized"))
+            if (
+                self.standalone_stream
+                and isinstance(transport, HttpTransport)
+                and transport.session_id is not None
+            ):
+                self._spawn(transport.listen())
+            return
+        assert last is not None
+        raise last
+
+    def _adopt(
+        self,
+        rev: Revision,
+        *,
+        initialize: InitializeResult | None = None,
+        discover: DiscoverResult | None = None,
+    ) -> None:
+        self._revision = rev
+        self.initialize_result = initialize
+        self.discover_result = discover
+        self._speak(rev.version)
+        if rev.modern:
+            self._meta = self._modern_meta(rev)
+            self._meta_raw = _wire.RawJSON(_wire.dumps(self._meta))
+
+    def _speak(self, version: str | None) -> None:
+        """The revision the transport names (HTTP: ``MCP-Protocol-Version``)."""
+        transport = self._transport
+        if isinstance(transport, HttpTransport):
+            transport.set_state(version)
+        else:
+            transport.protocol_version = version
+
+    def _batch_extension(self) -> bool:
+        extensions = self.server_capabilities.get("extensions")
+        return isinstance(extensions, dict) and BATCH_EXTENSION in extensions
+
+    # ------------------------------------------------------------------ wire
+
+    def _params(self, params: dict[str, Any]) -> dict[str, Any] | None:
+        """What goes in ``params``: 2026-07-28 adds the per-request ``_meta``."""
+        raw = self._meta_raw
+        if raw is None:
+            return params or None
+        user_meta = params.get("_meta")
+        if isinstance(user_meta, Mapping) and user_meta:
+            return {**params, "_meta": {**user_meta, **self._meta}}
+        return {**params, "_meta": raw}
+
+    def _encode(self, wid: int, method: str, params: dict[str, Any]) -> bytes:
+        wire_params = self._params(params)
+        if wire_params is None:
+            return _wire.encode_request(b"%d" % wid, method)
+        return _wire.encode_request(b"%d" % wid, method, wire_params)
+
+    def _route_headers(self, method: str, params: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """2026-07-28 HTTP single requests: ``Mcp-Method``, ``Mcp-Name``, ``Mcp-Param-*``."""
+        headers = [("Mcp-Method", method)]
+        key = NAME_PARAMS.get(method)
+        if key is not None:
+            value = params.get(key)
+            if isinstance(value, str):
+                headers.append(("Mcp-Name", encode_header_value(value)))
+        if method == "tools/call":
+            known = self._tool_headers.get(params.get("name"))  # type: ignore[arg-type]
+            arguments = params.get("arguments")
+            if known and isinstance(arguments, Mapping):
+                for _, token, path in known:
+                    node: Any = arguments
+                    for step in path:
+                        node = node.get(step) if isinstance(node, Mapping) else None
+                    rendered = None if node is None else _header_scalar(node)
+                    if rendered is not None:
+                        headers.append((f"Mcp-Param-{token}", rendered))
+        return headers
+
+    def _learn_tools(self, result: Mapping[str, Any]) -> None:
+        tools = result.get("tools")
+        if isinstance(tools, list):
+            for tool in tools:
+                if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
+                    continue
+                schema = tool.get("inputSchema")
+                self._tool_headers[tool["name"]] = (
+                    x_mcp_headers(schema) if isinstance(schema, dict) else ()
+                )
+
+    def _deliver(self, entry: _wire.Entry, status: int) -> None:
+        """Everything the server sends lands here, from whichever transport."""
+        kind = entry.kind
+        if kind == _wire.RESPONSE:
+            raw = entry.raw_id
+            if raw is None:
+                if entry.is_error and self._orphan_waiters:
+                    error = _error_from(entry.result())
+                    for waiter in self._orphan_waiters:
+                        if not waiter.done():
+                            waiter.set_result(error)
+                return
+            try:
+                wid = int(raw)
+            except ValueError:
+                return  # not an id of ours
+            fut = self._pending.pop(wid, None)
+            if fut is None or fut.done():
+                return  # nobody waits for it any more: dropped
+            fut.set_result(_response(entry, status))
+        elif kind == _wire.REQUEST:
+            self._spawn(self._answer_server(entry))
+        elif kind == _wire.NOTIFICATION:
+            handler = self.notification_handler
+            if handler is not None and entry.method is not None:
+                params = entry.params()
+                outcome = handler(entry.method, params if isinstance(params, dict) else {})
+                if isinstance(outcome, Awaitable):
+                    self._spawn(outcome)
+
+    async def _call_wire(
+        self, body: bytes, wids: Sequence[int], headers: Sequence[tuple[str, str]]
+    ) -> list[Response]:
+        """Send one body carrying the requests ``wids``; their answers, in that order."""
+        if self._closed is not None:
+            raise self._closed
+        loop = asyncio.get_running_loop()
+        pending = self._pending
+        futs: list[asyncio.Future[Response]] = []
+        for wid in wids:
+            fut: asyncio.Future[Response] = loop.create_future()
+            pending[wid] = fut
+            futs.append(fut)
+        transport = self._transport
+        task: asyncio.Task[None] | None = None
+        self.writes += 1
+        try:
+            if transport.replies_per_exchange:
+                task = asyncio.ensure_future(
+                    transport.exchange(body, headers, partial(_any_waiting, futs))
+                )
+                task.add_done_callback(partial(_exchange_done, futs))
+            else:
+                await transport.exchange(body, headers)
+            if len(futs) == 1:
+                return [await futs[0]]
+            return list(await asyncio.gather(*futs))
+        except asyncio.CancelledError:
+            self._abandon(wids, futs, task)
+            raise
+        finally:
+            for wid in wids:
+                pending.pop(wid, None)
+
+    def _abandon(
+        self,
+        wids: Sequence[int],
+        futs: Sequence[asyncio.Future[Response]],
+        task: asyncio.Task[None] | None,
+    ) -> None:
+        """Cancel requests nobody waits for any more."""
+        if task is not None and not task.done():
+            task.cancel()  # closes the reply stream: the 2026-07-28 HTTP cancellation
+        # A future cancelled along with its waiter was never answered.
+        live = [
+            wid for wid, fut in zip(wids, futs, strict=True) if not fut.done() or fut.cancelled()
+        ]
+        rev = self._revision
+        transport = self._transport
+        if not live or rev is None or (rev.modern and transport.is_http):
+            return
+        notices = [
+            _wire.encode_notification(
+                "notifications/cancelled", {"requestId": wid, "reason": "cancelled by the client"}
+            )
+            for wid in live
+        ]
+        if isinstance(transport, StdioTransport):
+            for notice in notices:
+                transport.send_now(notice)
+        else:
+            for notice in notices:
+                self._spawn(transport.send(notice))
+
+    async def _answer_server(self, entry: _wire.Entry) -> None:
+        """Answer a server-to-client request (legacy revisions) with the handlers given."""
+        raw_id = entry.raw_id
+        assert raw_id is not None and entry.method is not None
+        params = entry.params() if entry.has_params else {}
+        try:
+            result = await self._handle_input(
+                entry.method, params if isinstance(params, dict) else {}
+            )
+            reply = _wire.encode_result(raw_id, result)
+        except McpError as exc:
+            reply = _encode_error(raw_id, exc)
+        except Exception as exc:
+            log.exception("the %s handler failed", entry.method)
+            reply = _wire.encode_error(raw_id, INTERNAL_ERROR, f"{entry.method} failed: {exc}")
+        await self._transport.send(reply)
+
+    async def _handle_input(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """What the caller's handlers answer to ``method`` (a server request or an MRTR input
+        request)."""
+        if method == "elicitation/create":
+            if self.elicitation_handler is None:
+                raise McpError(METHOD_NOT_FOUND, "elicitation/create: no elicitation_handler")
+            request = ElicitRequestParams.model_validate(params)
+            return _dump(await _maybe_await(self.elicitation_handler(request)))
+        if method == "sampling/createMessage":
+            if self.sampling_handler is None:
+                raise McpError(METHOD_NOT_FOUND, "sampling/createMessage: no sampling_handler")
+            sample = CreateMessageRequestParams.model_validate(params)
+            return _dump(await _maybe_await(self.sampling_handler(sample)))
+        if method == "roots/list":
+            if self.roots is None:
+                raise McpError(METHOD_NOT_FOUND, "roots/list: no roots given")
+            source = self.roots
+            items = await _maybe_await(source()) if callable(source) else source
+            return {"roots": [_root(item) for item in items]}
+        if method == "ping":
+            return {}
+        raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
+
+    # ------------------------------------------------------------------ rounds
+
+    async def _drive(
+        self,
+        requests: Sequence[tuple[str, dict[str, Any]]],
+        notifications: Sequence[tuple[str, dict[str, Any] | None]] = (),
+    ) -> list[Response]:
+        """Send ``requests`` (and ``notifications``); one Response per request, in order.
+        2026-07-28 ``input_required`` answers are retried in lock-step rounds."""
+        rev = self.revision
+        notes = [_encode_notification(m, p) for m, p in notifications]
+        out: list[Response | None] = [None] * len(requests)
+        params = [p for _, p in requests]
+        todo = list(range(len(requests)))
+        rounds = 0
+        while todo or notes:
+            replies = await self._round([(requests[i][0], params[i]) for i in todo], notes)
+            notes = []
+            again: list[tuple[int, dict[str, Any]]] = []
+            for i, reply in zip(todo, replies, strict=True):
+                result = reply.result
+                if result is not None and rev.mrtr and result.get("resultType") == "input_required":
+                    if rounds >= self.max_mrtr_rounds:
+                        out[i] = Response(
+                            error=McpError(
+                                INTERNAL_ERROR,
+                                f"{requests[i][0]} still asked for input after "
+                                f"{rounds} rounds (max_mrtr_rounds={self.max_mrtr_rounds})",
+                                {"inputRequests": result.get("inputRequests")},
+                            ),
+                            http_status=reply.http_status,
+                        )
+                    else:
+                        again.append((i, result))
+                    continue
+                if result is not None and requests[i][0] == "tools/list" and rev.routing_headers:
+                    self._learn_tools(result)
+                out[i] = reply
+            todo = []
+            if again:
+                rounds += 1
+                answers = await asyncio.gather(
+                    *(self._answer_inputs(result) for _, result in again),
+                    return_exceptions=True,
+                )
+                for (i, _), answer in zip(again, answers, strict=True):
+                    if isinstance(answer, McpError):
+                        out[i] = Response(error=answer)
+                    elif isinstance(answer, BaseException):
+                        raise answer
+                    else:
+                        params[i] = answer_params(requests[i][1], answer)
+                        todo.append(i)
+        return [r if r is not None else Response(error=_lost()) for r in out]
+
+    async def _answer_inputs(self, result: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+        """The ``inputResponses`` for an ``input_required`` result, and its ``requestState``."""
+        asked = result.get("inputRequests") or {}
+        if not isinstance(asked, dict):
+            raise McpError(INTERNAL_ERROR, "inputRequests is not an object")
+        keys = list(asked)
+
+        async def one(key: str) -> dict[str, Any]:
+            request = asked[key]
+            if not isinstance(request, dict) or not isinstance(request.get("method"), str):
+                raise McpError(INTERNAL_ERROR, f"input request {key!r} is malformed")
+            params = request.get("params")
+            try:
+                return await self._handle_input(
+                    request["method"], params if isinstance(params, dict) else {}
+                )
+            except McpError:
+                raise
+            except Exception as exc:
+                raise McpError(
+                    INTERNAL_ERROR, f"the {request['method']} handler failed: {exc}"
+                ) from exc
+
+        answers = await asyncio.gather(*(one(k) for k in keys))
+        return dict(zip(keys, answers, strict=True)), result.get("requestState", _UNSET)
+
+    async def _round(
+        self, items: list[tuple[str, dict[str, Any]]], notes: list[bytes]
+    ) -> list[Response]:
+        """One transport write for everything when batches are possible, else concurrent
+        single requests (notifications first)."""
+        if len(items) == 1 and not notes:
+            return [await self._single(*items[0])]
+        if len(items) + len(notes) > 1 and await self._can_batch():
+            wids = [next(self._ids) for _ in items]
+            parts = [*notes]
+            parts.extend(self._encode(w, m, p) for w, (m, p) in zip(wids, items, strict=True))
+            return await self._call_wire(_wire.encode_batch(parts), wids, ())
+        for note in notes:
+            await self._transport.send(note, self._note_headers(note))
+        if not items:
+            return []
+        if len(items) == 1:
+            return [await self._single(*items[0])]
+        tasks = [asyncio.ensure_future(self._single(m, p)) for m, p in items]
+        try:
+            return list(await asyncio.gather(*tasks))
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+
+    def _note_headers(self, note: bytes) -> list[tuple[str, str]]:
+        rev = self._revision
+        if rev is None or not rev.routing_headers or not self._transport.is_http:
+            return []
+        frame = _wire.decode(note)
+        method = frame.entries[0].method if frame.entries else None
+        return [("Mcp-Method", method)] if method else []
+
+    async def _single(self, method: str, params: dict[str, Any]) -> Response:
+        rev = self.revision
+        routed = rev.routing_headers and self._transport.is_http
+        for attempt in (0, 1):
+            wid = next(self._ids)
+            headers = self._route_headers(method, params) if routed else ()
+            (resp,) = await self._call_wire(self._encode(wid, method, params), [wid], headers)
+            error = resp.error
+            if (
+                attempt == 0
+                and routed
+                and error is not None
+                and error.code == HEADER_MISMATCH
+                and method == "tools/call"
+            ):
+                # The tool may take Mcp-Param-* headers we did not know of: learn, retry once.
+                await self._relist_tools()
+                continue
+            return resp
+        return resp
+
+    async def _relist_tools(self) -> None:
+        with contextlib.suppress(McpError):
+            async for _ in self.iter_tools():
+                pass
+
+    async def _can_batch(self) -> bool:
+        rev = self.revision
+        if self._batching is False:
+            return False
+        if rev.modern:
+            return self._batch_extension()
+        if not rev.batching:
+            return False
+        if self._batching is True:
+            return True
+        if self._wire_batches is None:
+            async with self._batch_lock:
+                if self._wire_batches is None:
+                    self._wire_batches = await self._probe_batching()
+        return self._wire_batches
+
+    async def _probe_batching(self) -> bool:
+        """Whether the server really answers a JSON-RPC array: ``[ping]`` must come back.
+        Servers that refuse arrays say so with an id-less error or not at all."""
+        wid = next(self._ids)
+        body = _wire.encode_batch([_wire.encode_request(b"%d" % wid, "ping")])
+        refusal: asyncio.Future[McpError] = asyncio.get_running_loop().create_future()
+        self._orphan_waiters.append(refusal)
+        call = asyncio.ensure_future(self._call_wire(body, [wid], ()))
+        either: set[asyncio.Future[Any]] = {call, refusal}
+        try:
+            async with asyncio.timeout(self.batch_probe_timeout):
+                await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+        except TimeoutError:
+            pass
+        finally:
+            self._orphan_waiters.remove(refusal)
+            refusal.cancel()
+        if call.done() and not call.cancelled() and call.exception() is None:
+            return call.result()[0].error is None
+        call.cancel()
+        with contextlib.suppress(BaseException):
+            await call
+        return False
+
+    async def _run(
+        self,
+        requests: Sequence[tuple[str, dict[str, Any]]],
+        notifications: Sequence[tuple[str, dict[str, Any] | None]] = (),
+    ) -> list[Response]:
+        if self._closed is not None:
+            raise self._closed
+        async with asyncio.timeout(self.timeout):
+            return await self._drive(requests, notifications)
+
+    # ------------------------------------------------------------------ requests
+
+    async def request(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Any request: its result as a dict, or McpError."""
+        (resp,) = await self._run([(method, dict(params or {}))])
+        return resp.unwrap()
+
+    async def _typed(
+        self,
+        result_type: type[T],
+        method: str,
+        params: dict[str, Any],
+    ) -> T:
+        (resp,) = await self._run([(method, params)])
+        return resp.into_result(result_type)
+
+    async def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
+        """Send a notification (nothing answers it)."""
+        if self._closed is not None:
+            raise self._closed
+        note = _encode_notification(method, dict(params) if params is not None else None)
+        await self._transport.send(note, self._note_headers(note))
+
+    async def ping(self) -> None:
+        """``ping`` (legacy revisions; 2026-07-28 removed it)."""
+        rev = self.revision
+        if rev.modern:
+            raise McpError(
+                METHOD_NOT_FOUND,
+                f"ping was removed in {rev.version}: this session speaks {rev.version}; "
+                "use a request of your own as a liveness probe",
+            )
+        await self._typed(EmptyResult, "ping", {})
+
+    async def list_tools(self, cursor: str | None = None) -> ListToolsResult:
+        return await self._typed(ListToolsResult, "tools/list", _cursor(cursor))
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        meta: Mapping[str, Any] | None = None,
+    ) -> CallToolResult:
+        params: dict[str, Any] = {"name": name, "arguments": dict(arguments or {})}
+        if meta:
+            params["_meta"] = dict(meta)
+        return await self._typed(CallToolResult, "tools/call", params)
+
+    async def list_resources(self, cursor: str | None = None) -> ListResourcesResult:
+        return await self._typed(ListResourcesResult, "resources/list", _cursor(cursor))
+
+    async def read_resource(self, uri: str) -> ReadResourceResult:
+        return await self._typed(ReadResourceResult, "resources/read", {"uri": uri})
+
+    async def list_resource_templates(
+        self, cursor: str | None = None
+    ) -> ListResourceTemplatesResult:
+        return await self._typed(
+            ListResourceTemplatesResult, "resources/templates/list", _cursor(cursor)
+        )
+
+    async def list_prompts(self, cursor: str | None = None) -> ListPromptsResult:
+        return await self._typed(ListPromptsResult, "prompts/list", _cursor(cursor))
+
+    async def get_prompt(
+        self,
+        name: str,
+        arguments: Mapping[str, str] | None = None,
+    ) -> GetPromptResult:
+        params = {"name": name, "arguments": dict(arguments or {})}
+        return await self._typed(GetPromptResult, "prompts/get", params)
+
+    async def complete(
+        self,
+        ref: Mapping[str, Any],
+        argument: Mapping[str, Any] | tuple[str, str],
+        *,
+        context: Mapping[str, str] | None = None,
+    ) -> CompleteResult:
+        """``completion/complete``: ``ref`` is ``{"type": "ref/prompt", "name": ...}`` or
+        ``{"type": "ref/resource", "uri": ...}``; ``argument`` is ``(name, value)`` or a dict;
+        ``context`` the other arguments already given (2025-06-18 on)."""
+        params = complete_params(ref, argument)
+        if context is not None:
+            params["context"] = {"arguments": dict(context)}
+        return await self._typed(CompleteResult, "completion/complete", params)
+
+    # pagination ---------------------------------------------------------------
+
+    async def _pages(self, method: str, result_type: type[Any], field: str) -> AsyncIterator[Any]:
+        cursor: str | None = None
+        seen: set[str] = set()
+        while True:
+            page = await self._typed(result_type, method, _cursor(cursor))
+            for item in getattr(page, field):
+                yield item
+            cursor = page.next_cursor
+            if not cursor:
+                return
+            if cursor in seen:
+                raise McpError(INVALID_PARAMS, f"{method}: the server repeated cursor {cursor!r}")
+            seen.add(cursor)
+
+    def iter_tools(self) -> AsyncIterator[Tool]:
+        """Every tool, page after page (following ``nextCursor``)."""
+        return self._pages("tools/list", ListToolsResult, "tools")
+
+    def iter_resources(self) -> AsyncIterator[Resource]:
+        return self._pages("resources/list", ListResourcesResult, "resources")
+
+    def iter_resource_templates(self) -> AsyncIterator[ResourceTemplate]:
+        return self._pages(
+            "resources/templates/list", ListResourceTemplatesResult, "resource_templates"
+        )
+
+    def iter_prompts(self) -> AsyncIterator[Prompt]:
+        return self._pages("prompts/list", ListPromptsResult, "prompts")
+
+    async def list_all_tools(self) -> list[Tool]:
+        return [tool async for tool in self.iter_tools()]
+
+    async def list_all_resources(self) -> list[Resource]:
+        return [r async for r in self.iter_resources()]
+
+    async def list_all_resource_templates(self) -> list[ResourceTemplate]:
+        return [t async for t in self.iter_resource_templates()]
+
+    async def list_all_prompts(self) -> list[Prompt]:
+        return [p async for p in self.iter_prompts()]
+
+    # batches ----------------------------------------------------------------
+
+    def batch(self) -> BatchBuilder:
+        """A :class:`BatchBuilder`: chain requests, then ``await builder.send()``."""
+        return BatchBuilder(self)
+
+    async def call_batch(self, items: Sequence[Mapping[str, Any]]) -> list[Response]:
+        """Send hand-built JSON-RPC messages: one Response per request (those with an
+        ``id``), in order, each carrying the caller's id. On the wire every request has an id
+        of the client's own, so ids the caller repeats or reuses never mix answers up."""
+        requests, ids, notifications = split_messages(items)
+        responses = await self._run(requests, notifications)
+        for response, caller_id in zip(responses, ids, strict=True):
+            response.id = caller_id
+        return responses
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _version() -> str:
+    from jetmcp import __version__
+
+    return __version__
+
+
+def _revision_of(revision: str | Revision) -> Revision:
+    if isinstance(revision, Revision):
+        return revision
+    found = revisions.lookup(revision) or revisions.lookup_modern(revision)
+    if found is None:
+        known = [r.version for r in (*revisions.LEGACY, *revisions.MODERN)]
+        raise ValueError(f"unknown MCP revision {revision!r}; known: {', '.join(known)}")
+    return found
+
+
+def _cursor(cursor: str | None) -> dict[str, Any]:
+    return {} if cursor is None else {"cursor": cursor}
+
+
+def _root(item: Root | str | Mapping[str, Any]) -> dict[str, Any]:
+    if isinstance(item, str):
+        return {"uri": item}
+    return _dump(item)
+
+
+def _encode_error(raw_id: bytes, exc: McpError) -> bytes:
+    if exc.has_data:
+        return _wire.encode_error(raw_id, exc.code, exc.message, exc.data)
+    return _wire.encode_error(raw_id, exc.code, exc.message)
+
+
+def _encode_notification(method: str, params: dict[str, Any] | None) -> bytes:
+    if params is None:
+        return _wire.encode_notification(method)
+    return _wire.encode_notification(method, params)
+
+
+def _response(entry: _wire.Entry, status: int) -> Response:
+    body = entry.result()
+    if entry.is_error:
+        error = _error_from(body)
+        if status >= 400:
+            from jetmcp.client.transports import with_status
+
+            error = with_status(error, status)
+        return Response(error=error, http_status=status)
+    if not isinstance(body, dict):
+        return Response(
+            error=McpError(INTERNAL_ERROR, f"the result is not an object: {body!r}"),
+            http_status=status,
+        )
+    return Response(body, http_status=status)
+
+
+def _lost() -> McpError:
+    return McpError(INTERNAL_ERROR, "no answer")
+
+
+def _any_waiting(futs: Sequence[asyncio.Future[Response]]) -> bool:
+    return any(not f.done() for f in futs)
+
+
+def _exchange_done(futs: Sequence[asyncio.Future[Response]], task: asyncio.Task[None]) -> None:
+    """An HTTP reply ended: whatever it left unanswered gets the reason."""
+    if task.cancelled():
+        return
+    exc = task.exception()
+    for fut in futs:
+        if fut.done():
+            continue
+        if isinstance(exc, McpError):
+            status = exc.status if isinstance(exc, HttpStatusError) else 0
+            fut.set_result(Response(error=exc, http_status=status))
+        elif exc is not None:
+            fut.set_exception(exc)
+        else:
+            fut.set_result(
+                Response(
+                    error=McpError(INTERNAL_ERROR, "the server's reply ended without an answer")
+                )
+            )
+
+
+def answer_params(original: dict[str, Any], answer: tuple[dict[str, Any], Any]) -> dict[str, Any]:
+    """An MRTR retry's params: the original ones, ``inputResponses``, the echoed state."""
+    responses, state = answer
+    params = {**original, "inputResponses": responses}
+    if state is not _UNSET:
+        params["requestState"] = state
+    else:
+        params.pop("requestState", None)
+    return params
+
+
+__all__ = ["BATCH_EXTENSION", "Client", "encode_header_value"]

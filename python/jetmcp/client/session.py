@@ -89,6 +89,7 @@ from jetmcp.protocol.revisions import Revision
 log = logging.getLogger("jetmcp.client")
 
 T = TypeVar("T", bound=BaseModel)
+T2 = TypeVar("T2")
 
 #: Errors that, with a 4xx status, show that an HTTP server speaks 2026-07-28.
 _MODERN_ERRORS = frozenset(
@@ -524,6 +525,13 @@ class Client:
         extensions = self.server_capabilities.get("extensions")
         return isinstance(extensions, dict) and BATCH_EXTENSION in extensions
 
+    def _batch_limit(self) -> int:
+        """Most entries per array: the batch extension's ``maxBatch`` when the server says."""
+        extensions = self.server_capabilities.get("extensions")
+        settings = extensions.get(BATCH_EXTENSION) if isinstance(extensions, dict) else None
+        limit = settings.get("maxBatch") if isinstance(settings, dict) else None
+        return limit if isinstance(limit, int) and limit > 0 else 1 << 30
+
     # ------------------------------------------------------------------ wire
 
     def _params(self, params: dict[str, Any]) -> dict[str, Any] | None:
@@ -800,21 +808,22 @@ class Client:
             wids = [next(self._ids) for _ in items]
             parts = [*notes]
             parts.extend(self._encode(w, m, p) for w, (m, p) in zip(wids, items, strict=True))
-            return await self._call_wire(_wire.encode_batch(parts), wids, ())
+            limit = self._batch_limit()
+            if len(parts) <= limit:
+                return await self._call_wire(_wire.encode_batch(parts), wids, ())
+            # More than the server takes in one array: several arrays, sent together.
+            chunks = [
+                asyncio.ensure_future(self._call_wire(_wire.encode_batch(part), ids, ()))
+                for part, ids in _chunks(parts, len(notes), wids, limit)
+            ]
+            return [r for replies in await _gather_all(chunks) for r in replies]
         for note in notes:
             await self._transport.send(note, self._note_headers(note))
         if not items:
             return []
         if len(items) == 1:
             return [await self._single(*items[0])]
-        tasks = [asyncio.ensure_future(self._single(m, p)) for m, p in items]
-        try:
-            return list(await asyncio.gather(*tasks))
-        except BaseException:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            raise
+        return await _gather_all([asyncio.ensure_future(self._single(m, p)) for m, p in items])
 
     def _note_headers(self, note: bytes) -> list[tuple[str, str]]:
         rev = self._revision
@@ -883,11 +892,11 @@ class Client:
         finally:
             self._orphan_waiters.remove(refusal)
             refusal.cancel()
+            if not call.done():
+                call.cancel()  # no answer (or the caller gave up): the ping is cancelled
+            call.add_done_callback(_retrieve)
         if call.done() and not call.cancelled() and call.exception() is None:
             return call.result()[0].error is None
-        call.cancel()
-        with contextlib.suppress(BaseException):
-            await call
         return False
 
     async def _run(
@@ -1108,6 +1117,38 @@ def _response(entry: _wire.Entry, status: int) -> Response:
             http_status=status,
         )
     return Response(body, http_status=status)
+
+
+async def _gather_all(tasks: Sequence[asyncio.Future[T2]]) -> list[T2]:
+    """Every task's result in order; when one fails (or the caller is cancelled) the
+    others are cancelled too, so nothing is left running."""
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+
+
+def _chunks(
+    parts: list[bytes], notes: int, wids: list[int], limit: int
+) -> list[tuple[list[bytes], list[int]]]:
+    """``parts`` (``notes`` notifications first, then one request per wid) cut into arrays
+    of at most ``limit`` entries, each with the wids of its requests."""
+    out: list[tuple[list[bytes], list[int]]] = []
+    for start in range(0, len(parts), limit):
+        chunk = parts[start : start + limit]
+        first = max(start - notes, 0)
+        last = max(start + len(chunk) - notes, 0)
+        out.append((chunk, wids[first:last]))
+    return out
+
+
+def _retrieve(task: asyncio.Future[Any]) -> None:
+    """Mark a task's outcome as seen (it was given up on; its failure is no news)."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _lost() -> McpError:

@@ -309,6 +309,29 @@ def test_negotiation_picks_the_newest(connect: Connect, kind: str) -> None:
     run(scenario())
 
 
+@pytest.mark.parametrize("kind", TRANSPORTS)
+def test_notifications_reach_the_handler(connect: Connect, kind: str) -> None:
+    """Progress sent mid-call reaches ``notification_handler``; a handler that raises does
+    not stop the client. Notification-only batches send and return nothing."""
+    seen: list[tuple[str, dict[str, Any]]] = []
+
+    def handler(method: str, params: dict[str, Any]) -> None:
+        seen.append((method, params))
+        raise RuntimeError("a careless handler")
+
+    async def scenario() -> None:
+        async with connect(kind, revision="2025-03-26", notification_handler=handler) as client:
+            result = await client.call_tool("test_tool_with_progress", meta={"progressToken": 7})
+            assert "Progress test completed" in result.text
+            progress = [p for m, p in seen if m == "notifications/progress"]
+            assert progress and {p["progressToken"] for p in progress} == {7}
+            two = client.batch().notify("notifications/roots/list_changed")
+            assert await two.notify("notifications/roots/list_changed").send() == []
+            assert (await client.call_tool("add", {"a": 1, "b": 1})).text == "2"
+
+    run(scenario())
+
+
 def test_http_session_is_deleted_on_close(jet_http: ServerProcess) -> None:
     async def scenario() -> str:
         async with Client(jet_http.url, revision="2025-06-18") as client:

@@ -608,7 +608,11 @@ class Client:
             handler = self.notification_handler
             if handler is not None and entry.method is not None:
                 params = entry.params()
-                outcome = handler(entry.method, params if isinstance(params, dict) else {})
+                try:
+                    outcome = handler(entry.method, params if isinstance(params, dict) else {})
+                except Exception:  # the caller's bug must not stop the reader
+                    log.exception("the notification handler failed on %s", entry.method)
+                    return
                 if isinstance(outcome, Awaitable):
                     self._spawn(outcome)
 
@@ -628,6 +632,9 @@ class Client:
         transport = self._transport
         task: asyncio.Task[None] | None = None
         self.writes += 1
+        if not futs:  # only notifications: nothing to wait for but the write itself
+            await transport.send(body, headers)
+            return []
         try:
             if transport.replies_per_exchange:
                 task = asyncio.ensure_future(

@@ -1,21 +1,33 @@
 """jetmcp: a fast MCP server and client for Python, with a Rust wire core."""
 
+from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from jetmcp.errors import McpError
-from jetmcp.server import Audio, Context, Image, Server
 
 if TYPE_CHECKING:
     from jetmcp.client import Client
+    from jetmcp.server import Audio, Context, Image, Server
 
 __all__ = ["Audio", "Client", "Context", "Image", "McpError", "Server"]
 __version__ = "0.1.0"
 
+#: Names loaded on first use, and their modules. Importing ``jetmcp`` (as ``jetmcp run``'s
+#: main process does, or a client) then costs nothing of the server (pydantic and the
+#: schema machinery) or of the client (its result models) until they are used.
+_LAZY = {
+    "Audio": "jetmcp.server",
+    "Client": "jetmcp.client",
+    "Context": "jetmcp.server",
+    "Image": "jetmcp.server",
+    "Server": "jetmcp.server",
+}
+
 
 def __getattr__(name: str) -> Any:
-    # The client (its result models) loads on first use: a server process never pays for it.
-    if name == "Client":
-        from jetmcp.client import Client
-
-        return Client
-    raise AttributeError(f"module 'jetmcp' has no attribute {name!r}")
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'jetmcp' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value

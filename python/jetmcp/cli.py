@@ -169,7 +169,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if ns.transport == "stdio":
         _serve_stdio(settings)
     else:
-        load_app(settings.app)  # fail fast, in this process, on a bad APP
+        # The app is imported by the worker processes only: this process supervises them,
+        # and whatever it imported before they fork would be counted again in each of them.
+        # A bad APP still fails at once: the worker prints why and granian exits with 1.
         _serve_http(settings, ns.log_level)
     return 0
 

@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import logging
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -319,24 +319,7 @@ class McpHttpApp:
             out_headers = [*_JSON, ("mcp-session-id", new.id)]
             if stream is not None:
                 stream.session_id = new.id
-        if pending is None or isinstance(pending, bytes):
-            reply = pending
-        else:
-            try:
-                reply = await pending
-            except BaseException:
-                if stream is not None:
-                    stream.abandon()
-                raise
-            if stream is not None and stream.streaming:
-                await stream.finish(reply)
-                return
-        if stream is not None:
-            stream.mark_done()
-        if reply is None:
-            proto.response_empty(202, [])
-            return
-        proto.response_bytes(ex.http_status, out_headers, reply)
+        await _respond(proto, pending, stream, ex, out_headers)
 
     async def _post_modern(self, headers: Any, proto: Any, frame: _wire.Frame, accept: int) -> None:
         """A 2026-07-28 POST: no session (``Mcp-Session-Id`` is ignored and none is minted),
@@ -353,31 +336,7 @@ class McpHttpApp:
             headers=modern.RoutingHeaders.from_items(headers.items()),
         )
         pending = self.dispatcher.start(frame, ex)
-        if pending is None or isinstance(pending, bytes):
-            reply = pending
-        else:
-            task = asyncio.ensure_future(pending)
-            try:
-                gone = await _until_disconnect(task, proto)
-            except BaseException:
-                task.cancel()
-                if stream is not None:
-                    stream.abandon()
-                raise
-            if gone:
-                if stream is not None:
-                    stream.abandon()
-                return
-            reply = task.result()
-            if stream is not None and stream.streaming:
-                await stream.finish(reply)
-                return
-        if stream is not None:
-            stream.mark_done()
-        if reply is None:
-            proto.response_empty(202, [])
-            return
-        proto.response_bytes(ex.http_status, _JSON, reply)
+        await _respond(proto, pending, stream, ex, _JSON, cancel_on_disconnect=True)
 
     # GET --------------------------------------------------------------------
 
@@ -507,23 +466,77 @@ def _revision(version: str | None, session: Session | None) -> revisions.Revisio
     return revisions.HTTP_DEFAULT
 
 
-async def _until_disconnect(task: asyncio.Future[Any], proto: Any) -> bool:
-    """Wait for ``task``; if the client disconnects first, cancel it (at 2026-07-28 closing
-    the response is how a client cancels, and ends a ``subscriptions/listen``) and wait for
-    it to unwind. True when the client went away."""
+async def _respond(
+    proto: Any,
+    pending: bytes | Coroutine[Any, Any, bytes | None] | None,
+    stream: PostStream | None,
+    ex: Exchange,
+    headers: list[tuple[str, str]],
+    *,
+    cancel_on_disconnect: bool = False,
+) -> None:
+    """Send what :meth:`Dispatcher.start` gave back for a POST, awaiting it first when it
+    has to wait: the final event of the stream when the reply became one, else a JSON body
+    (202 and none when nothing is owed). ``cancel_on_disconnect`` (2026-07-28) cancels the
+    request, and sends nothing, when the client goes away meanwhile."""
+    if pending is None or isinstance(pending, bytes):
+        reply = pending
+    else:
+        try:
+            if cancel_on_disconnect:
+                reply = await _unless_disconnected(pending, proto)
+            else:
+                reply = await pending
+        except _ClientGone:
+            if stream is not None:
+                stream.abandon()
+            return
+        except BaseException:
+            if stream is not None:
+                stream.abandon()
+            raise
+        if stream is not None and stream.streaming:
+            await stream.finish(reply)
+            return
+    if stream is not None:
+        stream.mark_done()
+    if reply is None:
+        proto.response_empty(202, [])
+        return
+    proto.response_bytes(ex.http_status, headers, reply)
+
+
+class _ClientGone(Exception):
+    """The client of a request disconnected before its reply."""
+
+
+async def _unless_disconnected(
+    pending: Coroutine[Any, Any, bytes | None], proto: Any
+) -> bytes | None:
+    """Run ``pending`` to its reply; if the client disconnects first, cancel it (at
+    2026-07-28 closing the response is how a client cancels, and ends a
+    ``subscriptions/listen``), let it unwind, and raise :class:`_ClientGone`."""
+    task = asyncio.ensure_future(pending)
     watcher = asyncio.ensure_future(proto.client_disconnect())
     try:
         await asyncio.wait((task, watcher), return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:
+        task.cancel()
+        raise
     finally:
         watcher.cancel()
     if task.done():
-        return False
+        return task.result()
     if not watcher.cancelled():
         watcher.exception()  # retrieved: a failed watch means the client is gone too
     task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
+    try:
         await task
-    return True
+    except asyncio.CancelledError:
+        current = asyncio.current_task()
+        if current is not None and current.cancelling():
+            raise  # this request is being cancelled too (shutdown): not ours to swallow
+    raise _ClientGone
 
 
 def _legacy_initialize(frame: _wire.Frame) -> bool:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -41,31 +41,17 @@ from test_client_app import (
     ServerProcess,
     app_env,
     jetmcp_stdio,
+    run,
+    serving,
 )
 
 LEGACY = [r.version for r in revisions.LEGACY]
 TRANSPORTS = ("http", "stdio")
-#: Bounds every scenario so a stuck exchange fails instead of hanging the suite.
-SCENARIO_TIMEOUT = 30.0
-
-T = TypeVar("T")
-
-
-def run(coro: Awaitable[T]) -> T:
-    async def bounded() -> T:
-        async with asyncio.timeout(SCENARIO_TIMEOUT):
-            return await coro
-
-    return asyncio.run(bounded())
 
 
 @pytest.fixture(scope="module")
-def jet_http() -> Any:
-    server = ServerProcess.jetmcp()
-    try:
-        yield server
-    finally:
-        server.stop()
+def jet_http() -> Iterator[ServerProcess]:
+    yield from serving()
 
 
 Connect = Callable[..., Client]

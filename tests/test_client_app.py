@@ -11,14 +11,16 @@ on ``PYTHONPATH`` (:func:`app_env`).
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import os
 import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Awaitable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from apps.client_fixtures import app as fixtures
 from conftest import START_TIMEOUT, _stop, free_port, jetmcp_command
@@ -76,7 +78,30 @@ def tenant_echo(**arguments: Any) -> str:
     return f"{arguments['tenant']}: {arguments['text']}"
 
 
-# --------------------------------------------------------------------------- processes
+# --------------------------------------------------------------------------- helpers
+
+#: Bounds every client scenario so a stuck exchange fails instead of hanging the suite.
+SCENARIO_TIMEOUT = 40.0
+T = TypeVar("T")
+
+
+def run(coro: Awaitable[T]) -> T:
+    """Run one async scenario to its end, within :data:`SCENARIO_TIMEOUT`."""
+
+    async def bounded() -> T:
+        async with asyncio.timeout(SCENARIO_TIMEOUT):
+            return await coro
+
+    return asyncio.run(bounded())
+
+
+def serving(*extra: str) -> Iterator[ServerProcess]:
+    """A jetmcp HTTP server of this app for the life of a fixture (``yield from`` it)."""
+    server = ServerProcess.jetmcp(*extra)
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 def app_env(*extra_path: Path) -> dict[str, str]:

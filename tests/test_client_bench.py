@@ -7,6 +7,7 @@ import json
 import shlex
 import shutil
 import subprocess
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ from test_client_app import (
     free_port,
     jetmcp_command,
     jetmcp_stdio,
+    serving,
 )
 
 RUN_TIMEOUT = 60.0
@@ -26,12 +28,8 @@ ADD = ["--tool", "add", "--args", '{"a": 1, "b": 2}']
 
 
 @pytest.fixture(scope="module")
-def jet_http() -> Any:
-    server = ServerProcess.jetmcp()
-    try:
-        yield server
-    finally:
-        server.stop()
+def jet_http() -> Iterator[ServerProcess]:
+    yield from serving()
 
 
 def bench(*args: str) -> subprocess.CompletedProcess[str]:

@@ -16,9 +16,9 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 
@@ -32,19 +32,11 @@ from test_client_app import (
     ServerProcess,
     app_env,
     jetmcp_stdio,
+    run,
+    serving,
 )
 
 MODERN = "2026-07-28"
-SCENARIO_TIMEOUT = 30.0
-T = TypeVar("T")
-
-
-def run(coro: Awaitable[T]) -> T:
-    async def bounded() -> T:
-        async with asyncio.timeout(SCENARIO_TIMEOUT):
-            return await coro
-
-    return asyncio.run(bounded())
 
 
 async def _elicit(request: Any) -> ElicitResult:
@@ -396,21 +388,13 @@ needs_modern = pytest.mark.skipif(not MODERN_SERVER, reason=MODERN_MISSING)
 
 
 @pytest.fixture(scope="module")
-def jet_modern() -> Any:
-    server = ServerProcess.jetmcp()
-    try:
-        yield server
-    finally:
-        server.stop()
+def jet_modern() -> Iterator[ServerProcess]:
+    yield from serving()
 
 
 @pytest.fixture(scope="module")
-def jet_no_batch() -> Any:
-    server = ServerProcess.jetmcp("--no-modern-batch")
-    try:
-        yield server
-    finally:
-        server.stop()
+def jet_no_batch() -> Iterator[ServerProcess]:
+    yield from serving("--no-modern-batch")
 
 
 def _connect(kind: str, url: str, *extra: str, **options: Any) -> Client:

@@ -15,18 +15,16 @@ import json
 import shutil
 import sys
 import time
-from collections.abc import Awaitable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 
 from jetmcp import Client
 from jetmcp.client import CallToolResult, ElicitResult, ListToolsResult, TextContent
 from jetmcp.protocol import revisions
-from test_client_app import HERE, ServerProcess, free_port
+from test_client_app import HERE, ServerProcess, free_port, run
 
-SCENARIO_TIMEOUT = 40.0
 REVISIONS = [None, *(r.version for r in revisions.LEGACY)]
 TS_SERVER = HERE / "clients" / "ts_server.mjs"
 TS_MISSING = not (HERE / "clients" / "node_modules" / "@modelcontextprotocol" / "sdk").exists()
@@ -35,7 +33,6 @@ needs_node = pytest.mark.skipif(
     NODE is None or TS_MISSING,
     reason="needs node and the TypeScript SDK (npm ci in tests/clients)",
 )
-T = TypeVar("T")
 
 SDK_APP = '''
 import sys
@@ -94,14 +91,6 @@ if sys.argv[1] == "stdio":
 else:
     mcp.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
 '''
-
-
-def run(coro: Awaitable[T]) -> T:
-    async def bounded() -> T:
-        async with asyncio.timeout(SCENARIO_TIMEOUT):
-            return await coro
-
-    return asyncio.run(bounded())
 
 
 async def _elicit(request: Any) -> ElicitResult:
@@ -201,6 +190,16 @@ def _notes(result: CallToolResult) -> list[str]:
     return texts
 
 
+def _peer(kind: str, url: str, argv: list[str], version: str | None) -> Client:
+    """A client of a peer over ``kind``, answering elicitation, quick to give up on arrays."""
+    options: dict[str, Any] = {
+        "revision": version,
+        "elicitation_handler": _elicit,
+        "batch_probe_timeout": 0.5,
+    }
+    return Client(url, **options) if kind == "http" else Client.stdio(argv, **options)
+
+
 def _add(a: int, b: int) -> dict[str, Any]:
     return {"name": "add", "arguments": {"a": a, "b": b}}
 
@@ -214,16 +213,7 @@ def test_python_sdk(sdk_app: Path, sdk_http: ServerProcess, kind: str, version: 
     tag = f"sdk-{kind}-{version}"
 
     async def scenario() -> None:
-        options: dict[str, Any] = {
-            "revision": version,
-            "elicitation_handler": _elicit,
-            "batch_probe_timeout": 0.5,
-        }
-        client = (
-            Client(sdk_http.url, **options)
-            if kind == "http"
-            else Client.stdio([sys.executable, str(sdk_app), "stdio"], **options)
-        )
+        client = _peer(kind, sdk_http.url, [sys.executable, str(sdk_app), "stdio"], version)
         async with client:
             # The SDK speaks 2026-07-28 too, so the client settles on it when free to.
             assert client.revision.version == (version or "2026-07-28")
@@ -245,16 +235,7 @@ def test_typescript_sdk(ts_http: ServerProcess, kind: str, version: str | None) 
     assert NODE is not None
 
     async def scenario() -> None:
-        options: dict[str, Any] = {
-            "revision": version,
-            "elicitation_handler": _elicit,
-            "batch_probe_timeout": 0.5,
-        }
-        client = (
-            Client(ts_http.url, **options)
-            if kind == "http"
-            else Client.stdio([NODE, str(TS_SERVER), "stdio"], **options)
-        )
+        client = _peer(kind, ts_http.url, [NODE, str(TS_SERVER), "stdio"], version)
         async with client:
             # No 2026-07-28 in this SDK: initialize at its newest revision.
             assert client.revision.version == (version or "2025-11-25")

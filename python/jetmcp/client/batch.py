@@ -117,22 +117,22 @@ class BatchBuilder:
         return self
 
     def list_tools(self, cursor: str | None = None) -> BatchBuilder:
-        return self.request("tools/list", _cursor(cursor))
+        return self.request("tools/list", cursor_params(cursor))
 
     def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> BatchBuilder:
         return self.request("tools/call", {"name": name, "arguments": dict(arguments or {})})
 
     def list_resources(self, cursor: str | None = None) -> BatchBuilder:
-        return self.request("resources/list", _cursor(cursor))
+        return self.request("resources/list", cursor_params(cursor))
 
     def read_resource(self, uri: str) -> BatchBuilder:
         return self.request("resources/read", {"uri": uri})
 
     def list_resource_templates(self, cursor: str | None = None) -> BatchBuilder:
-        return self.request("resources/templates/list", _cursor(cursor))
+        return self.request("resources/templates/list", cursor_params(cursor))
 
     def list_prompts(self, cursor: str | None = None) -> BatchBuilder:
-        return self.request("prompts/list", _cursor(cursor))
+        return self.request("prompts/list", cursor_params(cursor))
 
     def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> BatchBuilder:
         return self.request("prompts/get", {"name": name, "arguments": dict(arguments or {})})
@@ -140,8 +140,6 @@ class BatchBuilder:
     def complete(
         self, ref: Mapping[str, Any], argument: Mapping[str, Any] | tuple[str, str]
     ) -> BatchBuilder:
-        from jetmcp.client.session import complete_params
-
         return self.request("completion/complete", complete_params(ref, argument))
 
     async def send(self) -> list[Response]:
@@ -154,8 +152,21 @@ class BatchBuilder:
         return responses
 
 
-def _cursor(cursor: str | None) -> dict[str, Any]:
+def cursor_params(cursor: str | None) -> dict[str, Any]:
+    """The params of a list request: the cursor of the page wanted, if any."""
     return {} if cursor is None else {"cursor": cursor}
+
+
+def complete_params(
+    ref: Mapping[str, Any], argument: Mapping[str, Any] | tuple[str, str]
+) -> dict[str, Any]:
+    """``completion/complete`` params; ``argument`` is ``(name, value)`` or a dict."""
+    arg = (
+        {"name": argument[0], "value": argument[1]}
+        if isinstance(argument, tuple)
+        else dict(argument)
+    )
+    return {"ref": dict(ref), "argument": arg}
 
 
 def split_messages(

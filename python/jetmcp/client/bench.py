@@ -205,12 +205,7 @@ async def _http_lane(
     timeout = run.options.timeout
     while run.claim():
         body, extra, wids = build()
-        head = b"%s%s%sContent-Length: %d\r\n\r\n" % (
-            transport._post_head,
-            transport._state_head,
-            extra,
-            len(body),
-        )
+        head = transport.encoded_post_head(extra, len(body))
         start = time.perf_counter()
         try:
             if conn is None or conn.closed:
@@ -234,7 +229,7 @@ async def _http_lane(
                 conn.close()
                 conn = None
             continue
-        if not conn.reusable:
+        if not resp.reusable:
             conn.close()
             conn = None
         if resp.status >= 400:

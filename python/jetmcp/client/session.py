@@ -44,14 +44,21 @@ from jetmcp.call import (
     META_SERVER_INFO,
 )
 from jetmcp.client.batch import UNSET as _UNSET
-from jetmcp.client.batch import BatchBuilder, Response, split_messages
+from jetmcp.client.batch import (
+    BatchBuilder,
+    Response,
+    complete_params,
+    cursor_params,
+    split_messages,
+)
 from jetmcp.client.transports import (
     HttpStatusError,
     HttpTransport,
     StdioTransport,
     Transport,
     TransportClosed,
-    _error_from,
+    error_from,
+    with_status,
 )
 from jetmcp.client.types import (
     CallToolResult,
@@ -125,17 +132,6 @@ def _header_scalar(value: Any) -> str | None:
     if isinstance(value, str):
         return encode_header_value(value)
     return None
-
-
-def complete_params(
-    ref: Mapping[str, Any], argument: Mapping[str, Any] | tuple[str, str]
-) -> dict[str, Any]:
-    arg = (
-        {"name": argument[0], "value": argument[1]}
-        if isinstance(argument, tuple)
-        else dict(argument)
-    )
-    return {"ref": dict(ref), "argument": arg}
 
 
 def _dump(value: Any) -> dict[str, Any]:
@@ -279,10 +275,12 @@ class Client:
 
     @property
     def wire_batches(self) -> bool | None:
-        """Whether batches go out as one JSON-RPC array (None: not yet known)."""
+        """Whether batches go out as one JSON-RPC array (None: not known yet)."""
         rev = self._revision
-        if rev is None or self._batching is False:
-            return None if rev is None else False
+        if rev is None:
+            return None
+        if self._batching is False:
+            return False
         if rev.modern:
             return self._batch_extension()
         if not rev.batching:
@@ -388,7 +386,7 @@ class Client:
                     f"the server does not speak {forced.version}",
                     {"supported": supported},
                 )
-        self._speak(None)
+        self._transport.set_state(None)
         async with asyncio.timeout(self.timeout):
             await self._initialize(supported)
 
@@ -403,7 +401,7 @@ class Client:
         """``server/discover`` at ``rev``: None when adopted, else the versions the server
         named (empty when it named none): fall back."""
         transport = self._transport
-        self._speak(rev.version)
+        self._transport.set_state(rev.version)
         wid = next(self._ids)
         body = _wire.encode_request(
             b"%d" % wid, "server/discover", {"_meta": self._modern_meta(rev)}
@@ -424,9 +422,8 @@ class Client:
         error = resp.error
         data = error.data if error.has_data else None
         supported = data.get("supported") if isinstance(data, dict) else None
-        status = error.status if isinstance(error, HttpStatusError) else resp.http_status
         if transport.is_http:
-            modern = status >= 400 and error.code in _MODERN_ERRORS
+            modern = resp.http_status >= 400 and error.code in _MODERN_ERRORS
         else:
             modern = error.code == UNSUPPORTED_PROTOCOL_VERSION
         if not modern:
@@ -508,18 +505,10 @@ class Client:
         self._revision = rev
         self.initialize_result = initialize
         self.discover_result = discover
-        self._speak(rev.version)
+        self._transport.set_state(rev.version)
         if rev.modern:
             self._meta = self._modern_meta(rev)
             self._meta_raw = _wire.RawJSON(_wire.dumps(self._meta))
-
-    def _speak(self, version: str | None) -> None:
-        """The revision the transport names (HTTP: ``MCP-Protocol-Version``)."""
-        transport = self._transport
-        if isinstance(transport, HttpTransport):
-            transport.set_state(version)
-        else:
-            transport.protocol_version = version
 
     def _batch_extension(self) -> bool:
         extensions = self.server_capabilities.get("extensions")
@@ -589,7 +578,7 @@ class Client:
             raw = entry.raw_id
             if raw is None:
                 if entry.is_error and self._orphan_waiters:
-                    error = _error_from(entry.result())
+                    error = error_from(entry.result())
                     for waiter in self._orphan_waiters:
                         if not waiter.done():
                             waiter.set_result(error)
@@ -955,7 +944,7 @@ class Client:
         await self._typed(EmptyResult, "ping", {})
 
     async def list_tools(self, cursor: str | None = None) -> ListToolsResult:
-        return await self._typed(ListToolsResult, "tools/list", _cursor(cursor))
+        return await self._typed(ListToolsResult, "tools/list", cursor_params(cursor))
 
     async def call_tool(
         self,
@@ -970,7 +959,7 @@ class Client:
         return await self._typed(CallToolResult, "tools/call", params)
 
     async def list_resources(self, cursor: str | None = None) -> ListResourcesResult:
-        return await self._typed(ListResourcesResult, "resources/list", _cursor(cursor))
+        return await self._typed(ListResourcesResult, "resources/list", cursor_params(cursor))
 
     async def read_resource(self, uri: str) -> ReadResourceResult:
         return await self._typed(ReadResourceResult, "resources/read", {"uri": uri})
@@ -979,11 +968,11 @@ class Client:
         self, cursor: str | None = None
     ) -> ListResourceTemplatesResult:
         return await self._typed(
-            ListResourceTemplatesResult, "resources/templates/list", _cursor(cursor)
+            ListResourceTemplatesResult, "resources/templates/list", cursor_params(cursor)
         )
 
     async def list_prompts(self, cursor: str | None = None) -> ListPromptsResult:
-        return await self._typed(ListPromptsResult, "prompts/list", _cursor(cursor))
+        return await self._typed(ListPromptsResult, "prompts/list", cursor_params(cursor))
 
     async def get_prompt(
         self,
@@ -1014,7 +1003,7 @@ class Client:
         cursor: str | None = None
         seen: set[str] = set()
         while True:
-            page = await self._typed(result_type, method, _cursor(cursor))
+            page = await self._typed(result_type, method, cursor_params(cursor))
             for item in getattr(page, field):
                 yield item
             cursor = page.next_cursor
@@ -1087,10 +1076,6 @@ def _revision_of(revision: str | Revision) -> Revision:
     return found
 
 
-def _cursor(cursor: str | None) -> dict[str, Any]:
-    return {} if cursor is None else {"cursor": cursor}
-
-
 def _root(item: Root | str | Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(item, str):
         return {"uri": item}
@@ -1112,10 +1097,8 @@ def _encode_notification(method: str, params: dict[str, Any] | None) -> bytes:
 def _response(entry: _wire.Entry, status: int) -> Response:
     body = entry.result()
     if entry.is_error:
-        error = _error_from(body)
+        error = error_from(body)
         if status >= 400:
-            from jetmcp.client.transports import with_status
-
             error = with_status(error, status)
         return Response(error=error, http_status=status)
     if not isinstance(body, dict):

@@ -167,6 +167,15 @@ class HttpResponse:
             for event in parser.feed(chunk):
                 yield event
 
+    def abort(self) -> None:
+        """Close the connection (a reply not read to the end, a stream given up on)."""
+        self._conn.close()
+
+    @property
+    def reusable(self) -> bool:
+        """Whether the body was read to the end on a connection that stays open."""
+        return self._done and self._conn.reusable
+
     def release(self) -> None:
         """Give the connection back for reuse when its body was read to the end; else close it."""
         conn = self._conn
@@ -395,6 +404,10 @@ class Transport:
     #: The revision put in ``MCP-Protocol-Version`` (HTTP), once chosen.
     protocol_version: str | None = None
 
+    def set_state(self, protocol_version: str | None) -> None:
+        """The revision the transport names from now on (None: none yet)."""
+        self.protocol_version = protocol_version
+
     async def open(self) -> None:
         raise NotImplementedError
 
@@ -453,11 +466,12 @@ def with_status(error: McpError, status: int) -> HttpStatusError:
 
 def orphan_error(entry: _wire.Entry, status: int) -> McpError:
     """The McpError of an id-less error reply (an :class:`HttpStatusError` over HTTP)."""
-    error = _error_from(entry.result())
+    error = error_from(entry.result())
     return with_status(error, status) if status else error
 
 
-def _error_from(body: Any) -> McpError:
+def error_from(body: Any) -> McpError:
+    """The McpError an ``error`` member describes."""
     if isinstance(body, dict) and isinstance(body.get("code"), int):
         message = body.get("message")
         text = message if isinstance(message, str) else "error"
@@ -512,16 +526,17 @@ class HttpTransport(Transport):
             lines.append(("MCP-Protocol-Version", self.protocol_version))
         self._state_head = header_lines(lines)
 
-    def set_state(self, protocol_version: str | None, session_id: str | None = None) -> None:
-        """The revision (and session) every later request carries."""
+    def set_state(self, protocol_version: str | None) -> None:
+        """The revision every later request carries in ``MCP-Protocol-Version``."""
         self.protocol_version = protocol_version
-        if session_id is not None:
-            self.session_id = session_id
         self._refresh_state()
 
     def post_head(self, headers: Sequence[tuple[str, str]], length: int) -> bytes:
         """The whole head of a POST with ``length`` bytes of body."""
-        extra = header_lines(headers) if headers else b""
+        return self.encoded_post_head(header_lines(headers) if headers else b"", length)
+
+    def encoded_post_head(self, extra: bytes, length: int) -> bytes:
+        """:meth:`post_head` with the extra header lines already encoded."""
         return b"%s%s%sContent-Length: %d\r\n\r\n" % (
             self._post_head,
             self._state_head,
@@ -548,7 +563,7 @@ class HttpTransport(Transport):
         try:
             await self._read_reply(resp, waiting)
         except BaseException:
-            resp._conn.close()  # a cancelled exchange closes its stream (2026-07-28 cancel)
+            resp.abort()  # a cancelled exchange closes its stream (2026-07-28 cancel)
             raise
         resp.release()
 
@@ -616,7 +631,7 @@ class HttpTransport(Transport):
                 raise _status_error(resp.status, data, self.describe())
             retry_ms = await self._read_events(resp, parser, status)
         except BaseException:
-            resp._conn.close()
+            resp.abort()
             raise
         resp.release()
         return retry_ms
@@ -643,7 +658,7 @@ class HttpTransport(Transport):
             except (OSError, TransportClosed, McpError):
                 failures += 1
             finally:
-                resp._conn.close()
+                resp.abort()
             await asyncio.sleep(retry_ms / 1000)
 
     async def send(self, body: bytes, headers: Sequence[tuple[str, str]] = ()) -> None:
@@ -651,7 +666,7 @@ class HttpTransport(Transport):
         try:
             data = await resp.read()
         except BaseException:
-            resp._conn.close()
+            resp.abort()
             raise
         resp.release()
         if resp.status >= 400:
@@ -684,7 +699,7 @@ def _status_error(status: int, data: bytes, where: str) -> McpError:
     if frame is not None and frame.kind == _wire.FRAME_SINGLE:
         entry = frame.entries[0]
         if entry.kind == _wire.RESPONSE and entry.is_error:
-            return with_status(_error_from(entry.result()), status)
+            return with_status(error_from(entry.result()), status)
     text = data[:200].decode("utf-8", "replace")
     message = f"HTTP {status} from {where}: {text}".rstrip()
     return with_status(McpError(INTERNAL_ERROR, message), status)

@@ -628,3 +628,41 @@ def test_legacy_session_traffic_is_unaffected(client: httpx.Client, url: str) ->
     assert assert_result(resp.json(), 3)["resultType"] == "complete"
     resp = post(client, url, request("ping", id=4), version="2025-06-18", session=session)
     assert resp.json() == {"jsonrpc": "2.0", "id": 4, "result": {}}
+
+
+def open_listeners(client: httpx.Client, url: str) -> str:
+    return tool_text(reply(send(client, url, call_tool("listeners")))["result"])
+
+
+def test_listen_stream_ends_when_the_client_closes_it(client: httpx.Client, url: str) -> None:
+    body = modern_request(
+        "subscriptions/listen", {"notifications": {"toolsListChanged": True}}, id="listen-1"
+    )
+    headers = modern_headers() | modern_routing(body)
+    with client.stream("POST", url, content=encode(body), headers=headers) as resp:
+        assert resp.status_code == 200
+        assert resp.headers["content-type"].startswith("text/event-stream")
+        assert resp.headers["x-accel-buffering"] == "no"
+        assert "mcp-session-id" not in resp.headers
+        events = resp.iter_lines()
+
+        def next_message() -> dict[str, Any]:
+            for line in events:
+                if line.startswith("data:"):
+                    msg: dict[str, Any] = json.loads(line[5:])
+                    return msg
+            raise AssertionError("the listen stream ended")
+
+        ack = next_message()
+        assert ack["method"] == "notifications/subscriptions/acknowledged"
+        assert ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "listen-1"
+        assert open_listeners(client, url) == "1"
+        send(client, url, call_tool("change_tools"))
+        changed = next_message()
+        assert changed["method"] == "notifications/tools/list_changed"
+        assert changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "listen-1"
+    # Closing the response is how the client ends it: the server lets go of the stream.
+    deadline = time.monotonic() + 5.0
+    while open_listeners(client, url) != "0":
+        assert time.monotonic() < deadline, "the listen request outlived its stream"
+        time.sleep(0.05)

@@ -209,3 +209,22 @@ def test_parse_and_shape_errors(io: StdioServer) -> None:
     assert_error(io.call(bad), -32600, 18)
     params_list = {"jsonrpc": "2.0", "id": 19, "method": "tools/list", "params": [modern_meta()]}
     assert io.call(params_list)["id"] == 19
+
+
+def test_listen_ends_with_notifications_cancelled(io: StdioServer) -> None:
+    body = modern_request(
+        "subscriptions/listen", {"notifications": {"toolsListChanged": True}}, id="listen-1"
+    )
+    io.send(body)
+    ack = io.read()
+    assert ack["method"] == "notifications/subscriptions/acknowledged"
+    assert tool_text(assert_result(io.call(call_tool("listeners", id=20)), 20)) == "1"
+    io.send(call_tool("change_tools", id=21))
+    lines = until(io, 21)
+    while not any(m.get("method") == "notifications/tools/list_changed" for m in lines):
+        lines.append(io.read())  # the notification may follow the tool's own reply
+    changed = [m for m in lines if m.get("method") == "notifications/tools/list_changed"]
+    assert changed[0]["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "listen-1"
+    io.send(notification("notifications/cancelled", {"requestId": "listen-1"}))
+    io.assert_silent()  # no final result for a request the client cancelled
+    assert tool_text(assert_result(io.call(call_tool("listeners", id=22)), 22)) == "0"

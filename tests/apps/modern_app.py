@@ -1,7 +1,8 @@
 """The app the 2026-07-28 wire tests drive (tests/test_modern_http.py, test_modern_stdio.py,
 test_modern_batch.py): a tool with ``x-mcp-header`` properties, a slow tool that records its
 cancellation, one that needs a client capability, one that streams, one that tries a
-server-to-client request, and handlers that set their own ``_meta`` / ``resultType``."""
+server-to-client request, tools that change the tool list and count the open listen
+streams, and handlers that set their own ``_meta`` / ``resultType``."""
 
 from __future__ import annotations
 
@@ -102,6 +103,19 @@ async def asks_client(ctx: Context) -> str:
     except McpError as exc:
         return f"refused {exc.code}"
     return "sent"
+
+
+@app.tool()
+def change_tools() -> str:
+    """Add (or replace) the tool ``extra``: listen streams that asked for it hear of it"""
+    app.add_tool(lambda: "extra", name="extra", description="Added by change_tools")
+    return "changed"
+
+
+@app.tool()
+def listeners() -> str:
+    """How many subscriptions/listen requests are open"""
+    return str(len(app._subscriptions))
 
 
 @app.resource("test://here", name="here", mime_type="text/plain")

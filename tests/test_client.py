@@ -30,7 +30,7 @@ from jetmcp.client import (
     TransportClosed,
 )
 from jetmcp.client.session import encode_header_value
-from jetmcp.client.transports import SseParser, Url
+from jetmcp.client.transports import HttpTransport, SseParser, Url
 from jetmcp.client.types import ImageContent, TextContent, UnknownContent
 from jetmcp.errors import INVALID_PARAMS, METHOD_NOT_FOUND
 from jetmcp.protocol import revisions
@@ -334,6 +334,39 @@ def test_http_session_is_deleted_on_close(jet_http: ServerProcess) -> None:
     }
     resp = httpx.post(jet_http.url, json=body, headers=headers, timeout=5)
     assert resp.status_code == 404, resp.text
+
+
+@pytest.mark.parametrize("version", ["2025-03-26", "2025-11-25"])
+def test_an_expired_session_is_renewed(jet_http: ServerProcess, version: str) -> None:
+    """A 404 for the session (here: ended behind the client's back) means initialize again
+    and send what was refused, once; single calls and batches alike."""
+
+    async def scenario() -> None:
+        async with Client(jet_http.url, revision=version) as client:
+            transport = client.transport
+            assert isinstance(transport, HttpTransport)
+            for attempt in ("single", "batch"):
+                lost = transport.session_id
+                assert lost
+                headers = {"Mcp-Session-Id": lost, "MCP-Protocol-Version": version}
+                async with httpx.AsyncClient() as raw:
+                    ended = await raw.delete(jet_http.url, headers=headers, timeout=5)
+                assert ended.status_code == 204
+                if attempt == "single":
+                    assert (await client.call_tool("add", {"a": 1, "b": 2})).text == "3"
+                else:
+                    one, two = (
+                        await client.batch()
+                        .call_tool("echo", {"text": "a"})
+                        .call_tool("echo", {"text": "b"})
+                        .send()
+                    )
+                    assert one.into_result(CallToolResult).text == "a"
+                    assert two.into_result(CallToolResult).text == "b"
+                assert transport.session_id not in (None, lost)
+                assert client.revision.version == version
+
+    run(scenario())
 
 
 def test_unknown_revision_is_refused() -> None:

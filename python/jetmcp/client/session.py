@@ -212,6 +212,7 @@ class Client:
         self._meta_raw: _wire.RawJSON | None = None
         self._wire_batches: bool | None = None
         self._batch_lock = asyncio.Lock()
+        self._renew_lock = asyncio.Lock()
         #: Each listed tool's ``x-mcp-header`` properties (2026-07-28 ``Mcp-Param-*``).
         self._tool_headers: dict[str, tuple[XHeader, ...]] = {}
         self._closed: BaseException | None = None
@@ -727,11 +728,17 @@ class Client:
         params = [p for _, p in requests]
         todo = list(range(len(requests)))
         rounds = 0
+        renewed = False
         while todo or notes:
+            session = self._legacy_session()
             replies = await self._round([(requests[i][0], params[i]) for i in todo], notes)
             notes = []
             again: list[tuple[int, dict[str, Any]]] = []
+            expired: list[int] = []
             for i, reply in zip(todo, replies, strict=True):
+                if reply.http_status == 404 and session is not None and not renewed:
+                    expired.append(i)  # the server ended the session: never served
+                    continue
                 result = reply.result
                 if result is not None and rev.mrtr and result.get("resultType") == "input_required":
                     if rounds >= self.max_mrtr_rounds:
@@ -765,7 +772,31 @@ class Client:
                     else:
                         params[i] = answer_params(requests[i][1], answer)
                         todo.append(i)
+            if expired:
+                assert session is not None
+                renewed = True
+                await self._renew_session(session)
+                todo = sorted(todo + expired)
         return [r if r is not None else Response(error=_lost()) for r in out]
+
+    def _legacy_session(self) -> str | None:
+        transport = self._transport
+        if isinstance(transport, HttpTransport) and not self.revision.modern:
+            return transport.session_id
+        return None
+
+    async def _renew_session(self, lost: str) -> None:
+        """The server no longer knows session ``lost`` (404): initialize a new one at the
+        same revision, as the spec asks, unless a concurrent call already did."""
+        async with self._renew_lock:
+            transport = self._transport
+            assert isinstance(transport, HttpTransport)
+            if transport.session_id != lost:
+                return
+            log.info("session %s expired; initializing a new one", lost)
+            transport.session_id = None
+            transport.set_state(None)
+            await self._initialize([self.revision.version])
 
     async def _answer_inputs(self, result: dict[str, Any]) -> tuple[dict[str, Any], Any]:
         """The ``inputResponses`` for an ``input_required`` result, and its ``requestState``."""

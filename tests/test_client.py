@@ -318,6 +318,37 @@ def test_notifications_reach_the_handler(connect: Connect, kind: str) -> None:
     run(scenario())
 
 
+def test_a_stream_the_server_ends_early_is_resumed(jet_http: ServerProcess) -> None:
+    """2025-11-25 SSE polling: the server closes the call's stream after a log line; the
+    client resumes it with GET + Last-Event-ID and gets the rest, the result included."""
+    logs: list[Any] = []
+
+    def handler(method: str, params: dict[str, Any]) -> None:
+        if method == "notifications/message":
+            logs.append(params["data"])
+
+    async def scenario() -> None:
+        options = {"revision": "2025-11-25", "notification_handler": handler}
+        async with Client(jet_http.url, **options) as client:
+            transport = client.transport
+            assert isinstance(transport, HttpTransport)
+            resumed: list[str | None] = []
+            resume = transport._resume
+
+            async def counting(parser: SseParser, status: int) -> int:
+                resumed.append(parser.last_id)
+                return await resume(parser, status)
+
+            transport._resume = counting  # type: ignore[method-assign]
+            await client.request("logging/setLevel", {"level": "info"})
+            result = await client.call_tool("test_reconnection")
+            assert result.text == "Reconnection test completed"
+            assert logs == ["Before disconnect", "After reconnect"]
+            assert len(resumed) == 1 and resumed[0]
+
+    run(scenario())
+
+
 def test_http_session_is_deleted_on_close(jet_http: ServerProcess) -> None:
     async def scenario() -> str:
         async with Client(jet_http.url, revision="2025-06-18") as client:

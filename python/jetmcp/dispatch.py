@@ -27,6 +27,7 @@ from orjson import loads
 from jetmcp import _wire
 from jetmcp.call import (
     LOG_RANK,
+    META_PROTOCOL_VERSION,
     META_SERVER_INFO,
     NULL_SINK,
     Call,
@@ -64,7 +65,7 @@ _FRAME_EMPTY_BATCH = _wire.FRAME_EMPTY_BATCH
 _encode_result = _wire.encode_result
 _encode_error = _wire.encode_error
 #: The ``_meta`` key that makes a stdio request a 2026-07-28 one, as it stands in the bytes.
-_MODERN_KEY = b'"io.modelcontextprotocol/protocolVersion"'
+_MODERN_KEY = f'"{META_PROTOCOL_VERSION}"'.encode()
 
 
 def _initialize_marker(params: dict[str, Any], call: Call) -> dict[str, Any]:
@@ -219,8 +220,6 @@ class Dispatcher:
         """Do all the work that needs no waiting now; return the reply, or a coroutine that
         finishes it when some handler has to wait (the caller runs it in a task)."""
         kind = frame.kind
-        if ex.sniff_meta and not ex.revision.modern and _carries_modern_meta(frame):
-            ex.revision = revisions.R2026_07_28
         if kind == _FRAME_SINGLE:
             entry = frame.entries[0]
             reply = self._run_entry(entry, ex, False)
@@ -235,7 +234,10 @@ class Dispatcher:
             ex.http_status = 400
             return _encode_error(None, -32700, f"Parse error: {frame.error}")
         # Arrays: the revision decides first, whatever they hold (seed 000); at 2026-07-28
-        # the io.jetmcp/batch extension does (seed 002).
+        # the io.jetmcp/batch extension does (seed 002). A stdio array is a 2026-07-28 one
+        # when a request in it says so (a single message is told apart in _run_entry).
+        if ex.sniff_meta and not ex.revision.modern and _carries_modern_meta(frame):
+            ex.revision = revisions.R2026_07_28
         revision = ex.revision
         if not (self.modern_batch if revision.modern else revision.batching):
             return _encode_error(
@@ -314,6 +316,11 @@ class Dispatcher:
                     params = {}
                 elif type(params) is not dict:  # JSON gives exactly dict or list
                     raise McpError(INVALID_PARAMS, "Invalid params: must be an object")
+                elif ex.sniff_meta:
+                    meta = params.get("_meta")
+                    if type(meta) is dict and META_PROTOCOL_VERSION in meta:
+                        # stdio: this request is a 2026-07-28 one, whatever the session.
+                        return self._modern_request(entry, ex, in_batch, params)
                 handler = self._builtins.get(method)
                 if handler is None:
                     handler = self.server.handlers.get(method)
@@ -436,17 +443,23 @@ class Dispatcher:
         return _encode_error(entry.raw_id, INVALID_REQUEST, f"Invalid Request: {entry.reason}")
 
     def _modern_request(
-        self, entry: _wire.Entry, ex: Exchange, in_batch: bool
+        self,
+        entry: _wire.Entry,
+        ex: Exchange,
+        in_batch: bool,
+        params: dict[str, Any] | None = None,
     ) -> bytes | Awaitable[dict[str, Any]]:
-        """Check one request in the order of :mod:`jetmcp.protocol.modern`, then run it."""
+        """Check one request in the order of :mod:`jetmcp.protocol.modern`, then run it
+        (``params`` when the caller already built them)."""
         raw_id: bytes = entry.raw_id  # type: ignore[assignment]  # a REQUEST has both
         method: str = entry.method  # type: ignore[assignment]
         try:
-            params = entry.params()
             if params is None:
-                params = {}
-            elif type(params) is not dict:
-                raise McpError(INVALID_PARAMS, "Invalid params: must be an object")
+                params = entry.params()
+                if params is None:
+                    params = {}
+                elif type(params) is not dict:
+                    raise McpError(INVALID_PARAMS, "Invalid params: must be an object")
             headers = ex.headers
             if headers is not None:
                 x_headers = self._tool_headers(params) if method == "tools/call" else ()
@@ -571,9 +584,9 @@ class Dispatcher:
 
 
 def _carries_modern_meta(frame: _wire.Frame) -> bool:
-    """Whether a request of ``frame`` names a protocol version in ``params._meta`` (stdio's
-    sign of a 2026-07-28 line). The bytes are searched first; only a line holding the key,
-    or an escape that could spell it, has its params built to be sure."""
+    """Whether a request of a batch names a protocol version in ``params._meta`` (stdio's
+    sign of a 2026-07-28 array). The bytes are searched first; only an entry holding the
+    key, or an escape that could spell it, has its params built to be sure."""
     for entry in frame.entries:
         if entry.kind != _REQUEST:
             continue

@@ -75,6 +75,8 @@ class ModernFake:
         self.sse = sse
         #: (lower-cased headers, parsed body) of every POST, in arrival order.
         self.posts: list[tuple[dict[str, str], Any]] = []
+        #: Connections closed by the client while a ``hang`` call waited on them.
+        self.hang_ups = 0
         self.url = ""
         self._server: asyncio.Server | None = None
 
@@ -103,6 +105,10 @@ class ModernFake:
                         headers[name.strip().lower()] = value.strip()
                 body = json.loads(await reader.readexactly(int(headers["content-length"])))
                 self.posts.append((headers, body))
+                if _calls(body, "hang"):
+                    await reader.read()  # no answer: wait for the client to hang up
+                    self.hang_ups += 1
+                    return
                 reply = self.answer(body)
                 if reply is None:
                     writer.write(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n")
@@ -194,6 +200,11 @@ def _content(first: str) -> dict[str, str]:
     return {"name": first, "username": first, "email": f"{first}@example.com"}
 
 
+def _calls(body: Any, tool: str) -> bool:
+    messages = body if isinstance(body, list) else [body]
+    return any((m.get("params") or {}).get("name") == tool for m in messages)
+
+
 def _methods(body: Any) -> list[str]:
     return [m["method"] for m in body] if isinstance(body, list) else [body["method"]]
 
@@ -264,6 +275,30 @@ def test_meta_and_routing_headers(sse: bool) -> None:
             assert headers["mcp-protocol-version"] == MODERN
             assert not [h for h in headers if h in ("mcp-method", "mcp-name")]
             assert not [h for h in headers if h.startswith("mcp-param-")]
+
+    run(scenario())
+
+
+@pytest.mark.parametrize("batch", [False, True])
+def test_cancelling_closes_the_stream(batch: bool) -> None:
+    """At 2026-07-28 over HTTP a request is cancelled by closing its stream: the server sees
+    the connection go, whether the call waited alone or in a batch."""
+
+    async def scenario() -> None:
+        async with fake_client() as (fake, client):
+            with pytest.raises(TimeoutError):
+                async with asyncio.timeout(0.3):
+                    if batch:
+                        await client.batch().call_tool("hang").call_tool("hang").send()
+                    else:
+                        await client.call_tool("hang")
+            for _ in range(100):
+                if fake.hang_ups:
+                    break
+                await asyncio.sleep(0.02)
+            assert fake.hang_ups == 1
+            assert not fake.bodies("notifications/cancelled")  # no notification over HTTP
+            assert (await client.call_tool("echo", {"x": 1})).text == '{"x": 1}'
 
     run(scenario())
 

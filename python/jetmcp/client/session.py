@@ -34,7 +34,7 @@ from collections.abc import (
 from functools import partial
 from typing import Any, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from jetmcp import _wire
 from jetmcp.call import (
@@ -402,7 +402,7 @@ class Client:
         """``server/discover`` at ``rev``: None when adopted, else the versions the server
         named (empty when it named none): fall back."""
         transport = self._transport
-        self._transport.set_state(rev.version)
+        transport.set_state(rev.version)
         wid = next(self._ids)
         body = _wire.encode_request(
             b"%d" % wid, "server/discover", {"_meta": self._modern_meta(rev)}
@@ -414,8 +414,10 @@ class Client:
         except TimeoutError:
             return []
         if resp.error is None:
-            assert resp.result is not None
-            discovered = DiscoverResult.model_validate(resp.result)
+            try:
+                discovered = DiscoverResult.model_validate(resp.result)
+            except ValidationError:
+                return []  # not a discover result: not a server to speak 2026-07-28 with
             if discovered.supported_versions and rev.version not in discovered.supported_versions:
                 return discovered.supported_versions
             self._adopt(rev, discover=discovered)
@@ -887,19 +889,13 @@ class Client:
                 pass
 
     async def _can_batch(self) -> bool:
-        rev = self.revision
-        if self._batching is False:
-            return False
-        if rev.modern:
-            return self._batch_extension()
-        if not rev.batching:
-            return False
-        if self._batching is True:
-            return True
-        if self._wire_batches is None:
-            async with self._batch_lock:
-                if self._wire_batches is None:
-                    self._wire_batches = await self._probe_batching()
+        """:attr:`wire_batches`, checking a legacy server once when it is not known yet."""
+        known = self.wire_batches
+        if known is not None:
+            return known
+        async with self._batch_lock:
+            if self._wire_batches is None:
+                self._wire_batches = await self._probe_batching()
         return self._wire_batches
 
     async def _probe_batching(self) -> bool:

@@ -160,13 +160,6 @@ class HttpResponse:
             self._conn.close()
             raise TransportClosed(f"malformed or truncated response body: {exc}") from exc
 
-    async def events(self) -> AsyncIterator[SseEvent]:
-        """The body as server-sent events."""
-        parser = SseParser()
-        async for chunk in self.chunks():
-            for event in parser.feed(chunk):
-                yield event
-
     def abort(self) -> None:
         """Close the connection (a reply not read to the end, a stream given up on)."""
         self._conn.close()
@@ -209,19 +202,23 @@ class HttpConnection:
             writer.write(head)
         self.used = True
         reader = self.reader
-        while True:
-            try:
-                raw = await reader.readuntil(b"\r\n\r\n")
-            except asyncio.IncompleteReadError as exc:
-                self.close()
-                raise TransportClosed("connection closed before the response") from exc
-            except asyncio.LimitOverrunError as exc:
-                self.close()
-                raise TransportClosed("response head too long") from exc
-            status, headers = _parse_head(raw)
-            if 100 <= status < 200 and status != 101:
-                continue  # 100 Continue and other interim responses
-            return HttpResponse(self, status, headers, method_is_head)
+        try:
+            while True:
+                try:
+                    raw = await reader.readuntil(b"\r\n\r\n")
+                except asyncio.IncompleteReadError as exc:
+                    raise TransportClosed("connection closed before the response") from exc
+                except asyncio.LimitOverrunError as exc:
+                    raise TransportClosed("response head too long") from exc
+                status, headers = _parse_head(raw)
+                if 100 <= status < 200 and status != 101:
+                    continue  # 100 Continue and other interim responses
+                return HttpResponse(self, status, headers, method_is_head)
+        except BaseException:
+            # Whatever went wrong (a cancelled waiter included: at 2026-07-28 closing the
+            # connection is how a request is cancelled), the response cannot be read now.
+            self.close()
+            raise
 
     def release(self) -> None:
         self.pool.put(self)

@@ -149,6 +149,8 @@ class McpHttpApp:
         # Values already judged acceptable: the check costs a set lookup per request.
         self._origins_ok: set[str] = set()
         self._hosts_ok: set[str] = set()
+        #: The shutdown that ends listen subscriptions, kept so it is not collected early.
+        self._closing: asyncio.Future[None] | None = None
         self._accepts: dict[str | None, int] = {}
         self.legacy: LegacySse | None = None
         if self.settings.sse_path and not self.settings.stateless:
@@ -200,7 +202,9 @@ class McpHttpApp:
 
     def close_streams(self) -> None:
         """End every open SSE stream of this app (GET streams of every session, legacy
-        HTTP+SSE connections). Requests still running finish on their own."""
+        HTTP+SSE connections) and every 2026-07-28 ``subscriptions/listen`` with its final
+        result. Requests still running finish on their own."""
+        self._closing = asyncio.ensure_future(self.server.close_subscriptions())
         for session in list(self.server.sessions):
             if isinstance(session.outbound, SessionStreams):
                 session.outbound.close()

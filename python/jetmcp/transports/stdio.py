@@ -110,6 +110,9 @@ class StdioServer:
             if not line.strip():
                 continue
             self._start(line, sink)
+        # stdin ended: open subscriptions/listen requests end with their final result (they
+        # would otherwise wait for ever), then every request still running is finished.
+        await self.dispatcher.server.close_subscriptions()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
 

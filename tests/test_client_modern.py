@@ -23,7 +23,14 @@ from typing import Any
 import pytest
 
 from jetmcp import Client, McpError
-from jetmcp.client import CallToolResult, ElicitResult, ReadResourceResult
+from jetmcp.client import (
+    CallToolResult,
+    CreateMessageResult,
+    ElicitResult,
+    ReadResourceResult,
+    Root,
+    TextContent,
+)
 from jetmcp.errors import METHOD_NOT_FOUND
 from test_client_app import (
     MODERN_MISSING,
@@ -43,6 +50,11 @@ async def _elicit(request: Any) -> ElicitResult:
     first = request.message.split()[0].rstrip("?:")
     content = {"name": first, "username": first, "email": f"{first}@example.com"}
     return ElicitResult(action="accept", content=content)
+
+
+async def _sample(request: Any) -> CreateMessageResult:
+    text = request.messages[0].content["text"]
+    return CreateMessageResult(content={"type": "text", "text": f"sampled {text}"}, model="m")
 
 
 # --------------------------------------------------------------------------- the fake
@@ -446,9 +458,21 @@ def test_jetmcp_at_2026_07_28(request: pytest.FixtureRequest, kind: str, batch: 
     extra = () if batch == "on" else ("--no-modern-batch",)
 
     async def scenario() -> None:
-        async with _connect(kind, server.url, *extra, elicitation_handler=_elicit) as client:
+        handlers: dict[str, Any] = {
+            "elicitation_handler": _elicit,
+            "sampling_handler": _sample,
+            "roots": [Root(uri="file:///work", name="work")],
+        }
+        async with _connect(kind, server.url, *extra, **handlers) as client:
             assert client.revision.version == MODERN
             assert client.wire_batches is (batch == "on")
+            # Sampling and roots come as input requests too, answered by the handlers.
+            sampled = await client.call_tool("test_sampling", {"prompt": "hi"})
+            assert sampled.text == "LLM response: sampled hi"
+            roots = await client.call_tool("client_roots")
+            assert [c.text for c in roots.content if isinstance(c, TextContent)] == [
+                "work=file:///work"
+            ]
             with pytest.raises(McpError, match="removed in 2026-07-28"):
                 await client.ping()
             # Mcp-Param-Tenant: the tool is called before it is listed (the client learns

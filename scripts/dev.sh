@@ -46,6 +46,9 @@ case "$cmd" in
     "$VENV/bin/ruff" check python tests bench
     "$VENV/bin/ruff" format --check python tests bench
     "$VENV/bin/mypy" --strict python/jetmcp
+    echo "== the TypeScript SDK for the real-client tests (npm, pinned by its lockfile)"
+    [ -d tests/clients/node_modules ] || \
+      (cd tests/clients && npm ci --no-audit --no-fund --loglevel=error)
     echo "== pytest"
     "$VENV/bin/pytest" -p no:cacheprovider tests
     bash scripts/conformance.sh

@@ -164,6 +164,11 @@ async def _exercise(client: Client, ask: str, tag: str) -> None:
 
     if rev.elicitation:
         assert (await client.call_tool(ask)).text in ("hello Ada", "hello Ada\n")
+        # In a batch too: at 2026-07-28 the elicitation comes back as an input round
+        # (MRTR) that the builder drives to completion; earlier, as a server request.
+        asked, added = await client.batch().call_tool(ask).call_tool("add", {"a": 3, "b": 4}).send()
+        assert asked.into_result(CallToolResult).text in ("hello Ada", "hello Ada\n")
+        assert added.into_result(CallToolResult).text == "7"
 
     batch = client.batch()
     for _ in range(2):

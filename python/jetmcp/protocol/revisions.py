@@ -6,7 +6,7 @@ comparing version strings.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +57,7 @@ class Revision:
     per_request_log_level: bool = False
 
 
+# Each revision states only what changed from the one before it.
 R2024_11_05 = Revision(
     version="2024-11-05",
     batching=True,
@@ -73,90 +74,43 @@ R2024_11_05 = Revision(
     tasks=False,
     sse_priming=False,
     resource_not_found_code=-32002,
-    completion_context=False,
-    url_elicitation=False,
-    sampling_tools=False,
 )
-R2025_03_26 = Revision(
+R2025_03_26 = replace(
+    R2024_11_05,
     version="2025-03-26",
-    batching=True,
-    modern=False,
     completions_capability=True,
     annotations=True,
     audio=True,
     progress_message=True,
-    titles=False,
-    structured_output=False,
-    resource_links=False,
-    elicitation=False,
-    icons=False,
-    tasks=False,
-    sse_priming=False,
-    resource_not_found_code=-32002,
-    completion_context=False,
-    url_elicitation=False,
-    sampling_tools=False,
 )
-R2025_06_18 = Revision(
+R2025_06_18 = replace(
+    R2025_03_26,
     version="2025-06-18",
     batching=False,
-    modern=False,
-    completions_capability=True,
-    annotations=True,
-    audio=True,
-    progress_message=True,
     titles=True,
     structured_output=True,
     resource_links=True,
     elicitation=True,
-    icons=False,
-    tasks=False,
-    sse_priming=False,
-    resource_not_found_code=-32002,
     completion_context=True,
-    url_elicitation=False,
-    sampling_tools=False,
 )
-R2025_11_25 = Revision(
+R2025_11_25 = replace(
+    R2025_06_18,
     version="2025-11-25",
-    batching=False,
-    modern=False,
-    completions_capability=True,
-    annotations=True,
-    audio=True,
-    progress_message=True,
-    titles=True,
-    structured_output=True,
-    resource_links=True,
-    elicitation=True,
     icons=True,
     tasks=True,
     sse_priming=True,
-    resource_not_found_code=-32002,
-    completion_context=True,
     url_elicitation=True,
     sampling_tools=True,
 )
-
-R2026_07_28 = Revision(
+R2026_07_28 = replace(
+    R2025_11_25,
     version="2026-07-28",
-    batching=False,
     modern=True,
-    completions_capability=True,
-    annotations=True,
-    audio=True,
-    progress_message=True,
-    titles=True,
-    structured_output=True,
-    resource_links=True,
-    elicitation=True,
-    icons=True,
+    # Gone in the stateless era: tasks, SSE priming/polling and URL-mode elicitation.
     tasks=False,
     sse_priming=False,
-    resource_not_found_code=-32602,
-    completion_context=True,
     url_elicitation=False,
-    sampling_tools=True,
+    resource_not_found_code=-32602,
     result_type=True,
     cache_hints=True,
     mrtr=True,

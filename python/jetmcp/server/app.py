@@ -575,17 +575,21 @@ class Server:
 
     # -- handlers -----------------------------------------------------------------------------
 
+    def _registry(self, kind: str) -> dict[str, Any]:
+        """The registry a listing ``kind`` lists: tools, resources, templates or prompts."""
+        sources: dict[str, dict[str, Any]] = {
+            "tools": self._tools,
+            "resources": self._resources,
+            "templates": self._templates,
+            "prompts": self._prompts,
+        }
+        return sources[kind]
+
     def _listing(self, kind: str, revision: Revision) -> list[dict[str, Any]]:
         key = (kind, revision.version)
         cached = self._listings.get(key)
         if cached is None:
-            sources: dict[str, dict[str, Any]] = {
-                "tools": self._tools,
-                "resources": self._resources,
-                "templates": self._templates,
-                "prompts": self._prompts,
-            }
-            cached = [item.listing(revision) for item in sources[kind].values()]
+            cached = [item.listing(revision) for item in self._registry(kind).values()]
             self._listings[key] = cached
         return cached
 
@@ -611,39 +615,33 @@ class Server:
     def _list_hint(self, kind: str) -> tuple[int, str]:
         hint = self._hints.get(kind)
         if hint is None:
-            sources: dict[str, dict[str, Any]] = {
-                "tools": self._tools,
-                "resources": self._resources,
-                "templates": self._templates,
-                "prompts": self._prompts,
-            }
             hint = combined(
-                ((item.ttl_ms, item.cache_scope) for item in sources[kind].values()),
+                ((item.ttl_ms, item.cache_scope) for item in self._registry(kind).values()),
                 self.cache_ttl_ms,
                 self.cache_scope,
             )
             self._hints[kind] = hint
         return hint
 
-    def _hinted(self, result: dict[str, Any], kind: str) -> dict[str, Any]:
-        result["ttlMs"], result["cacheScope"] = self._list_hint(kind)
+    def _list(self, field: str, kind: str, params: dict[str, Any], call: Call) -> dict[str, Any]:
+        """A ``*/list`` result: a page of ``kind``'s listing under ``field``, with the caching
+        hints where the revision has them."""
+        result = self._page(field, self._listing(kind, call.revision), params)
+        if call.revision.cache_hints:
+            result["ttlMs"], result["cacheScope"] = self._list_hint(kind)
         return result
 
     def _handle_list_tools(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
-        result = self._page("tools", self._listing("tools", call.revision), params)
-        return self._hinted(result, "tools") if call.revision.cache_hints else result
+        return self._list("tools", "tools", params, call)
 
     def _handle_list_resources(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
-        result = self._page("resources", self._listing("resources", call.revision), params)
-        return self._hinted(result, "resources") if call.revision.cache_hints else result
+        return self._list("resources", "resources", params, call)
 
     def _handle_list_templates(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
-        result = self._page("resourceTemplates", self._listing("templates", call.revision), params)
-        return self._hinted(result, "templates") if call.revision.cache_hints else result
+        return self._list("resourceTemplates", "templates", params, call)
 
     def _handle_list_prompts(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
-        result = self._page("prompts", self._listing("prompts", call.revision), params)
-        return self._hinted(result, "prompts") if call.revision.cache_hints else result
+        return self._list("prompts", "prompts", params, call)
 
     def _handle_call_tool(self, params: dict[str, Any], call: Call) -> Result:
         name = params.get("name")

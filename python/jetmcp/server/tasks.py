@@ -84,56 +84,35 @@ class TaskRoute:
             self.waiting.remove(sink)
 
 
-class TaskRecord:
-    """One task: its state, and the outcome of the request it wraps once it is terminal."""
+class TaskState:
+    """What a task of either revision has: its id, status and timestamps, its outcome once
+    terminal, and the work running it. Its status never leaves a terminal one."""
 
     __slots__ = (
         "created",
         "created_at",
-        "done",
         "error",
         "id",
-        "inputs",
-        "poll_interval",
         "result",
-        "route",
         "runner",
         "status",
         "status_message",
-        "ttl",
         "updated_at",
     )
 
-    def __init__(self, ttl: int | None, poll_interval: int | None, route: TaskRoute) -> None:
-        self.id = str(uuid.uuid4())
+    def __init__(self, task_id: str) -> None:
+        self.id = task_id
         self.status: Status = "working"
         self.status_message: str | None = None
         self.created_at = self.updated_at = _now()
         self.created = time.monotonic()
-        self.ttl = ttl
-        self.poll_interval = poll_interval
-        self.route = route
         self.result: dict[str, Any] | None = None
         self.error: McpError | None = None
-        self.done = asyncio.Event()
-        self.runner: asyncio.Task[None] | None = None
-        #: Server-to-client requests of the task still waiting for the client's answer.
-        self.inputs = 0
+        self.runner: asyncio.Task[Any] | None = None
 
     @property
     def terminal(self) -> bool:
         return self.status in TERMINAL
-
-    def to_wire(self) -> dict[str, Any]:
-        task: dict[str, Any] = {"taskId": self.id, "status": self.status}
-        if self.status_message is not None:
-            task["statusMessage"] = self.status_message
-        task["createdAt"] = self.created_at
-        task["lastUpdatedAt"] = self.updated_at
-        task["ttl"] = self.ttl
-        if self.poll_interval is not None:
-            task["pollInterval"] = self.poll_interval
-        return task
 
     def move(self, status: Status, message: str | None = None) -> bool:
         """Change the status (never out of a terminal one); False when it could not."""
@@ -142,6 +121,71 @@ class TaskRecord:
         self.status = status
         self.status_message = message
         self.updated_at = _now()
+        return True
+
+    def fail(self, error: McpError) -> None:
+        if self.terminal:
+            return
+        self.error = error
+        self.move("failed", error.message)
+
+    def stop_runner(self) -> None:
+        """Cancel the work running the task, unless that is what is calling."""
+        runner = self.runner
+        if runner is not None and runner is not asyncio.current_task():
+            runner.cancel()
+
+    def to_wire(self) -> dict[str, Any]:
+        """The task's fields up to ``lastUpdatedAt`` (each revision adds its lifetime and poll
+        interval after them)."""
+        task: dict[str, Any] = {"taskId": self.id, "status": self.status}
+        if self.status_message is not None:
+            task["statusMessage"] = self.status_message
+        task["createdAt"] = self.created_at
+        task["lastUpdatedAt"] = self.updated_at
+        return task
+
+
+def purge_expired(tasks: dict[str, Any]) -> None:
+    """Forget the tasks in ``tasks`` (by id) whose lifetime has passed."""
+    now = time.monotonic()
+    for task_id in [t.id for t in tasks.values() if t.expired(now)]:
+        del tasks[task_id]
+
+
+def task_id_param(params: dict[str, Any]) -> str:
+    """The ``taskId`` of a ``tasks/*`` request."""
+    task_id = params.get("taskId")
+    if not isinstance(task_id, str):
+        raise McpError(INVALID_PARAMS, "Invalid params: taskId must be a string")
+    return task_id
+
+
+class TaskRecord(TaskState):
+    """One task: its state, and the outcome of the request it wraps once it is terminal."""
+
+    __slots__ = ("done", "inputs", "poll_interval", "route", "ttl")
+
+    def __init__(self, ttl: int | None, poll_interval: int | None, route: TaskRoute) -> None:
+        super().__init__(str(uuid.uuid4()))
+        self.ttl = ttl
+        self.poll_interval = poll_interval
+        self.route = route
+        self.done = asyncio.Event()
+        #: Server-to-client requests of the task still waiting for the client's answer.
+        self.inputs = 0
+
+    def to_wire(self) -> dict[str, Any]:
+        task = super().to_wire()
+        task["ttl"] = self.ttl
+        if self.poll_interval is not None:
+            task["pollInterval"] = self.poll_interval
+        return task
+
+    def move(self, status: Status, message: str | None = None) -> bool:
+        """As :meth:`TaskState.move`; moving into a terminal status sets ``done``."""
+        if not super().move(status, message):
+            return False
         if status in TERMINAL:
             self.done.set()
         return True
@@ -166,20 +210,12 @@ class TaskRecord:
         else:
             self.move("completed")
 
-    def fail(self, error: McpError) -> None:
-        if self.terminal:
-            return
-        self.error = error
-        self.move("failed", error.message)
-
     def cancel(self, message: str = "The task was cancelled by request.") -> bool:
         if self.terminal:
             return False
         self.error = McpError(REQUEST_CANCELLED, "Task cancelled")
         self.move("cancelled", message)
-        runner = self.runner
-        if runner is not None and runner is not asyncio.current_task():
-            runner.cancel()
+        self.stop_runner()
         return True
 
     def expired(self, now: float) -> bool:
@@ -223,14 +259,10 @@ class TaskStore:
         self.tasks: dict[str, TaskRecord] = {}
 
     def purge(self) -> None:
-        now = time.monotonic()
-        for task_id in [t.id for t in self.tasks.values() if t.expired(now)]:
-            del self.tasks[task_id]
+        purge_expired(self.tasks)
 
     def get(self, params: dict[str, Any]) -> TaskRecord:
-        task_id = params.get("taskId")
-        if not isinstance(task_id, str):
-            raise McpError(INVALID_PARAMS, "Invalid params: taskId must be a string")
+        task_id = task_id_param(params)
         self.purge()
         record = self.tasks.get(task_id)
         if record is None:
@@ -378,6 +410,9 @@ __all__ = [
     "TaskManager",
     "TaskRecord",
     "TaskRoute",
+    "TaskState",
     "TaskStore",
+    "purge_expired",
     "related",
+    "task_id_param",
 ]

@@ -31,14 +31,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from jetmcp.call import NULL_SINK, Call, Result
 from jetmcp.errors import INTERNAL_ERROR, INVALID_PARAMS, MISSING_CLIENT_CAPABILITY, McpError
 from jetmcp.server.mrtr import InputRequired, InputRound, Inputs, RoundCall
-from jetmcp.server.tasks import TERMINAL, Status, _now
+from jetmcp.server.tasks import TaskState, purge_expired, task_id_param
 
 if TYPE_CHECKING:
     from jetmcp.server.app import Server
@@ -63,58 +62,22 @@ def missing_tasks_extension(what: str) -> McpError:
     )
 
 
-class ModernTask:
+class ModernTask(TaskState):
     """One task of the extension: its state, and its outcome once terminal."""
 
-    __slots__ = (
-        "created",
-        "created_at",
-        "error",
-        "id",
-        "pending",
-        "poll_interval_ms",
-        "result",
-        "runner",
-        "status",
-        "status_message",
-        "ttl_ms",
-        "updated_at",
-    )
+    __slots__ = ("pending", "poll_interval_ms", "ttl_ms")
 
     def __init__(self, ttl_ms: int | None, poll_interval_ms: int | None) -> None:
-        self.id = secrets.token_urlsafe(18)
-        self.status: Status = "working"
-        self.status_message: str | None = None
-        self.created_at = self.updated_at = _now()
-        self.created = time.monotonic()
+        super().__init__(secrets.token_urlsafe(18))
         self.ttl_ms = ttl_ms
         self.poll_interval_ms = poll_interval_ms
-        self.result: dict[str, Any] | None = None
-        self.error: McpError | None = None
-        self.runner: asyncio.Task[Any] | None = None
         #: Questions waiting for ``tasks/update``: key -> (the input request, its answer).
         self.pending: dict[str, tuple[dict[str, Any], asyncio.Future[Any]]] = {}
-
-    @property
-    def terminal(self) -> bool:
-        return self.status in TERMINAL
-
-    def move(self, status: Status, message: str | None = None) -> None:
-        if self.terminal:
-            return
-        self.status = status
-        self.status_message = message
-        self.updated_at = _now()
 
     def finish(self, result: dict[str, Any]) -> None:
         if not self.terminal:
             self.result = result
             self.move("completed")
-
-    def fail(self, error: McpError) -> None:
-        if not self.terminal:
-            self.error = error
-            self.move("failed", error.message)
 
     def cancel(self) -> None:
         if self.terminal:
@@ -122,9 +85,7 @@ class ModernTask:
         self.move("cancelled", "The task was cancelled by request.")
         for _, answer in self.pending.values():
             answer.cancel()
-        runner = self.runner
-        if runner is not None and runner is not asyncio.current_task():
-            runner.cancel()
+        self.stop_runner()
 
     def expired(self, now: float) -> bool:
         return (
@@ -132,11 +93,7 @@ class ModernTask:
         )
 
     def to_wire(self) -> dict[str, Any]:
-        task: dict[str, Any] = {"taskId": self.id, "status": self.status}
-        if self.status_message is not None:
-            task["statusMessage"] = self.status_message
-        task["createdAt"] = self.created_at
-        task["lastUpdatedAt"] = self.updated_at
+        task = super().to_wire()
         task["ttlMs"] = self.ttl_ms
         if self.poll_interval_ms is not None:
             task["pollIntervalMs"] = self.poll_interval_ms
@@ -323,16 +280,12 @@ class ModernTasks:
     # -- tasks/* -----------------------------------------------------------------------------
 
     def purge(self) -> None:
-        now = time.monotonic()
-        for task_id in [t.id for t in self.tasks.values() if t.expired(now)]:
-            del self.tasks[task_id]
+        purge_expired(self.tasks)
 
     def lookup(self, params: dict[str, Any], call: Call) -> ModernTask:
         if not declares_tasks(call):
             raise missing_tasks_extension(call.method)
-        task_id = params.get("taskId")
-        if not isinstance(task_id, str):
-            raise McpError(INVALID_PARAMS, "Invalid params: taskId must be a string")
+        task_id = task_id_param(params)
         self.purge()
         task = self.tasks.get(task_id)
         if task is None:

@@ -3,7 +3,7 @@
 Run with the peers venv (``bench/.peers/py``), never with the project's venv::
 
     python fastmcp_server.py http --port 8002     # stateless, JSON replies, uvicorn
-    python fastmcp_server.py http --as-installed  # the same on asyncio + h11
+    python fastmcp_server.py http --as-installed  # asyncio + h11, default logging
     python fastmcp_server.py stdio
 """
 
@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 
-# Quiet logs, as the mcp SDK peer: set before fastmcp reads its settings.
-os.environ.setdefault("FASTMCP_LOG_LEVEL", "WARNING")
+#: As `pip install fastmcp` leaves it: default log levels, uvicorn's access log.
+AS_INSTALLED = "--as-installed" in sys.argv
+if not AS_INSTALLED:
+    # Quiet logs, as the mcp SDK peer: set before fastmcp reads its settings.
+    os.environ.setdefault("FASTMCP_LOG_LEVEL", "WARNING")
 os.environ.setdefault("FASTMCP_SHOW_SERVER_BANNER", "false")
 
-from fastmcp import FastMCP
+from fastmcp import FastMCP  # noqa: E402 (after the environment it reads)
 
 app = FastMCP("bench-fastmcp")
 
@@ -34,7 +38,7 @@ def main() -> None:
     parser.add_argument(
         "--as-installed",
         action="store_true",
-        help="uvicorn on asyncio + h11, what `pip install` of the package alone gives",
+        help="as `pip install fastmcp` gives it: uvicorn on asyncio + h11, default logging",
     )
     parser.add_argument("--port", type=int, default=8002)
     args = parser.parse_args()
@@ -43,16 +47,20 @@ def main() -> None:
         return
     import uvicorn
 
-    # http_app() is FastMCP's documented ASGI entry; run() wraps the same app in uvicorn. The
-    # "tuned" row serves it on uvicorn's fastest loop/parser (uvloop + httptools);
-    # --as-installed on what `pip install fastmcp` gives (asyncio + h11). No access log.
+    # http_app() is FastMCP's documented ASGI entry; run() wraps the same app in uvicorn.
     asgi = app.http_app(stateless_http=True, json_response=True)
+    if args.as_installed:
+        # What `pip install fastmcp` gives: plain uvicorn (asyncio loop, h11) with its
+        # default logging (INFO, access log on), FastMCP's default log level.
+        uvicorn.run(asgi, host=args.host, port=args.port, loop="asyncio", http="h11", lifespan="on")
+        return
+    # Tuned: uvicorn's fastest loop/parser (uvloop + httptools), logs at WARNING, no access log.
     uvicorn.run(
         asgi,
         host=args.host,
         port=args.port,
-        loop="asyncio" if args.as_installed else "uvloop",
-        http="h11" if args.as_installed else "httptools",
+        loop="uvloop",
+        http="httptools",
         log_level="warning",
         access_log=False,
         lifespan="on",

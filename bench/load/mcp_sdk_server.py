@@ -3,18 +3,23 @@
 Run with the peers venv (``bench/.peers/py``), never with the project's venv::
 
     python mcp_sdk_server.py http --port 8001     # stateless, JSON replies, uvicorn
-    python mcp_sdk_server.py http --as-installed  # the same on asyncio + h11
+    python mcp_sdk_server.py http --as-installed  # asyncio + h11, default logging
     python mcp_sdk_server.py stdio
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 
 from mcp.server.mcpserver import MCPServer
 
-# WARNING: the default INFO level logs a line per stateless request, which no one benchmarks.
-app = MCPServer("bench-mcp-sdk", log_level="WARNING")
+#: As `pip install mcp` leaves it: the SDK's default log level (INFO, a line per stateless
+#: request) and uvicorn's default logging. The tuned row logs at WARNING.
+AS_INSTALLED = "--as-installed" in sys.argv
+app = (
+    MCPServer("bench-mcp-sdk") if AS_INSTALLED else MCPServer("bench-mcp-sdk", log_level="WARNING")
+)
 
 
 @app.tool()
@@ -30,7 +35,7 @@ def main() -> None:
     parser.add_argument(
         "--as-installed",
         action="store_true",
-        help="uvicorn on asyncio + h11, what `pip install` of the package alone gives",
+        help="as `pip install mcp` gives it: uvicorn on asyncio + h11, default logging",
     )
     parser.add_argument("--port", type=int, default=8001)
     args = parser.parse_args()
@@ -39,17 +44,20 @@ def main() -> None:
         return
     import uvicorn
 
-    # streamable_http_app() is the documented way to mount the server on an ASGI server. The
-    # "tuned" row gives uvicorn its fastest loop/parser (uvloop + httptools, which only
-    # uvicorn[standard] installs); --as-installed uses what `pip install mcp` gives (asyncio +
-    # h11). No access log either way.
+    # streamable_http_app() is the documented way to mount the server on an ASGI server.
     asgi = app.streamable_http_app(stateless_http=True, json_response=True, host=args.host)
+    if args.as_installed:
+        # What `pip install mcp` gives: plain uvicorn (asyncio loop, h11; uvloop and
+        # httptools come only with uvicorn[standard]) with its default logging.
+        uvicorn.run(asgi, host=args.host, port=args.port, loop="asyncio", http="h11")
+        return
+    # Tuned: uvicorn's fastest loop/parser (uvloop + httptools), logs at WARNING, no access log.
     uvicorn.run(
         asgi,
         host=args.host,
         port=args.port,
-        loop="asyncio" if args.as_installed else "uvloop",
-        http="h11" if args.as_installed else "httptools",
+        loop="uvloop",
+        http="httptools",
         log_level="warning",
         access_log=False,
     )

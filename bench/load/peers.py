@@ -26,8 +26,9 @@ MAIN_BIN = Path(sys.executable).parent
 
 #: mcp 2.3.0 and fastmcp 4.2.3 resolve together (fastmcp 4.2.3 pulls mcp 2.3.0), so they
 #: share one venv. uvicorn[standard] brings uvloop + httptools, uvicorn's fastest setup, for
-#: the "tuned" rows; the "as installed" rows force what the packages alone give (plain
-#: uvicorn: the asyncio loop and h11), as their users get it from `pip install mcp`.
+#: the "tuned" rows (logs at WARNING); the "as installed" rows force what the packages alone
+#: give (plain uvicorn: the asyncio loop and h11, default logging), as their users get it
+#: from `pip install mcp`.
 PY_REQUIREMENTS = ("mcp==2.3.0", "fastmcp==4.2.3", "uvicorn[standard]")
 TS_SDK_VERSION = "1.32.2"
 NPM_PACKAGES = (f"@modelcontextprotocol/sdk@{TS_SDK_VERSION}", "zod@4")
@@ -231,8 +232,9 @@ def servers() -> list[Server]:
             ],
             stdio=None,
             missing=_need(_peer_python(), peer_hint),
-            how="streamable_http_app(stateless_http=True, json_response=True) on uvicorn "
-            "(asyncio loop, h11: what `pip install mcp` gives; no access log)",
+            how="streamable_http_app(stateless_http=True, json_response=True) on uvicorn as "
+            "`pip install mcp` gives it: asyncio loop, h11, default logging (the SDK's INFO, "
+            "uvicorn's access log)",
         ),
         Server(
             key="mcp-sdk",
@@ -242,7 +244,7 @@ def servers() -> list[Server]:
             stdio=[py, str(LOAD / "mcp_sdk_server.py"), "stdio"],
             missing=_need(_peer_python(), peer_hint),
             how="streamable_http_app(stateless_http=True, json_response=True) on uvicorn "
-            "(uvloop, httptools from uvicorn[standard]; no access log)",
+            "tuned: uvloop, httptools (from uvicorn[standard]), log level WARNING, no access log",
         ),
         Server(
             key="fastmcp-installed",
@@ -258,8 +260,8 @@ def servers() -> list[Server]:
             ],
             stdio=None,
             missing=_need(_peer_python(), peer_hint),
-            how="http_app(stateless_http=True, json_response=True) on uvicorn "
-            "(asyncio loop, h11: what `pip install fastmcp` gives; no access log)",
+            how="http_app(stateless_http=True, json_response=True) on uvicorn as "
+            "`pip install fastmcp` gives it: asyncio loop, h11, default logging",
         ),
         Server(
             key="fastmcp",
@@ -268,8 +270,8 @@ def servers() -> list[Server]:
             http=lambda port: [py, str(LOAD / "fastmcp_server.py"), "http", "--port", str(port)],
             stdio=[py, str(LOAD / "fastmcp_server.py"), "stdio"],
             missing=_need(_peer_python(), peer_hint),
-            how="http_app(stateless_http=True, json_response=True) on uvicorn "
-            "(uvloop, httptools from uvicorn[standard]; no access log)",
+            how="http_app(stateless_http=True, json_response=True) on uvicorn tuned: uvloop, "
+            "httptools (from uvicorn[standard]), log level WARNING, no access log",
         ),
         Server(
             key="ts-sdk",

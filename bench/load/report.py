@@ -396,9 +396,9 @@ def markdown(results: dict[str, Any]) -> str:
         "the loopback TCP work, and moves much less than req/s when other processes take "
         "turns on the server's core.",
         "- mcp SDK and FastMCP run twice: *as installed* (plain uvicorn: asyncio loop and h11, "
-        "what `pip install mcp` / `pip install fastmcp` give) and *tuned* (uvloop and "
-        "httptools from uvicorn[standard]). The goal ratios are judged against the "
-        "as-installed rows; the tuned ones are listed for reference.",
+        "default logging: what `pip install mcp` / `pip install fastmcp` give) and *tuned* "
+        "(uvloop and httptools from uvicorn[standard], logs at WARNING). The goal ratios are "
+        "judged against the as-installed rows; the tuned ones are listed for reference.",
         "",
     ]
     return "\n".join(lines)

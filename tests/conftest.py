@@ -164,6 +164,60 @@ class HttpServer:
         self._stderr.close()
 
 
+class AppServer:
+    """``jetmcp run APP --host 127.0.0.1 --port N *extra`` on a free port, up once it answers a
+    ping; ``label`` names it in the errors when it exits or does not come up."""
+
+    def __init__(self, app: str, *extra: str, label: str) -> None:
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.url = f"{self.base}/mcp"
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the process)
+        self.proc = subprocess.Popen(
+            [
+                *jetmcp_command(),
+                "run",
+                app,
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                *extra,
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=self._stderr,
+            env=_server_env(),
+            cwd=ROOT,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"the {label} exited:\n{self.stderr()}")
+            try:
+                httpx.post(
+                    self.url,
+                    content=b'{"jsonrpc":"2.0","id":0,"method":"ping"}',
+                    headers={"content-type": "application/json"},
+                    timeout=1.0,
+                )
+                return
+            except httpx.HTTPError:
+                if time.monotonic() > deadline:
+                    self.stop()
+                    raise RuntimeError(f"the {label} did not come up") from None
+                time.sleep(0.05)
+
+    def stderr(self) -> str:
+        self._stderr.seek(0)
+        return self._stderr.read().decode("utf-8", "replace")
+
+    def stop(self) -> None:
+        _stop(self.proc)
+        self._stderr.close()
+
+
 @pytest.fixture(scope="session")
 def http_server() -> Iterator[HttpServer]:
     """The default server: sessions optional, default limits."""

@@ -12,11 +12,8 @@ with ``Last-Event-ID``.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import tempfile
-import time
 import uuid
 import warnings
 from collections.abc import Awaitable, Callable, Iterator
@@ -33,7 +30,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPDeprecationWarning
 
-from conftest import START_TIMEOUT, _stop, free_port, jetmcp_command
+from conftest import AppServer, _server_env, jetmcp_command
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = "tests.apps.client_fixtures:app"
@@ -45,54 +42,11 @@ TS_SDK_VERSION = json.loads((TS_DIR / "package.json").read_text())["dependencies
 CONVERSATION_TIMEOUT = 20.0
 
 
-def app_env() -> dict[str, str]:
-    """The environment the app's process needs: the repository root on ``sys.path``."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    return env
-
-
-class FixtureServer:
+class FixtureServer(AppServer):
     """``jetmcp run tests.apps.client_fixtures:app`` over HTTP on a free port of 127.0.0.1."""
 
     def __init__(self) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/mcp"
-        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the process)
-        self.proc = subprocess.Popen(
-            [*jetmcp_command(), "run", APP, "--host", "127.0.0.1", "--port", str(self.port)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=self._stderr,
-            env=app_env(),
-            cwd=ROOT,
-            start_new_session=True,
-        )
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"the fixture server exited:\n{self.stderr()}")
-            try:
-                httpx2.post(
-                    self.url,
-                    content=b'{"jsonrpc":"2.0","id":0,"method":"ping"}',
-                    headers={"content-type": "application/json"},
-                    timeout=1.0,
-                )
-                return
-            except httpx2.HTTPError:
-                if time.monotonic() > deadline:
-                    self.stop()
-                    raise RuntimeError("the fixture server did not come up") from None
-                time.sleep(0.05)
-
-    def stderr(self) -> str:
-        self._stderr.seek(0)
-        return self._stderr.read().decode("utf-8", "replace")
-
-    def stop(self) -> None:
-        _stop(self.proc)
-        self._stderr.close()
+        super().__init__(APP, label="fixture server")
 
 
 @pytest.fixture(scope="module")
@@ -174,7 +128,7 @@ async def set_logging_level(client: Client, level: types.LoggingLevel) -> None:
 
 def stdio_params() -> StdioServerParameters:
     command, *prefix = jetmcp_command()
-    env = app_env()
+    env = _server_env()
     return StdioServerParameters(
         command=command,
         args=[*prefix, "run", APP, "--transport", "stdio"],

@@ -10,22 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
-import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from conftest import START_TIMEOUT, _stop, free_port, jetmcp_command, unique_id
+from conftest import AppServer, unique_id
 
-ROOT = Path(__file__).resolve().parent.parent
 APP = "tests.apps.streaming_app:app"
 #: The bound on any one read from a stream, and on each whole test.
 READ_TIMEOUT = 5.0
@@ -39,59 +34,11 @@ LATEST = "2025-11-25"
 # --------------------------------------------------------------------------- the server
 
 
-class StreamingServer:
+class StreamingServer(AppServer):
     """``jetmcp run tests.apps.streaming_app:app`` on a free port of 127.0.0.1."""
 
     def __init__(self, *extra: str) -> None:
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.url = f"{self.base}/mcp"
-        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the process)
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-        self.proc = subprocess.Popen(
-            [
-                *jetmcp_command(),
-                "run",
-                APP,
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(self.port),
-                *extra,
-            ],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=self._stderr,
-            env=env,
-            cwd=ROOT,
-            start_new_session=True,
-        )
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"the streaming server exited:\n{self.stderr()}")
-            try:
-                httpx.post(
-                    self.url,
-                    content=b'{"jsonrpc":"2.0","id":0,"method":"ping"}',
-                    headers={"content-type": "application/json"},
-                    timeout=1.0,
-                )
-                return
-            except httpx.HTTPError:
-                if time.monotonic() > deadline:
-                    self.stop()
-                    raise RuntimeError("the streaming server did not come up") from None
-                time.sleep(0.05)
-
-    def stderr(self) -> str:
-        self._stderr.seek(0)
-        return self._stderr.read().decode("utf-8", "replace")
-
-    def stop(self) -> None:
-        _stop(self.proc)
-        self._stderr.close()
+        super().__init__(APP, *extra, label="streaming server")
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,6 @@ import asyncio
 import functools
 import itertools
 import json
-import os
 import queue
 import subprocess
 import tempfile
@@ -31,7 +30,7 @@ import pytest
 from mcp_types import _v2025_11_25 as v11
 from pydantic import BaseModel
 
-from conftest import READ_TIMEOUT, _stop, jetmcp_command
+from conftest import READ_TIMEOUT, _server_env, _stop, jetmcp_command
 from jetmcp import _wire
 from jetmcp.call import NULL_SINK, Session
 from jetmcp.dispatch import Dispatcher, Exchange, InFlight
@@ -1405,15 +1404,13 @@ class StdioApp:
 
     def __init__(self) -> None:
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the process)
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
         self.proc = subprocess.Popen(
             [*jetmcp_command(), "run", "tests.apps.server_features:app", "--transport", "stdio"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
             start_new_session=True,
-            env=env,
+            env=_server_env(),
             cwd=ROOT,
         )
         self.lines: queue.Queue[bytes | None] = queue.Queue()

@@ -11,16 +11,14 @@ on a legacy session (:class:`Legacy`), where its questions are server-to-client 
 from __future__ import annotations
 
 import asyncio
-import functools
 import itertools
-import time
-from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar
+from typing import Any
 
 import orjson
 import pytest
 from mcp_types import _v2026_07_28 as v26
 
+from inprocess import ListSink, async_test, text, until
 from jetmcp import _wire
 from jetmcp.call import (
     META_CLIENT_CAPABILITIES,
@@ -43,7 +41,6 @@ from jetmcp.server.listen import supported_filters
 from jetmcp.server.state import STATE_KEY_ENV, StateSealer, params_digest, resolve_key
 from jetmcp.server.tasks_ext import TASKS_EXTENSION
 
-T = TypeVar("T")
 MODERN = R2026_07_28.version
 ALL_CAPS: dict[str, Any] = {
     "elicitation": {},
@@ -56,40 +53,6 @@ NAME_SCHEMA: dict[str, Any] = {
     "properties": {"name": {"type": "string"}},
     "required": ["name"],
 }
-
-
-def async_test(fn: Callable[..., Coroutine[Any, Any, T]]) -> Callable[..., T]:
-    """Run an async test on a fresh event loop, bounded in time."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> T:
-        return asyncio.run(asyncio.wait_for(fn(*args, **kwargs), 10))
-
-    return wrapper
-
-
-async def until(predicate: Callable[[], bool], within: float = 3.0) -> None:
-    deadline = time.monotonic() + within
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        await asyncio.sleep(0.001)
-
-
-class ListSink:
-    """Collects every message written to it."""
-
-    def __init__(self) -> None:
-        self.messages: list[dict[str, Any]] = []
-
-    async def send(self, message: bytes) -> None:
-        self.messages.append(orjson.loads(message))
-
-    def methods(self) -> list[str]:
-        return [m["method"] for m in self.messages if "method" in m]
-
-    def of(self, method: str) -> list[dict[str, Any]]:
-        return [m for m in self.messages if m.get("method") == method]
 
 
 def accept(**content: Any) -> dict[str, Any]:
@@ -106,10 +69,6 @@ def model_says(text: str) -> dict[str, Any]:
 
 
 ROOTS = {"roots": [{"uri": "file:///work", "name": "work"}]}
-
-
-def text(result: dict[str, Any]) -> str:
-    return "".join(c["text"] for c in result["content"] if c.get("type") == "text")
 
 
 class Modern:

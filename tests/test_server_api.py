@@ -15,6 +15,7 @@ import pytest
 from mcp.server.mcpserver import Context as SdkContext
 from pydantic import BaseModel, Field
 
+from inprocess import ListSink
 from jetmcp.call import Call, Session
 from jetmcp.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
 from jetmcp.protocol.revisions import (
@@ -31,16 +32,6 @@ from jetmcp.server.prompts import AssistantMessage, UserMessage
 
 LATEST = R2025_11_25
 PNG = b"\x89PNG\r\n\x1a\nfake"
-
-
-class ListSink:
-    """Collects every message a call sends."""
-
-    def __init__(self) -> None:
-        self.messages: list[dict[str, Any]] = []
-
-    async def send(self, message: bytes) -> None:
-        self.messages.append(orjson.loads(message))
 
 
 def make_call(

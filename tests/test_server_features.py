@@ -12,18 +12,15 @@ One stdio end-to-end test runs ``tests/apps/server_features.py`` in a real proce
 from __future__ import annotations
 
 import asyncio
-import functools
 import itertools
 import json
 import queue
 import subprocess
 import tempfile
 import threading
-import time
-from collections.abc import Callable, Coroutine
 from enum import Enum
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 import orjson
 import pytest
@@ -31,6 +28,7 @@ from mcp_types import _v2025_11_25 as v11
 from pydantic import BaseModel
 
 from conftest import READ_TIMEOUT, _server_env, _stop, jetmcp_command
+from inprocess import ListSink, async_test, text, until
 from jetmcp import _wire
 from jetmcp.call import NULL_SINK, Session
 from jetmcp.dispatch import Dispatcher, Exchange, InFlight
@@ -69,46 +67,6 @@ ALL_CAPS: dict[str, Any] = {
     "sampling": {"tools": {}, "context": {}},
     "roots": {"listChanged": True},
 }
-T = TypeVar("T")
-
-
-def async_test(fn: Callable[..., Coroutine[Any, Any, T]]) -> Callable[..., T]:
-    """Run an async test on a fresh event loop, bounded in time."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> T:
-        return asyncio.run(asyncio.wait_for(fn(*args, **kwargs), 10))
-
-    return wrapper
-
-
-async def until(predicate: Callable[[], bool], within: float = 3.0) -> None:
-    deadline = time.monotonic() + within
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        await asyncio.sleep(0.001)
-
-
-class ListSink:
-    """Collects every message sent to it."""
-
-    def __init__(self) -> None:
-        self.messages: list[dict[str, Any]] = []
-
-    async def send(self, message: bytes) -> None:
-        self.messages.append(orjson.loads(message))
-
-    def methods(self) -> list[str]:
-        return [m["method"] for m in self.messages if "method" in m]
-
-    def requests(self, method: str) -> list[dict[str, Any]]:
-        return [m for m in self.messages if m.get("method") == method and "id" in m]
-
-    async def request(self, method: str, index: int = 0) -> dict[str, Any]:
-        """The ``index``-th request of ``method`` sent here (waits for it)."""
-        await until(lambda: len(self.requests(method)) > index)
-        return self.requests(method)[index]
 
 
 class ClosableSink(ListSink):
@@ -224,10 +182,6 @@ class Peer:
         assert result["protocolVersion"] == version
         self.notify("notifications/initialized")
         return result
-
-
-def text(result: dict[str, Any]) -> str:
-    return "".join(c["text"] for c in result["content"] if c.get("type") == "text")
 
 
 # --------------------------------------------------------------------------- completion

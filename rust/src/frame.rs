@@ -508,11 +508,17 @@ impl<'b> Scanner<'b> {
     /// After a member's value: the next key, or None at `}`.
     #[inline]
     fn object_step(&mut self) -> Scan<Option<(Span, bool)>> {
+        self.next_member(Self::key)
+    }
+
+    /// After a member's value: `read_key` at the next `"`, or None at `}`.
+    #[inline]
+    fn next_member<T>(&mut self, read_key: impl FnOnce(&mut Self) -> Scan<T>) -> Scan<Option<T>> {
         match self.peek() {
             Some(b',') => {
                 self.pos += 1;
                 match self.peek() {
-                    Some(b'"') => self.key().map(Some),
+                    Some(b'"') => read_key(self).map(Some),
                     Some(b'}') => syntax(JsonErrorType::TrailingComma, self.pos),
                     Some(_) => syntax(JsonErrorType::KeyMustBeAString, self.pos),
                     None => syntax(JsonErrorType::EofWhileParsingValue, self.pos),
@@ -582,23 +588,7 @@ impl<'b> Scanner<'b> {
     /// [`Self::object_step`] for a message object: the next member, or None at `}`.
     #[inline]
     fn entry_step(&mut self) -> Scan<Option<Member>> {
-        match self.peek() {
-            Some(b',') => {
-                self.pos += 1;
-                match self.peek() {
-                    Some(b'"') => self.member_key().map(Some),
-                    Some(b'}') => syntax(JsonErrorType::TrailingComma, self.pos),
-                    Some(_) => syntax(JsonErrorType::KeyMustBeAString, self.pos),
-                    None => syntax(JsonErrorType::EofWhileParsingValue, self.pos),
-                }
-            }
-            Some(b'}') => {
-                self.pos += 1;
-                Ok(None)
-            }
-            Some(_) => syntax(JsonErrorType::ExpectedObjectCommaOrEnd, self.pos),
-            None => syntax(JsonErrorType::EofWhileParsingObject, self.pos),
-        }
+        self.next_member(Self::member_key)
     }
 
     /// The next value must start here (after whitespace): its first byte.

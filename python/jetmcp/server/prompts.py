@@ -13,7 +13,13 @@ from jetmcp.protocol.revisions import Revision
 from jetmcp.server.caching import CacheScope, check_hint
 from jetmcp.server.content import one_block
 from jetmcp.server.context import Context
-from jetmcp.server.schema import build_arguments, doc_summary, signature, validation_message
+from jetmcp.server.schema import (
+    build_arguments,
+    component_name,
+    doc_summary,
+    signature,
+    validation_message,
+)
 from jetmcp.server.tools import is_async_callable, normalize_icons
 
 if TYPE_CHECKING:
@@ -86,9 +92,7 @@ class Prompt:
         ttl_ms: int | None = None,
         cache_scope: CacheScope | None = None,
     ) -> None:
-        prompt_name = name or getattr(fn, "__name__", None)
-        if not prompt_name or prompt_name == "<lambda>":
-            raise ValueError("a prompt made from a lambda needs a name")
+        prompt_name = component_name(fn, name, "prompt")
         check_hint(ttl_ms, cache_scope)
         #: Caching hints for ``prompts/list`` (None: the server's defaults).
         self.ttl_ms = ttl_ms

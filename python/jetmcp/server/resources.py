@@ -20,6 +20,7 @@ from jetmcp.server.context import Context, ResourceContents
 from jetmcp.server.schema import (
     Arguments,
     build_arguments,
+    component_name,
     doc_summary,
     signature,
     validation_message,
@@ -158,9 +159,7 @@ class _ResourceBase:
         ttl_ms: int | None = None,
         cache_scope: CacheScope | None = None,
     ) -> None:
-        resource_name = name or getattr(fn, "__name__", None)
-        if not resource_name or resource_name == "<lambda>":
-            raise ValueError("a resource made from a lambda needs a name")
+        resource_name = component_name(fn, name, "resource")
         check_hint(ttl_ms, cache_scope)
         #: Caching hints for listing and reading it (None: the server's defaults).
         self.ttl_ms = ttl_ms

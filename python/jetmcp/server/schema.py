@@ -43,6 +43,15 @@ _ARG_LINE = re.compile(r"^\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
 _SPHINX_PARAM = re.compile(r"^:param\s+(?:[^:]*\s)?(\w+)\s*:\s*(.*)$")
 
 
+def component_name(fn: Callable[..., Any], name: str | None, kind: str) -> str:
+    """The name a tool, prompt or resource is registered under: the one given, else the
+    function's own (a lambda has none worth listing)."""
+    found = name or getattr(fn, "__name__", None)
+    if not found or found == "<lambda>":
+        raise ValueError(f"a {kind} made from a lambda needs a name")
+    return str(found)
+
+
 def doc_summary(fn: Callable[..., Any]) -> str | None:
     """The first paragraph of ``fn``'s docstring, on one line (None without a docstring)."""
     doc = inspect.getdoc(fn)

@@ -21,6 +21,7 @@ from jetmcp.server.schema import (
     Output,
     build_arguments,
     build_output,
+    component_name,
     doc_summary,
     signature,
     validation_message,
@@ -116,9 +117,7 @@ class Tool:
         ttl_ms: int | None = None,
         cache_scope: CacheScope | None = None,
     ) -> None:
-        tool_name = name or getattr(fn, "__name__", None)
-        if not tool_name or tool_name == "<lambda>":
-            raise ValueError("a tool made from a lambda needs a name")
+        tool_name = component_name(fn, name, "tool")
         if task_support not in TASK_SUPPORT:
             raise ValueError(f"task_support must be one of {TASK_SUPPORT}, not {task_support!r}")
         if input_schema is not None and (

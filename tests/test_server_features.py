@@ -31,6 +31,7 @@ from conftest import READ_TIMEOUT, _server_env, _stop, jetmcp_command
 from inprocess import ListSink, async_test, text, until
 from jetmcp import _wire
 from jetmcp.call import NULL_SINK, Session
+from jetmcp.demo.conformance import JSON_SCHEMA_2020_12
 from jetmcp.dispatch import Dispatcher, Exchange, InFlight
 from jetmcp.errors import (
     INTERNAL_ERROR,
@@ -1254,31 +1255,6 @@ async def test_task_messages_use_the_session_channel_when_there_is_one() -> None
 
 
 # --------------------------------------------------------------------------- schemas and shapes
-
-
-JSON_SCHEMA_2020_12: dict[str, Any] = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "type": "object",
-    "$defs": {
-        "address": {
-            "$anchor": "addressDef",
-            "type": "object",
-            "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
-        }
-    },
-    "properties": {
-        "name": {"type": "string"},
-        "address": {"$ref": "#/$defs/address"},
-        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
-        "phone": {"type": "string"},
-        "email": {"type": "string"},
-    },
-    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
-    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
-    "then": {"required": ["phone"]},
-    "else": {"required": ["email"]},
-    "additionalProperties": False,
-}
 
 
 @async_test

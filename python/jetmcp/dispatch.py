@@ -1,8 +1,8 @@
 """The one dispatcher: a decoded frame in, one reply (or nothing) out.
 
-Both transports call :meth:`Dispatcher.dispatch`; they only decide the revision and the
-session beforehand and write the bytes afterwards, so HTTP and stdio behave the same by
-construction.
+Both transports call :meth:`Dispatcher.start`; they only decide the revision and the
+session beforehand and write the bytes afterwards (awaiting the coroutine ``start`` gives back
+when a handler has to wait), so HTTP and stdio behave the same by construction.
 
 Handlers may return their result directly (work that never waits) or an awaitable. In a
 batch, direct results are taken in place and only awaitables become tasks that run
@@ -206,13 +206,6 @@ class Dispatcher:
         self._modern_builtins: dict[str, Handler] = {"server/discover": self._discover}
 
     # ------------------------------------------------------------------ frames
-
-    async def dispatch(self, frame: _wire.Frame, ex: Exchange) -> bytes | None:
-        """Answer one frame. None means there is nothing to send (HTTP 202, stdio silence)."""
-        reply = self.start(frame, ex)
-        if reply is None or isinstance(reply, bytes):
-            return reply
-        return await reply
 
     def start(
         self, frame: _wire.Frame, ex: Exchange

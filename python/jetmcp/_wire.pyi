@@ -4,6 +4,7 @@ It reads request bytes without re-serializing them: every message's ``id`` is ke
 raw lexeme (the exact input bytes) and spliced back into the reply byte for byte.
 """
 
+from collections.abc import Callable
 from typing import Any, Final, final
 
 # Frame kinds: what a whole body (or stdio line) turned out to be.
@@ -117,3 +118,53 @@ def encode_notification(method: str, params: Any = ...) -> bytes:
 def encode_batch(replies: list[bytes]) -> bytes:
     """Join encoded replies into one JSON array (a tuple works too; ``[]`` for none). The
     replies are not re-validated."""
+
+# Calls of plain tools answered inside the extension (rust/src/py_route.rs).
+
+@final
+class ToolRoute:
+    """How the extension calls one tool: a synchronous function whose parameters are all
+    ``str``/``int``/``float``/``bool``."""
+
+    def __init__(
+        self,
+        tool: Any,
+        func: Callable[..., Any],
+        params: list[tuple[str, type, Any]],
+        required: Any,
+        fast_types: list[type],
+        structured: bool,
+    ) -> None:
+        """``params``: (name, type, default) in signature order, ``required`` standing for
+        "no default"; ``fast_types``: the return types (of int, str, bool) written without
+        Python; ``structured``: whether such a result carries ``structuredContent``."""
+    @property
+    def names(self) -> list[str]: ...
+
+#: ``on_python(tool, raw_id, revision, outcome, failed)``: the reply bytes for a return value
+#: the extension does not write itself (``failed`` False) or an exception (``failed`` True).
+OnPython = Callable[[Any, bytes, Any, Any, bool], bytes]
+
+def route(
+    frame: Frame,
+    routes: dict[str, ToolRoute],
+    revision: Any,
+    structured: bool,
+    on_python: OnPython,
+) -> bytes | None:
+    """For a single message that calls a routed tool: call it and give back the reply. None
+    (and nothing was run) for any other message or any call it is not sure of: ``params``
+    with other members than ``name`` and ``arguments``, an argument not exactly of its
+    parameter's type, a repeated or missing one."""
+
+def route_batch(
+    frame: Frame,
+    routes: dict[str, ToolRoute],
+    revision: Any,
+    structured: bool,
+    on_python: OnPython,
+    fallback: Callable[[Entry], Any],
+) -> bytes | list[Any] | None:
+    """Every entry in order: routed calls answered here, every other entry given to
+    ``fallback`` (None: nothing owed; bytes: the reply; anything else: still running). The
+    batch reply, None when nothing is owed, or the list of replies and running entries."""

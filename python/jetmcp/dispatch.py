@@ -51,6 +51,7 @@ from jetmcp.protocol.revisions import Revision
 
 if TYPE_CHECKING:
     from jetmcp.server.app import Server
+    from jetmcp.server.tools import Tool
 
 log = logging.getLogger("jetmcp")
 
@@ -64,6 +65,10 @@ _FRAME_PARSE_ERROR = _wire.FRAME_PARSE_ERROR
 _FRAME_EMPTY_BATCH = _wire.FRAME_EMPTY_BATCH
 _encode_result = _wire.encode_result
 _encode_error = _wire.encode_error
+_route = _wire.route
+_route_batch = _wire.route_batch
+#: What the extension may call by itself when none of the server's tools can be.
+_NO_ROUTES: dict[str, _wire.ToolRoute] = {}
 #: The ``_meta`` key that makes a stdio request a 2026-07-28 one, as it stands in the bytes.
 _MODERN_KEY = f'"{META_PROTOCOL_VERSION}"'.encode()
 
@@ -211,9 +216,19 @@ class Dispatcher:
         self, frame: _wire.Frame, ex: Exchange
     ) -> bytes | Coroutine[Any, Any, bytes | None] | None:
         """Do all the work that needs no waiting now; return the reply, or a coroutine that
-        finishes it when some handler has to wait (the caller runs it in a task)."""
+        finishes it when some handler has to wait (the caller runs it in a task).
+
+        Calls of plain tools are answered by the extension (:func:`jetmcp._wire.route`),
+        every other entry here, in request order either way."""
         kind = frame.kind
         if kind == _FRAME_SINGLE:
+            revision = ex.revision
+            if not revision.modern:
+                routed = _route(
+                    frame, self._routes(), revision, revision.structured_output, self._routed
+                )
+                if routed is not None:
+                    return routed
             entry = frame.entries[0]
             reply = self._run_entry(entry, ex, False)
             if reply is None:
@@ -251,22 +266,48 @@ class Dispatcher:
         if kind != _FRAME_BATCH:
             ex.http_status = 413
             return _encode_error(None, INVALID_REQUEST, f"Invalid Request: {frame.error}")
-        slots: list[Any] = []
-        waiting = False
-        for entry in frame.entries:
-            reply = self._run_entry(entry, ex, True)
-            if reply is None:
-                continue
-            if isinstance(reply, bytes):
-                slots.append(reply)
-            else:
-                waiting = True
-                slots.append((reply, entry, self._register(entry, ex)))
-        if waiting:
-            return self._gather(slots, ex)
-        if not slots:
-            return None
-        return _wire.encode_batch(slots)
+        # At 2026-07-28 every request is checked on its own first: none is routed.
+        replies = _route_batch(
+            frame,
+            _NO_ROUTES if revision.modern else self._routes(),
+            revision,
+            revision.structured_output,
+            self._routed,
+            lambda entry: self._slot(entry, ex),
+        )
+        if replies is None or isinstance(replies, bytes):
+            return replies
+        return self._gather(replies, ex)
+
+    def _routes(self) -> dict[str, _wire.ToolRoute]:
+        """The tools the extension may call, unless ``tools/call`` was given another handler."""
+        server = self.server
+        if server.handlers.get("tools/call") is server.builtin_call_tool:
+            return server.routes
+        return _NO_ROUTES
+
+    def _routed(
+        self, tool: Tool, raw_id: bytes, revision: Revision, outcome: Any, failed: bool
+    ) -> bytes:
+        """The reply to a routed call whose outcome the extension leaves to Python: a
+        return value other than a plain ``int``/``str``/``bool``, or an exception."""
+        try:
+            result = tool.failure(outcome, revision) if failed else tool.shape(outcome, revision)
+            return _encode_result(raw_id, result)
+        except McpError as exc:
+            return self._error_reply(raw_id, exc)
+        except Exception:
+            log.exception("handler for tools/call failed")
+            return _encode_error(raw_id, INTERNAL_ERROR, "Internal error")
+
+    def _slot(self, entry: _wire.Entry, ex: Exchange) -> Any:
+        """One batch entry the extension did not answer: its reply, None when nothing is
+        owed, or (awaitable, entry, in-flight key) when it has to wait (registered at once,
+        so a cancel later in the same batch finds it)."""
+        reply = self._run_entry(entry, ex, True)
+        if reply is None or type(reply) is bytes:
+            return reply
+        return (reply, entry, self._register(entry, ex))
 
     async def _gather(self, slots: list[Any], ex: Exchange) -> bytes | None:
         tasks: list[asyncio.Task[bytes | None]] = []

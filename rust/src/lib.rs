@@ -14,6 +14,8 @@ mod py_build;
 mod py_encode;
 #[cfg(feature = "python")]
 mod py_frame;
+#[cfg(feature = "python")]
+mod py_route;
 
 #[cfg(feature = "python")]
 use pyo3::prelude::*;
@@ -49,6 +51,9 @@ fn wire_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<py_frame::PyEntry>()?;
     m.add_class::<py_frame::PyFrame>()?;
     m.add_class::<py_encode::RawJson>()?;
+    m.add_class::<py_route::ToolRoute>()?;
+    m.add_function(wrap_pyfunction!(py_route::route, m)?)?;
+    m.add_function(wrap_pyfunction!(py_route::route_batch, m)?)?;
     m.add_function(wrap_pyfunction!(py_frame::decode, m)?)?;
     m.add_function(wrap_pyfunction!(py_encode::dumps, m)?)?;
     m.add_function(wrap_pyfunction!(py_encode::encode_result, m)?)?;

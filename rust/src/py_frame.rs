@@ -2,6 +2,7 @@
 
 use jiter::cached_py_string;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyList, PyString};
 
 use crate::frame::{self, Entry, EntryKind, FrameKind, Span};
@@ -121,22 +122,64 @@ impl PyEntry {
 }
 
 /// What `decode` found in one body.
+///
+/// The entries stay Rust values until Python first asks for `entries`: a body whose requests
+/// the extension answers itself ([`crate::py_route`]) never builds an `Entry` object.
 #[pyclass(frozen, module = "jetmcp._wire", name = "Frame")]
 pub struct PyFrame {
     /// One of the FRAME_* constants.
     #[pyo3(get)]
     kind: u8,
-    /// The messages: one for FRAME_SINGLE, each array element for FRAME_BATCH, else empty.
-    #[pyo3(get)]
-    entries: Py<PyList>,
     /// For FRAME_PARSE_ERROR and FRAME_BATCH_TOO_LARGE: what went wrong.
     #[pyo3(get)]
     error: Option<String>,
+    body: Py<PyBytes>,
+    parsed: Vec<Entry>,
+    entries: PyOnceLock<Py<PyList>>,
+}
+
+impl PyFrame {
+    /// The body the frame was read from.
+    pub(crate) fn body<'py>(&self, py: Python<'py>) -> &Bound<'py, PyBytes> {
+        self.body.bind(py)
+    }
+
+    /// The entries as parsed, in order.
+    pub(crate) fn parsed(&self) -> &[Entry] {
+        &self.parsed
+    }
+
+    /// The `entries` list, built on first use.
+    pub(crate) fn entry_list<'py>(&self, py: Python<'py>) -> PyResult<&Bound<'py, PyList>> {
+        let list = self
+            .entries
+            .get_or_try_init(py, || -> PyResult<Py<PyList>> {
+                let list = PyList::empty(py);
+                for entry in &self.parsed {
+                    let e = Bound::new(
+                        py,
+                        PyEntry {
+                            body: self.body.clone_ref(py),
+                            entry: entry.clone(),
+                        },
+                    )?;
+                    list.append(e)?;
+                }
+                Ok(list.unbind())
+            })?;
+        Ok(list.bind(py))
+    }
 }
 
 #[pymethods]
 impl PyFrame {
-    fn __repr__(&self, py: Python<'_>) -> String {
+    /// The messages: one for FRAME_SINGLE, each array element for FRAME_BATCH, else empty.
+    #[getter]
+    fn entries<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        self.entry_list(py).cloned()
+    }
+
+    fn __repr__(&self) -> String {
         let kind = match self.kind {
             k if k == FrameKind::Single as u8 => "SINGLE",
             k if k == FrameKind::Batch as u8 => "BATCH",
@@ -146,7 +189,7 @@ impl PyFrame {
         };
         match &self.error {
             Some(e) => format!("<Frame {kind} error={e:?}>"),
-            None => format!("<Frame {kind} entries={}>", self.entries.bind(py).len()),
+            None => format!("<Frame {kind} entries={}>", self.parsed.len()),
         }
     }
 }
@@ -168,23 +211,14 @@ pub fn decode<'py>(
     } else {
         frame::decode(data, max_depth, max_batch)
     };
-    let entries = PyList::empty(py);
-    for entry in frame.entries {
-        let e = Bound::new(
-            py,
-            PyEntry {
-                body: body.clone().unbind(),
-                entry,
-            },
-        )?;
-        entries.append(e)?;
-    }
     Bound::new(
         py,
         PyFrame {
             kind: frame.kind as u8,
-            entries: entries.unbind(),
             error: frame.error,
+            body: body.clone().unbind(),
+            parsed: frame.entries,
+            entries: PyOnceLock::new(),
         },
     )
 }

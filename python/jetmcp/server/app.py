@@ -20,6 +20,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar, overload
 
+from jetmcp import _wire
 from jetmcp._wire import encode_notification
 from jetmcp.call import NULL_SINK, Call, Handler, Result, Session
 from jetmcp.errors import INVALID_PARAMS, METHOD_NOT_FOUND, McpError
@@ -122,6 +123,9 @@ class Server:
         self.icons = normalize_icons(icons)
         self.page_size = page_size
         self._tools: dict[str, Tool] = {}
+        #: The tools the extension can call by itself (:attr:`Tool.route`), by name; the
+        #: dispatcher hands this dict to it.
+        self.routes: dict[str, _wire.ToolRoute] = {}
         self._resources: dict[str, Resource] = {}
         self._templates: dict[str, ResourceTemplate] = {}
         self._prompts: dict[str, Prompt] = {}
@@ -169,6 +173,9 @@ class Server:
             "tasks/update": self._handle_update_task,
             "subscriptions/listen": self._handle_listen,
         }
+        #: The built-in ``tools/call`` handler: while it is the one in :attr:`handlers`, the
+        #: dispatcher may call :attr:`routes` in the extension instead.
+        self.builtin_call_tool: Handler = self.handlers["tools/call"]
 
     # -- initialize ---------------------------------------------------------------------------
 
@@ -433,6 +440,10 @@ class Server:
         :meth:`tool`."""
         tool = fn if isinstance(fn, Tool) else Tool(fn, **kw)
         self._tools[tool.name] = tool
+        if tool.route is not None:
+            self.routes[tool.name] = tool.route
+        else:
+            self.routes.pop(tool.name, None)
         self._changed("tools")
         return tool
 
@@ -441,6 +452,7 @@ class Server:
         if name not in self._tools:
             raise KeyError(f"Unknown tool: {name}")
         del self._tools[name]
+        self.routes.pop(name, None)
         self._changed("tools")
 
     def add_resource(

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
+from jetmcp import _wire
 from jetmcp.call import Call, Result
 from jetmcp.errors import McpError
 from jetmcp.protocol.revisions import Revision
@@ -17,6 +18,7 @@ from jetmcp.server.content import content_blocks, is_content, text_block, to_jso
 from jetmcp.server.context import Context
 from jetmcp.server.elicitation import UrlElicitationRequired
 from jetmcp.server.schema import (
+    _REQUIRED,
     Arguments,
     Output,
     build_arguments,
@@ -94,6 +96,7 @@ class Tool:
         "meta",
         "name",
         "output",
+        "route",
         "structured_output",
         "task_support",
         "title",
@@ -155,6 +158,32 @@ class Tool:
         self.icons = normalize_icons(icons)
         self.meta = meta
         self.is_async = is_async_callable(fn)
+        #: How the extension calls this tool by itself (see :meth:`_route`); None when the
+        #: Python path must.
+        self.route: _wire.ToolRoute | None = self._route()
+
+    def _route(self) -> _wire.ToolRoute | None:
+        """A route when a call needs nothing but the function: synchronous, plain
+        ``str``/``int``/``float``/``bool`` parameters (no Context, no ``**kwargs``), and
+        runnable in place at every revision (not a task-only tool). The extension then reads
+        the arguments, calls the function and writes a primitive result itself, handing
+        everything else back to :meth:`shape` and :meth:`failure`."""
+        plain = self.arguments.plain
+        if (
+            plain is None
+            or self.is_async
+            or self.context_param is not None
+            or self.arguments.var_keyword
+            or self.task_support == "required"
+        ):
+            return None
+        output = self.output
+        if output is None:
+            fast: list[type] = [int, str, bool]
+        else:
+            fast = [output.fast_type] if output.fast_type in (int, str, bool) else []
+        structured = output is not None and self.structured_output is not False
+        return _wire.ToolRoute(self, self.fn, list(plain), _REQUIRED, fast, structured)
 
     @property
     def output_schema(self) -> dict[str, Any] | None:
@@ -204,24 +233,26 @@ class Tool:
             return self._await(kwargs, call.revision)
         try:
             value = self.fn(**kwargs)
-        except UrlElicitationRequired as exc:
-            return _url_elicitation_error(exc, call.revision)
-        except McpError:
-            raise
         except Exception as exc:
-            return error_result(exception_text(exc))
+            return self.failure(exc, call.revision)
         return self.shape(value, call.revision)
 
     async def _await(self, kwargs: dict[str, Any], revision: Revision) -> dict[str, Any]:
         try:
             value = await self.fn(**kwargs)
-        except UrlElicitationRequired as exc:
-            return _url_elicitation_error(exc, revision)
-        except McpError:
-            raise
         except Exception as exc:
-            return error_result(exception_text(exc))
+            return self.failure(exc, revision)
         return self.shape(value, revision)
+
+    def failure(self, exc: Exception, revision: Revision) -> dict[str, Any]:
+        """The ``tools/call`` result for an exception the function raised: a result with
+        ``isError: true``, except that an ``McpError`` (and a URL elicitation, where the
+        revision has it) is raised again, to be answered as a JSON-RPC error."""
+        if isinstance(exc, UrlElicitationRequired):
+            return _url_elicitation_error(exc, revision)
+        if isinstance(exc, McpError):
+            raise exc
+        return error_result(exception_text(exc))
 
     def shape(self, value: Any, revision: Revision) -> dict[str, Any]:
         """The ``tools/call`` result for a return value."""

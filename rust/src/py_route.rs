@@ -1,0 +1,513 @@
+//! Calls of plain tools, answered inside the extension.
+//!
+//! A `tools/call` whose tool is a synchronous function of `str`/`int`/`float`/`bool`
+//! parameters (no Context, no `**kwargs`) needs no Python of jetmcp's own: the arguments are
+//! read from the body, checked, passed to the function, and a primitive return value is
+//! written as the reply, all in one call from the dispatcher. Everything else about the
+//! request goes exactly as the Python path would take it:
+//!
+//! * whatever this module is not sure of (another method, extra members in `params` such as
+//!   `_meta` or `task`, an argument of another type than the parameter's, a missing one, a
+//!   repeated key) is left to the Python dispatcher untouched, before anything ran;
+//! * argument values are built by the same builder as `Entry.params()` and held to the same
+//!   exact-type rule as the Python check of plain arguments, so a value that would go through
+//!   pydantic there goes to Python here;
+//! * a return value other than an `int`/`str`/`bool` the tool's output allows, and every
+//!   exception of the function, go back to Python (`on_python`) to be shaped or turned into
+//!   an error by the same code as the Python path.
+//!
+//! Entries are run in request order; in a batch, an entry left to Python is run by the
+//! `fallback` callable at its place in the order, so side effects keep the order they had.
+
+use std::os::raw::c_int;
+use std::ptr;
+
+use jiter::{Jiter, Peek};
+use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
+
+use crate::encode;
+use crate::frame::{Entry, EntryKind};
+use crate::py_build::build;
+use crate::py_frame::PyFrame;
+
+/// The one method this module answers.
+const TOOLS_CALL: &[u8] = b"\"tools/call\"";
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Str,
+    Int,
+    Float,
+    Bool,
+}
+
+impl Kind {
+    /// Whether `value`'s type is exactly this kind (subclasses are not: the Python check is
+    /// `type(value) is kind`).
+    fn holds(self, value: &Bound<'_, PyAny>) -> bool {
+        let tp = value.get_type_ptr();
+        // The builtin type objects' addresses are only compared.
+        match self {
+            Kind::Str => tp == ptr::addr_of_mut!(ffi::PyUnicode_Type),
+            Kind::Int => tp == ptr::addr_of_mut!(ffi::PyLong_Type),
+            Kind::Float => tp == ptr::addr_of_mut!(ffi::PyFloat_Type),
+            Kind::Bool => tp == ptr::addr_of_mut!(ffi::PyBool_Type),
+        }
+    }
+
+    fn of(tp: &Bound<'_, PyType>) -> PyResult<Kind> {
+        let py = tp.py();
+        if tp.is(py.get_type::<PyString>()) {
+            Ok(Kind::Str)
+        } else if tp.is(py.get_type::<PyBool>()) {
+            Ok(Kind::Bool)
+        } else if tp.is(py.get_type::<PyInt>()) {
+            Ok(Kind::Int)
+        } else if tp.is(py.get_type::<PyFloat>()) {
+            Ok(Kind::Float)
+        } else {
+            Err(PyValueError::new_err(format!(
+                "a routed parameter must be str, int, float or bool, not {}",
+                tp.name()?
+            )))
+        }
+    }
+}
+
+/// How one tool is called from the extension. Built by the tool when it registers.
+#[pyclass(frozen, module = "jetmcp._wire", name = "ToolRoute")]
+pub struct ToolRoute {
+    /// The tool object, handed back to `on_python`.
+    tool: Py<PyAny>,
+    func: Py<PyAny>,
+    /// Parameter names in signature order, and the same as a keyword-names tuple.
+    names: Vec<String>,
+    kwnames: Py<PyTuple>,
+    kinds: Vec<Kind>,
+    /// The default of each parameter; None when it is required.
+    defaults: Vec<Option<Py<PyAny>>>,
+    /// Return types written here: which of int, str and bool.
+    fast_int: bool,
+    fast_str: bool,
+    fast_bool: bool,
+    /// Whether the result carries `structuredContent` (where the revision has it).
+    structured: bool,
+}
+
+#[pymethods]
+impl ToolRoute {
+    /// `params`: (name, type, default) in signature order, `required` standing for "no
+    /// default"; `fast_types`: the return types (of int, str, bool) that may be written
+    /// without Python; `structured`: whether such a result carries `structuredContent`.
+    #[new]
+    #[pyo3(signature = (tool, func, params, required, fast_types, structured))]
+    fn new(
+        py: Python<'_>,
+        tool: Py<PyAny>,
+        func: Py<PyAny>,
+        params: Vec<(String, Bound<'_, PyType>, Bound<'_, PyAny>)>,
+        required: Bound<'_, PyAny>,
+        fast_types: Vec<Bound<'_, PyType>>,
+        structured: bool,
+    ) -> PyResult<Self> {
+        let mut names = Vec::with_capacity(params.len());
+        let mut kinds = Vec::with_capacity(params.len());
+        let mut defaults = Vec::with_capacity(params.len());
+        for (name, tp, default) in &params {
+            names.push(name.clone());
+            kinds.push(Kind::of(tp)?);
+            defaults.push(if default.is(&required) {
+                None
+            } else {
+                Some(default.clone().unbind())
+            });
+        }
+        let kwnames = PyTuple::new(py, names.iter().map(|n| PyString::intern(py, n)))?.unbind();
+        let mut route = ToolRoute {
+            tool,
+            func,
+            names,
+            kwnames,
+            kinds,
+            defaults,
+            fast_int: false,
+            fast_str: false,
+            fast_bool: false,
+            structured,
+        };
+        for tp in &fast_types {
+            match Kind::of(tp)? {
+                Kind::Int => route.fast_int = true,
+                Kind::Str => route.fast_str = true,
+                Kind::Bool => route.fast_bool = true,
+                Kind::Float => {}
+            }
+        }
+        Ok(route)
+    }
+
+    /// The parameter names, in signature order.
+    #[getter]
+    fn names(&self) -> Vec<String> {
+        self.names.clone()
+    }
+}
+
+/// What a request comes to once its arguments are read: the route and the arguments for
+/// each parameter, in order.
+struct Plan<'py> {
+    route: Bound<'py, ToolRoute>,
+    args: Vec<Bound<'py, PyAny>>,
+}
+
+/// Which of the two `params` members a key is.
+enum ParamsKey {
+    Name,
+    Arguments,
+}
+
+/// The plan for `entry`, or None when the Python dispatcher must serve it. Runs no user code.
+fn plan<'py>(
+    py: Python<'py>,
+    body: &[u8],
+    entry: &Entry,
+    routes: &Bound<'py, PyDict>,
+) -> PyResult<Option<Plan<'py>>> {
+    if entry.kind != EntryKind::Request || entry.id.is_none() {
+        return Ok(None);
+    }
+    match entry.method {
+        Some(m) if m.of(body) == TOOLS_CALL => {}
+        _ => return Ok(None),
+    }
+    let Some(params) = entry.params else {
+        return Ok(None);
+    };
+    let data = params.of(body);
+    let Some((name, args)) = read_params(py, data) else {
+        return Ok(None);
+    };
+    let Some(found) = routes.get_item(name)? else {
+        return Ok(None);
+    };
+    let Ok(route) = found.cast_into::<ToolRoute>() else {
+        return Ok(None);
+    };
+    let values = read_arguments(py, route.get(), &data[args.0..args.1])?;
+    Ok(values.map(|args| Plan { route, args }))
+}
+
+/// `params` holding exactly `name` (a string) and `arguments` (an object): the name, and
+/// where the arguments object lies in `data`.
+fn read_params<'py>(
+    py: Python<'py>,
+    data: &[u8],
+) -> Option<(Bound<'py, PyString>, (usize, usize))> {
+    let mut j = Jiter::new(data);
+    let mut name: Option<Bound<'py, PyString>> = None;
+    let mut args: Option<(usize, usize)> = None;
+    let mut key = match j.next_object() {
+        Ok(k) => k.map(which_key),
+        Err(_) => return None,
+    };
+    while let Some(k) = key {
+        match k? {
+            ParamsKey::Name if name.is_none() => {
+                name = Some(PyString::new(py, j.next_str().ok()?));
+            }
+            ParamsKey::Arguments if args.is_none() => {
+                if j.peek().ok()? != Peek::Object {
+                    return None;
+                }
+                let start = j.current_index();
+                j.known_skip(Peek::Object).ok()?;
+                args = Some((start, j.current_index()));
+            }
+            _ => return None, // a repeated member
+        }
+        key = match j.next_key() {
+            Ok(k) => k.map(which_key),
+            Err(_) => return None,
+        };
+    }
+    Some((name?, args?))
+}
+
+fn which_key(key: &str) -> Option<ParamsKey> {
+    match key {
+        "name" => Some(ParamsKey::Name),
+        "arguments" => Some(ParamsKey::Arguments),
+        _ => None,
+    }
+}
+
+/// The value for every parameter, or None when an argument is not exactly of its
+/// parameter's type, is repeated, or a required one is missing. Unknown keys are ignored,
+/// as the Python check ignores them.
+fn read_arguments<'py>(
+    py: Python<'py>,
+    route: &ToolRoute,
+    data: &[u8],
+) -> PyResult<Option<Vec<Bound<'py, PyAny>>>> {
+    let n = route.names.len();
+    let mut found: Vec<Option<Bound<'py, PyAny>>> = vec![None; n];
+    let mut j = Jiter::new(data);
+    let mut key = match j.next_object() {
+        Ok(k) => k.map(|k| route.names.iter().position(|name| name == k)),
+        Err(_) => return Ok(None),
+    };
+    while let Some(index) = key {
+        let Ok(peek) = j.peek() else {
+            return Ok(None);
+        };
+        let start = j.current_index();
+        if j.known_skip(peek).is_err() {
+            return Ok(None);
+        }
+        if let Some(i) = index {
+            if found[i].is_some() {
+                return Ok(None);
+            }
+            let Ok(value) = build(py, &data[start..j.current_index()]) else {
+                return Ok(None);
+            };
+            if !route.kinds[i].holds(&value) {
+                return Ok(None);
+            }
+            found[i] = Some(value);
+        }
+        key = match j.next_key() {
+            Ok(k) => k.map(|k| route.names.iter().position(|name| name == k)),
+            Err(_) => return Ok(None),
+        };
+    }
+    let mut values = Vec::with_capacity(n);
+    for (value, default) in found.into_iter().zip(&route.defaults) {
+        match (value, default) {
+            (Some(v), _) => values.push(v),
+            (None, Some(d)) => values.push(d.bind(py).clone()),
+            (None, None) => return Ok(None),
+        }
+    }
+    Ok(Some(values))
+}
+
+/// Call the tool and append the reply to `out`. Returns an error only for what the Python
+/// path would not catch either (an exception that is not an `Exception`).
+fn run(
+    py: Python<'_>,
+    plan: Plan<'_>,
+    raw_id: &[u8],
+    revision: &Bound<'_, PyAny>,
+    structured: bool,
+    on_python: &Bound<'_, PyAny>,
+    out: &mut Vec<u8>,
+) -> PyResult<()> {
+    let route = plan.route.get();
+    let ptrs: Vec<*mut ffi::PyObject> = plan.args.iter().map(|a| a.as_ptr()).collect();
+    // SAFETY: `func` and `kwnames` are live objects owned by the route; `ptrs` holds one
+    // borrowed reference per keyword name (kept alive by `plan.args`), and no positional
+    // arguments, as `nargsf` 0 says. The result is a new reference or NULL with an exception.
+    let result = unsafe {
+        let r = ffi::PyObject_Vectorcall(
+            route.func.as_ptr(),
+            ptrs.as_ptr(),
+            0,
+            route.kwnames.as_ptr(),
+        );
+        Bound::from_owned_ptr_or_err(py, r)
+    };
+    let (outcome, failed) = match result {
+        Ok(value) => {
+            if write_primitive(out, raw_id, route, &value, structured) {
+                return Ok(());
+            }
+            (value, false)
+        }
+        Err(err) => {
+            if !err.is_instance_of::<PyException>(py) {
+                return Err(err); // KeyboardInterrupt, SystemExit, CancelledError: not ours
+            }
+            (err.into_value(py).into_bound(py).into_any(), true)
+        }
+    };
+    let reply = on_python.call1((
+        route.tool.bind(py),
+        PyBytes::new(py, raw_id),
+        revision,
+        outcome,
+        failed,
+    ))?;
+    out.extend_from_slice(reply.cast::<PyBytes>()?.as_bytes());
+    Ok(())
+}
+
+/// Write the reply for an `int`, `str` or `bool` return value, as the Python shaping would
+/// build and encode it; false (nothing written) for anything else.
+fn write_primitive(
+    out: &mut Vec<u8>,
+    raw_id: &[u8],
+    route: &ToolRoute,
+    value: &Bound<'_, PyAny>,
+    structured: bool,
+) -> bool {
+    let tp = value.get_type_ptr();
+    let mut number = itoa::Buffer::new();
+    // (the text as a JSON string, the value as JSON)
+    let (text, json): (&str, &str);
+    let mut scratch = Vec::new();
+    // SAFETY: type addresses are only compared; the C calls get a live int.
+    unsafe {
+        if tp == ptr::addr_of_mut!(ffi::PyLong_Type) && route.fast_int {
+            let mut overflow: c_int = 0;
+            let v = ffi::PyLong_AsLongLongAndOverflow(value.as_ptr(), &mut overflow);
+            if overflow != 0 || (v == -1 && !ffi::PyErr_Occurred().is_null()) {
+                ffi::PyErr_Clear();
+                return false;
+            }
+            let digits = number.format(v);
+            text = digits;
+            json = digits;
+        } else if tp == ptr::addr_of_mut!(ffi::PyBool_Type) && route.fast_bool {
+            let word = if value.as_ptr() == ffi::Py_True() {
+                "true"
+            } else {
+                "false"
+            };
+            text = word;
+            json = word;
+        } else if tp == ptr::addr_of_mut!(ffi::PyUnicode_Type) && route.fast_str {
+            let Ok(s) = value.cast_unchecked::<PyString>().to_str() else {
+                ffi::PyErr_Clear();
+                return false;
+            };
+            encode::write_str(&mut scratch, s);
+            text = s;
+            json = "";
+        } else {
+            return false;
+        }
+    }
+    encode::write_head(out, Some(raw_id));
+    out.extend_from_slice(encode::RESULT_KEY);
+    out.extend_from_slice(br#"{"content":[{"type":"text","text":"#);
+    if scratch.is_empty() {
+        out.push(b'"');
+        out.extend_from_slice(text.as_bytes());
+        out.push(b'"');
+    } else {
+        out.extend_from_slice(&scratch);
+    }
+    out.extend_from_slice(b"}]");
+    if structured && route.structured {
+        out.extend_from_slice(br#","structuredContent":{"result":"#);
+        if scratch.is_empty() {
+            out.extend_from_slice(json.as_bytes());
+        } else {
+            out.extend_from_slice(&scratch);
+        }
+        out.push(b'}');
+    }
+    out.extend_from_slice(br#","isError":false}}"#);
+    true
+}
+
+/// For a single message: its reply when it is a call of a routed tool (answered here),
+/// else None, and nothing was run. `structured` is the revision's `structured_output`;
+/// `on_python(tool, raw_id, revision, outcome, failed)` gives the reply bytes for a
+/// return value not written here (`failed` False) or an exception (`failed` True).
+#[pyfunction]
+pub fn route<'py>(
+    py: Python<'py>,
+    frame: &Bound<'py, PyFrame>,
+    routes: &Bound<'py, PyDict>,
+    revision: &Bound<'py, PyAny>,
+    structured: bool,
+    on_python: &Bound<'py, PyAny>,
+) -> PyResult<Option<Bound<'py, PyBytes>>> {
+    let frame = frame.get();
+    let [entry] = frame.parsed() else {
+        return Ok(None);
+    };
+    let body = frame.body(py).as_bytes();
+    let Some(plan) = plan(py, body, entry, routes)? else {
+        return Ok(None);
+    };
+    let raw_id = entry.id.map(|s| s.of(body)).unwrap_or(b"null");
+    let mut out = Vec::with_capacity(128);
+    run(py, plan, raw_id, revision, structured, on_python, &mut out)?;
+    Ok(Some(PyBytes::new(py, &out)))
+}
+
+/// Every entry of a batch in order: calls of routed tools answered here, every other
+/// entry given to `fallback(entry)`, which answers None (nothing owed), bytes, or
+/// anything else for an entry still running. Gives back the whole batch reply, None when
+/// nothing is owed, or, when some entry is still running, the list of the replies and
+/// running entries in order for the caller to finish.
+#[pyfunction]
+pub fn route_batch<'py>(
+    py: Python<'py>,
+    frame: &Bound<'py, PyFrame>,
+    routes: &Bound<'py, PyDict>,
+    revision: &Bound<'py, PyAny>,
+    structured: bool,
+    on_python: &Bound<'py, PyAny>,
+    fallback: &Bound<'py, PyAny>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let frame = frame.get();
+    let body = frame.body(py).as_bytes();
+    let mut out: Vec<u8> = Vec::with_capacity(body.len() + 64);
+    out.push(b'[');
+    // Each reply's place in `out`, or an entry still running.
+    let mut slots: Vec<Result<(usize, usize), Bound<'py, PyAny>>> = Vec::new();
+    let mut running = false;
+    let mut written = false;
+    for (i, entry) in frame.parsed().iter().enumerate() {
+        if let Some(plan) = plan(py, body, entry, routes)? {
+            if written {
+                out.push(b',');
+            }
+            written = true;
+            let start = out.len();
+            let raw_id = entry.id.map(|s| s.of(body)).unwrap_or(b"null");
+            run(py, plan, raw_id, revision, structured, on_python, &mut out)?;
+            slots.push(Ok((start, out.len())));
+            continue;
+        }
+        let item = frame.entry_list(py)?.get_item(i)?;
+        let answer = fallback.call1((item,))?;
+        if answer.is_none() {
+            continue;
+        }
+        if let Ok(bytes) = answer.cast::<PyBytes>() {
+            if written {
+                out.push(b',');
+            }
+            written = true;
+            let start = out.len();
+            out.extend_from_slice(bytes.as_bytes());
+            slots.push(Ok((start, out.len())));
+        } else {
+            running = true;
+            slots.push(Err(answer));
+        }
+    }
+    if running {
+        let list = PyList::empty(py);
+        for slot in slots {
+            match slot {
+                Ok((start, end)) => list.append(PyBytes::new(py, &out[start..end]))?,
+                Err(pending) => list.append(pending)?,
+            }
+        }
+        return Ok(Some(list.into_any()));
+    }
+    if slots.is_empty() {
+        return Ok(None);
+    }
+    out.push(b']');
+    Ok(Some(PyBytes::new(py, &out).into_any()))
+}

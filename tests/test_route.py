@@ -1,0 +1,317 @@
+"""Calls of plain tools answered in the extension (``_wire.route``) answer exactly as the
+Python path does.
+
+Two servers hold the same tools; on one the extension may call them, on the other every call
+goes through Python (its ``routes`` emptied). Every body, at every legacy revision, must get
+byte-identical replies from both, and the same side effects in the same order.
+"""
+
+from __future__ import annotations
+
+import string
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from jetmcp import Context, Server, _wire
+from jetmcp.dispatch import Dispatcher, Exchange
+from jetmcp.errors import McpError
+from jetmcp.protocol import revisions
+from jetmcp.server.elicitation import UrlElicitationRequired
+
+LEGACY = list(revisions.LEGACY)
+LOG: list[str] = []
+
+
+def build(routed: bool) -> Server:
+    server = Server("route-test")
+
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        LOG.append(f"add {a} {b}")
+        return a + b
+
+    @server.tool()
+    def echo(s: str, times: int = 1) -> str:
+        return s * times
+
+    @server.tool()
+    def flag(x: bool = True) -> bool:
+        return not x
+
+    @server.tool()
+    def scale(x: float, k: float = 2.0) -> float:
+        return x * k
+
+    @server.tool()
+    def loose(a: int, b: str = "b"):  # type: ignore[no-untyped-def]  # no return annotation
+        return {"int": a, "str": b, "none": None, "list": [a, b]}.get(b, a if a % 2 else b)
+
+    @server.tool()
+    def info(n: int) -> dict[str, int]:
+        return {"n": n}
+
+    @server.tool(structured_output=False)
+    def plain_text(n: int) -> int:
+        return n
+
+    @server.tool()
+    def big(n: int) -> int:
+        return 10 ** min(abs(n), 40)
+
+    @server.tool()
+    def boom(kind: str) -> int:
+        LOG.append(f"boom {kind}")
+        if kind == "value":
+            raise ValueError("bad value")
+        if kind == "empty":
+            raise RuntimeError()
+        if kind == "mcp":
+            raise McpError(-32099, "custom", {"why": kind})
+        if kind == "url":
+            raise UrlElicitationRequired(
+                [{"mode": "url", "elicitationId": "e1", "url": "https://x.test", "message": "go"}]
+            )
+        return len(kind)
+
+    @server.tool()
+    def with_ctx(n: int, ctx: Context) -> int:  # not routable: it takes a Context
+        LOG.append(f"ctx {n}")
+        return n
+
+    if not routed:
+        server.routes.clear()
+    return server
+
+
+FAST = Dispatcher(build(True))
+SLOW = Dispatcher(build(False))
+NAMES = ["add", "echo", "flag", "scale", "loose", "info", "plain_text", "big", "boom", "with_ctx"]
+
+
+def test_plain_tools_get_routes() -> None:
+    assert sorted(FAST.server.routes) == sorted(set(NAMES) - {"with_ctx"})
+    assert SLOW.server.routes == {}
+    assert FAST.server.routes["echo"].names == ["s", "times"]
+
+
+def answer(
+    dispatcher: Dispatcher, body: bytes, revision: revisions.Revision
+) -> tuple[Any, list[str]]:
+    LOG.clear()
+    reply = dispatcher.start(_wire.decode(body), Exchange(revision, None))
+    assert reply is None or isinstance(reply, bytes)
+    return reply, list(LOG)
+
+
+def same(body: bytes, revision: revisions.Revision) -> bytes | None:
+    fast = answer(FAST, body, revision)
+    slow = answer(SLOW, body, revision)
+    assert fast == slow, (body, revision.version)
+    return fast[0]
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+arg_keys = st.sampled_from(["a", "b", "s", "times", "x", "k", "n", "kind", "ctx", "zz", "_meta"])
+arguments = st.dictionaries(
+    arg_keys, json_values | st.sampled_from(["value", "mcp", "url", "empty", ""]), max_size=4
+)
+
+
+@st.composite
+def call_params(draw: st.DrawFn) -> Any:
+    params: dict[str, Any] = {"name": draw(st.sampled_from([*NAMES, "nope", 3]))}
+    shape = draw(st.sampled_from(["args", "args", "args", "none", "null", "list", "extra"]))
+    if shape == "args":
+        params["arguments"] = draw(arguments)
+    elif shape == "null":
+        params["arguments"] = None
+    elif shape == "list":
+        params["arguments"] = [1, 2]
+    elif shape == "extra":
+        params["arguments"] = draw(arguments)
+        params[draw(st.sampled_from(["_meta", "task", "other"]))] = {"progressToken": 1}
+    return params
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    params=call_params(),
+    revision=st.sampled_from(LEGACY),
+    request_id=st.integers(0, 99) | st.text(string.ascii_letters, max_size=3),
+)
+def test_single_calls_match_the_python_path(
+    params: Any, revision: revisions.Revision, request_id: Any
+) -> None:
+    body = _wire.dumps(
+        {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+    )
+    same(body, revision)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(calls=st.lists(call_params(), min_size=1, max_size=6), revision=st.sampled_from(LEGACY))
+def test_batches_match_the_python_path(calls: list[Any], revision: revisions.Revision) -> None:
+    entries: list[Any] = []
+    for i, params in enumerate(calls):
+        entries.append({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": params})
+        if i % 3 == 1:
+            entries.append({"jsonrpc": "2.0", "method": "notifications/progress"})
+    same(_wire.dumps(entries), revision)
+
+
+ADD_PARAMS = b'"params":{"name":"add","arguments":{"a":1,"b":2}}}'
+R = revisions.lookup("2025-06-18")
+R_BATCH = revisions.lookup("2025-03-26")
+assert R is not None and R_BATCH is not None
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        # Written by hand: key escapes, duplicates, whitespace, odd lexemes.
+        b'{"name":"add","arguments":{"a":1,"b":2}}',
+        b'{ "name" : "add" , "arguments" : { "b" : 2 , "a" : 1 } }',
+        b'{"name":"\\u0061dd","arguments":{"\\u0061":1,"b":2}}',
+        b'{"name":"add","arguments":{"a":1,"a":5,"b":2}}',
+        b'{"name":"add","name":"echo","arguments":{"a":1,"b":2}}',
+        b'{"name":"add","arguments":{"a":1,"b":2},"arguments":{"a":3,"b":4}}',
+        b'{"name":"add","arguments":{"a":1.0,"b":2}}',
+        b'{"name":"add","arguments":{"a":1e2,"b":2}}',
+        b'{"name":"add","arguments":{"a":-0,"b":2}}',
+        b'{"name":"add","arguments":{"a":"1","b":2}}',
+        b'{"name":"add","arguments":{"a":true,"b":2}}',
+        b'{"name":"add","arguments":{"a":123456789012345678901234567890,"b":2}}',
+        b'{"name":"echo","arguments":{"s":"tab\\there \\"q\\" \\u00e9 \\ud83d\\ude00"}}',
+        b'{"name":"echo","arguments":{"s":"\\ud800"}}',
+        b'{"name":"echo","arguments":{"s":"x","times":0}}',
+        b'{"name":"scale","arguments":{"x":1}}',
+        b'{"name":"scale","arguments":{"x":1.5,"k":1e308}}',
+        b'{"name":"scale","arguments":{"x":1.5e400}}',
+        b'{"name":"flag","arguments":{}}',
+        b'{"name":"flag"}',
+        b'{"arguments":{"x":false},"name":"flag"}',
+        b'{"name":"big","arguments":{"n":25}}',
+        b'{"name":"boom","arguments":{"kind":"url"}}',
+        b"[]",
+        b'"add"',
+    ],
+)
+@pytest.mark.parametrize("revision", [R, R_BATCH], ids=lambda r: r.version)
+def test_hand_written_params(params: bytes, revision: revisions.Revision) -> None:
+    body = b'{"jsonrpc":"2.0","id":"r-1","method":"tools/call","params":' + params + b"}"
+    assert same(body, revision) is not None
+
+
+def test_the_route_is_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A routed call never reaches the Python tool path (which is broken here on purpose);
+    with another ``tools/call`` handler installed, nothing is routed."""
+    from jetmcp.server.tools import Tool
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the Python path ran")
+
+    monkeypatch.setattr(Tool, "call", broken)
+    body = b'{"jsonrpc":"2.0","id":7,"method":"tools/call",' + ADD_PARAMS
+    reply = FAST.start(_wire.decode(body), Exchange(R, None))
+    assert isinstance(reply, bytes)
+    assert orjson.loads(reply)["result"]["structuredContent"] == {"result": 3}
+
+    server = build(True)
+    calls: list[str] = []
+
+    def custom(params: dict[str, Any], call: Any) -> dict[str, Any]:
+        calls.append(params["name"])
+        return {"content": [], "isError": False}
+
+    server.handlers["tools/call"] = custom
+    reply = Dispatcher(server).start(_wire.decode(body), Exchange(R, None))
+    assert calls == ["add"]
+    assert orjson.loads(reply)["result"] == {"content": [], "isError": False}  # type: ignore[arg-type]
+
+
+def test_batch_order_of_side_effects() -> None:
+    """Routed and Python-served entries of one batch run in request order."""
+    entries = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "add", "arguments": {"a": 1, "b": 1}},
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "with_ctx", "arguments": {"n": 2}},
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "boom", "arguments": {"kind": "value"}},
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 4,
+            "method": "tools/call",
+            "params": {"name": "add", "arguments": {"a": 1, "b": "x"}},
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 5,
+            "method": "tools/call",
+            "params": {"name": "add", "arguments": {"a": 5, "b": 5}},
+        },
+    ]
+    reply, log = answer(FAST, orjson.dumps(entries), R_BATCH)
+    assert log == ["add 1 1", "ctx 2", "boom value", "add 5 5"]
+    assert [r["id"] for r in orjson.loads(reply)] == [1, 2, 3, 4, 5]
+
+
+def test_base_exceptions_propagate() -> None:
+    """What the Python path does not catch (not an Exception) is not caught on the route."""
+    server = Server("base")
+
+    @server.tool()
+    def stop(n: int) -> int:
+        raise KeyboardInterrupt
+
+    assert "stop" in server.routes
+    body = (
+        b'{"jsonrpc":"2.0","id":1,"method":"tools/call",'
+        + b'"params":{"name":"stop","arguments":{"n":1}}}'
+    )
+    with pytest.raises(KeyboardInterrupt):
+        Dispatcher(server).start(_wire.decode(body), Exchange(R, None))
+
+
+def test_removed_and_replaced_tools() -> None:
+    server = Server("registry")
+
+    @server.tool()
+    def t(n: int) -> int:
+        return n
+
+    assert "t" in server.routes
+    server.remove_tool("t")
+    assert "t" not in server.routes
+
+    async def t2(n: int) -> int:
+        return n
+
+    server.add_tool(t2, name="t")  # async: served by Python, no stale route left behind
+    assert "t" not in server.routes

@@ -207,6 +207,8 @@ class Dispatcher:
             "ping": self._ping,
             "logging/setLevel": self._set_level,
         }
+        #: Kept bound once: the extension calls it for routed calls it leaves to Python.
+        self._on_python = self._routed
         #: What the dispatcher answers itself at 2026-07-28.
         self._modern_builtins: dict[str, Handler] = {"server/discover": self._discover}
 
@@ -222,13 +224,9 @@ class Dispatcher:
         every other entry here, in request order either way."""
         kind = frame.kind
         if kind == _FRAME_SINGLE:
-            revision = ex.revision
-            if not revision.modern:
-                routed = _route(
-                    frame, self._routes(), revision, revision.structured_output, self._routed
-                )
-                if routed is not None:
-                    return routed
+            routed = self.route(frame, ex.revision)
+            if routed is not None:
+                return routed
             entry = frame.entries[0]
             reply = self._run_entry(entry, ex, False)
             if reply is None:
@@ -272,12 +270,27 @@ class Dispatcher:
             _NO_ROUTES if revision.modern else self._routes(),
             revision,
             revision.structured_output,
-            self._routed,
+            self._on_python,
             lambda entry: self._slot(entry, ex),
         )
         if replies is None or isinstance(replies, bytes):
             return replies
         return self._gather(replies, ex)
+
+    def route(self, frame: _wire.Frame, revision: Revision) -> bytes | None:
+        """The reply to a single message when it calls a plain tool, answered in the
+        extension; None (nothing ran) otherwise. At 2026-07-28 nothing is routed: every
+        request is checked on its own first. A transport may call this before it builds
+        anything for :meth:`start`, which calls it too."""
+        if revision.modern:
+            return None
+        server = self.server
+        routes = (
+            server.routes
+            if server.handlers.get("tools/call") is server.builtin_call_tool
+            else _NO_ROUTES
+        )
+        return _route(frame, routes, revision, revision.structured_output, self._on_python)
 
     def _routes(self) -> dict[str, _wire.ToolRoute]:
         """The tools the extension may call, unless ``tools/call`` was given another handler."""

@@ -22,11 +22,12 @@
 use std::os::raw::c_int;
 use std::ptr;
 
-use jiter::{Jiter, Peek};
+use jiter::cached_py_string;
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
+use smallvec::SmallVec;
 
 use crate::encode;
 use crate::frame::{Entry, EntryKind};
@@ -160,14 +161,11 @@ impl ToolRoute {
 /// each parameter, in order.
 struct Plan<'py> {
     route: Bound<'py, ToolRoute>,
-    args: Vec<Bound<'py, PyAny>>,
+    args: Args<'py>,
 }
 
-/// Which of the two `params` members a key is.
-enum ParamsKey {
-    Name,
-    Arguments,
-}
+/// One slot per parameter, in signature order (few enough to live on the stack).
+type Args<'py> = SmallVec<[Option<Bound<'py, PyAny>>; 8]>;
 
 /// The plan for `entry`, or None when the Python dispatcher must serve it. Runs no user code.
 fn plan<'py>(
@@ -187,10 +185,14 @@ fn plan<'py>(
         return Ok(None);
     };
     let data = params.of(body);
-    let Some((name, args)) = read_params(py, data) else {
+    let Some((name, args)) = read_params(data) else {
         return Ok(None);
     };
-    let Some(found) = routes.get_item(name)? else {
+    let Ok(name) = std::str::from_utf8(name) else {
+        return Ok(None);
+    };
+    // Tool names repeat: the cached str comes with its hash, so the lookup hashes nothing.
+    let Some(found) = routes.get_item(cached_py_string(py, name))? else {
         return Ok(None);
     };
     let Ok(route) = found.cast_into::<ToolRoute>() else {
@@ -200,78 +202,195 @@ fn plan<'py>(
     Ok(values.map(|args| Plan { route, args }))
 }
 
-/// `params` holding exactly `name` (a string) and `arguments` (an object): the name, and
-/// where the arguments object lies in `data`.
-fn read_params<'py>(
-    py: Python<'py>,
-    data: &[u8],
-) -> Option<(Bound<'py, PyString>, (usize, usize))> {
-    let mut j = Jiter::new(data);
-    let mut name: Option<Bound<'py, PyString>> = None;
-    let mut args: Option<(usize, usize)> = None;
-    let mut key = match j.next_object() {
-        Ok(k) => k.map(which_key),
-        Err(_) => return None,
-    };
-    while let Some(k) = key {
-        match k? {
-            ParamsKey::Name if name.is_none() => {
-                name = Some(PyString::new(py, j.next_str().ok()?));
+/// A reader over JSON the frame scanner has already validated: it only finds its way (no
+/// grammar checks), and reads nothing it could misread: a key with escapes is reported as
+/// such, and the caller leaves that request to Python. Every access is bounds-checked;
+/// anything unexpected is `None`.
+struct Walk<'a> {
+    data: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Walk<'a> {
+    fn new(data: &'a [u8]) -> Self {
+        Walk { data, pos: 0 }
+    }
+
+    /// The next byte that is not whitespace (not consumed).
+    #[inline]
+    fn peek(&mut self) -> Option<u8> {
+        while let Some(&b) = self.data.get(self.pos) {
+            if !matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
+                return Some(b);
             }
-            ParamsKey::Arguments if args.is_none() => {
-                if j.peek().ok()? != Peek::Object {
+            self.pos += 1;
+        }
+        None
+    }
+
+    /// At an opening quote: the string's bytes when it has no escapes (else None); the
+    /// string is consumed either way.
+    #[inline]
+    fn string(&mut self) -> Option<Option<&'a [u8]>> {
+        let start = self.pos + 1;
+        let mut i = start;
+        let mut escaped = false;
+        loop {
+            match *self.data.get(i)? {
+                b'"' => break,
+                b'\\' => {
+                    escaped = true;
+                    i += 2;
+                }
+                _ => i += 1,
+            }
+        }
+        self.pos = i + 1;
+        Some(if escaped {
+            None
+        } else {
+            self.data.get(start..i)
+        })
+    }
+
+    /// Consume one value of any kind.
+    fn skip(&mut self) -> Option<()> {
+        match self.peek()? {
+            b'"' => self.string().map(|_| ()),
+            b'{' | b'[' => {
+                let mut depth = 0usize;
+                loop {
+                    match *self.data.get(self.pos)? {
+                        b'"' => {
+                            self.string()?;
+                            continue;
+                        }
+                        b'{' | b'[' => depth += 1,
+                        b'}' | b']' => {
+                            depth = depth.checked_sub(1)?;
+                            if depth == 0 {
+                                self.pos += 1;
+                                return Some(());
+                            }
+                        }
+                        _ => {}
+                    }
+                    self.pos += 1;
+                }
+            }
+            _ => {
+                while let Some(&b) = self.data.get(self.pos) {
+                    if matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r') {
+                        break;
+                    }
+                    self.pos += 1;
+                }
+                Some(())
+            }
+        }
+    }
+
+    /// At `{`: consume it; whether a member follows.
+    fn open_object(&mut self) -> Option<bool> {
+        if self.peek()? != b'{' {
+            return None;
+        }
+        self.pos += 1;
+        if self.peek()? == b'}' {
+            self.pos += 1;
+            return Some(false);
+        }
+        Some(true)
+    }
+
+    /// A member's key and its colon: the key's bytes, None for a key with escapes.
+    fn key(&mut self) -> Option<Option<&'a [u8]>> {
+        if self.peek()? != b'"' {
+            return None;
+        }
+        let key = self.string()?;
+        if self.peek()? != b':' {
+            return None;
+        }
+        self.pos += 1;
+        Some(key)
+    }
+
+    /// After a member's value: whether another member follows (`,`) or the object ended.
+    fn more(&mut self) -> Option<bool> {
+        let b = self.peek()?;
+        self.pos += 1;
+        match b {
+            b',' => Some(true),
+            b'}' => Some(false),
+            _ => None,
+        }
+    }
+
+    /// The value about to be read, as a span: (start, end) after consuming it.
+    fn value_span(&mut self) -> Option<(usize, usize)> {
+        self.peek()?;
+        let start = self.pos;
+        self.skip()?;
+        Some((start, self.pos))
+    }
+}
+
+/// `params` holding exactly `name` (a string) and `arguments` (an object), keys written
+/// without escapes: the name's bytes, and where the arguments object lies in `data`.
+fn read_params(data: &[u8]) -> Option<(&[u8], (usize, usize))> {
+    let mut w = Walk::new(data);
+    let mut name: Option<&[u8]> = None;
+    let mut args: Option<(usize, usize)> = None;
+    let mut more = w.open_object()?;
+    while more {
+        match w.key()?? {
+            b"name" if name.is_none() => {
+                if w.peek()? != b'"' {
                     return None;
                 }
-                let start = j.current_index();
-                j.known_skip(Peek::Object).ok()?;
-                args = Some((start, j.current_index()));
+                name = Some(w.string()??);
             }
-            _ => return None, // a repeated member
+            b"arguments" if args.is_none() => {
+                if w.peek()? != b'{' {
+                    return None;
+                }
+                args = Some(w.value_span()?);
+            }
+            _ => return None, // another member, or a repeated one
         }
-        key = match j.next_key() {
-            Ok(k) => k.map(which_key),
-            Err(_) => return None,
-        };
+        more = w.more()?;
     }
     Some((name?, args?))
 }
 
-fn which_key(key: &str) -> Option<ParamsKey> {
-    match key {
-        "name" => Some(ParamsKey::Name),
-        "arguments" => Some(ParamsKey::Arguments),
-        _ => None,
-    }
-}
-
 /// The value for every parameter, or None when an argument is not exactly of its
-/// parameter's type, is repeated, or a required one is missing. Unknown keys are ignored,
-/// as the Python check ignores them.
+/// parameter's type, is repeated, or a required one is missing (or a key has escapes).
+/// Unknown keys are ignored, as the Python check ignores them.
 fn read_arguments<'py>(
     py: Python<'py>,
     route: &ToolRoute,
     data: &[u8],
-) -> PyResult<Option<Vec<Bound<'py, PyAny>>>> {
+) -> PyResult<Option<Args<'py>>> {
     let n = route.names.len();
-    let mut found: Vec<Option<Bound<'py, PyAny>>> = vec![None; n];
-    let mut j = Jiter::new(data);
-    let mut key = match j.next_object() {
-        Ok(k) => k.map(|k| route.names.iter().position(|name| name == k)),
-        Err(_) => return Ok(None),
+    let mut found: Args<'py> = SmallVec::new();
+    found.resize(n, None);
+    let mut w = Walk::new(data);
+    let Some(mut more) = w.open_object() else {
+        return Ok(None);
     };
-    while let Some(index) = key {
-        let Ok(peek) = j.peek() else {
+    while more {
+        let Some(Some(key)) = w.key() else {
             return Ok(None);
         };
-        let start = j.current_index();
-        if j.known_skip(peek).is_err() {
+        let Some((start, end)) = w.value_span() else {
             return Ok(None);
-        }
-        if let Some(i) = index {
+        };
+        if let Some(i) = route.names.iter().position(|name| name.as_bytes() == key) {
             if found[i].is_some() {
                 return Ok(None);
             }
-            let Ok(value) = build(py, &data[start..j.current_index()]) else {
+            let Ok(value) = build(py, &data[start..end]) else {
                 return Ok(None);
             };
             if !route.kinds[i].holds(&value) {
@@ -279,20 +398,20 @@ fn read_arguments<'py>(
             }
             found[i] = Some(value);
         }
-        key = match j.next_key() {
-            Ok(k) => k.map(|k| route.names.iter().position(|name| name == k)),
-            Err(_) => return Ok(None),
+        let Some(m) = w.more() else {
+            return Ok(None);
         };
+        more = m;
     }
-    let mut values = Vec::with_capacity(n);
-    for (value, default) in found.into_iter().zip(&route.defaults) {
-        match (value, default) {
-            (Some(v), _) => values.push(v),
-            (None, Some(d)) => values.push(d.bind(py).clone()),
-            (None, None) => return Ok(None),
+    for (slot, default) in found.iter_mut().zip(&route.defaults) {
+        if slot.is_none() {
+            match default {
+                Some(d) => *slot = Some(d.bind(py).clone()),
+                None => return Ok(None),
+            }
         }
     }
-    Ok(Some(values))
+    Ok(Some(found))
 }
 
 /// Call the tool and append the reply to `out`. Returns an error only for what the Python
@@ -307,7 +426,11 @@ fn run(
     out: &mut Vec<u8>,
 ) -> PyResult<()> {
     let route = plan.route.get();
-    let ptrs: Vec<*mut ffi::PyObject> = plan.args.iter().map(|a| a.as_ptr()).collect();
+    let ptrs: SmallVec<[*mut ffi::PyObject; 8]> = plan
+        .args
+        .iter()
+        .map(|a| a.as_ref().map_or(ptr::null_mut(), |a| a.as_ptr()))
+        .collect();
     // SAFETY: `func` and `kwnames` are live objects owned by the route; `ptrs` holds one
     // borrowed reference per keyword name (kept alive by `plan.args`), and no positional
     // arguments, as `nargsf` 0 says. The result is a new reference or NULL with an exception.

@@ -47,6 +47,9 @@ log = logging.getLogger("jetmcp.http")
 
 _JSON = [("content-type", "application/json")]
 _decode = _wire.decode
+_FRAME_SINGLE = _wire.FRAME_SINGLE
+#: ``MCP-Protocol-Version`` values that name a legacy revision exactly as written.
+_LEGACY_EXACT: dict[str, revisions.Revision] = {r.version: r for r in revisions.LEGACY}
 _encode_error = _wire.encode_error
 # A write to a stream whose client is gone (granian's RSGIProtocolClosed is a RuntimeError).
 _GONE = (RuntimeError, OSError)
@@ -152,6 +155,9 @@ class McpHttpApp:
         #: The shutdown that ends listen subscriptions, kept so it is not collected early.
         self._closing: asyncio.Future[None] | None = None
         self._accepts: dict[str | None, int] = {}
+        self._post_headers: dict[tuple[str | None, str | None], int] = {}
+        #: ``Content-Length`` values already found within the limit.
+        self._lengths_ok: set[str] = set()
         self.legacy: LegacySse | None = None
         if self.settings.sse_path and not self.settings.stateless:
             from jetmcp.transports.http_sse import LegacySse
@@ -164,10 +170,15 @@ class McpHttpApp:
         if scope.proto != "http":
             return
         headers = scope.headers
-        refusal = self._check_origin(headers.get("origin"), headers.get("host"))
-        if refusal is not None:
-            proto.response_bytes(403, _JSON, _encode_error(None, INVALID_REQUEST, refusal))
-            return
+        origin = headers.get("origin")
+        host = headers.get("host")
+        if (origin is not None and origin not in self._origins_ok) or (
+            host is not None and host not in self._hosts_ok
+        ):
+            refusal = self._check_origin(origin, host)
+            if refusal is not None:
+                proto.response_bytes(403, _JSON, _encode_error(None, INVALID_REQUEST, refusal))
+                return
         try:
             if scope.path == self.path:
                 method = scope.method
@@ -245,18 +256,30 @@ class McpHttpApp:
 
     # POST -------------------------------------------------------------------
 
-    async def _read_body(self, headers: Any, proto: Any) -> bytes:
+    def _body_size(self, length: str) -> int:
+        """The declared ``Content-Length``; raises the 400 or 413 it calls for."""
+        try:
+            size = int(length)
+        except ValueError:
+            size = -1
+        if size < 0:
+            raise HttpError(400, INVALID_REQUEST, "Invalid Content-Length")
         limit = self.settings.max_body_bytes
+        if size > limit:
+            raise HttpError(413, INVALID_REQUEST, f"Body exceeds {limit} bytes")
+        return size
+
+    async def _read_body(self, headers: Any, proto: Any) -> bytes:
         length = headers.get("content-length")
         if length is not None:
-            try:
-                size = int(length)
-            except ValueError:
-                raise HttpError(400, INVALID_REQUEST, "Invalid Content-Length") from None
-            if size > limit:
-                raise HttpError(413, INVALID_REQUEST, f"Body exceeds {limit} bytes")
+            self._body_size(length)
             body: bytes = await proto()
             return body
+        return await self._read_chunked(proto)
+
+    async def _read_chunked(self, proto: Any) -> bytes:
+        """A body sent without ``Content-Length``, refused (413) once past the limit."""
+        limit = self.settings.max_body_bytes
         chunks: list[bytes] = []
         total = 0
         async for chunk in proto:
@@ -266,20 +289,42 @@ class McpHttpApp:
             chunks.append(chunk)
         return b"".join(chunks)
 
-    async def _post(self, scope: Any, proto: Any) -> None:
-        headers = scope.headers
-        if not _is_json(headers.get("content-type")):
+    def _post_accepts(self, content_type: str | None, accept: str | None) -> int:
+        """The ``Accept`` flags of a POST whose ``Content-Type`` and ``Accept`` are fine;
+        raises the 415 or 406 otherwise. Remembered per pair of header values."""
+        key = (content_type, accept)
+        flags = self._post_headers.get(key)
+        if flags is not None:
+            return flags
+        if not _is_json(content_type):
             raise HttpError(415, INVALID_REQUEST, "Content-Type must be application/json")
-        accept = self.accepts(headers.get("accept"))
-        if not accept:
+        flags = self.accepts(accept)
+        if not flags:
             raise HttpError(
                 406, INVALID_REQUEST, "Not Acceptable: accept application/json or text/event-stream"
             )
-        body = await self._read_body(headers, proto)
+        if len(self._post_headers) < 256:
+            self._post_headers[key] = flags
+        return flags
+
+    async def _post(self, scope: Any, proto: Any) -> None:
+        headers = scope.headers
+        accept = self._post_accepts(headers.get("content-type"), headers.get("accept"))
         settings = self.settings
+        length = headers.get("content-length")
+        if length is not None:
+            if length not in self._lengths_ok:
+                self._body_size(length)
+                if len(self._lengths_ok) < 4096:
+                    self._lengths_ok.add(length)
+            body: bytes = await proto()
+        else:
+            body = await self._read_chunked(proto)
         frame = _decode(body, settings.max_depth, settings.max_batch)
         version = headers.get("mcp-protocol-version")
-        if modern.is_modern_version(version):
+        # The usual header names a legacy revision exactly: one lookup, no parsing.
+        header_rev = _LEGACY_EXACT.get(version) if version is not None else None
+        if header_rev is None and modern.is_modern_version(version):
             if not _legacy_initialize(frame):
                 await self._post_modern(headers, proto, frame, accept)
                 return
@@ -291,7 +336,10 @@ class McpHttpApp:
             session = await self.store.get(session_id)
             if session is None:
                 raise HttpError(404, INVALID_REQUEST, "Session not found")
-        revision = _revision(version, session)
+        if header_rev is not None and session is None:
+            revision = header_rev
+        else:
+            revision = _revision(version, session)
 
         if (
             session is None
@@ -300,6 +348,13 @@ class McpHttpApp:
             and not _is_initialize(frame)
         ):
             raise HttpError(400, INVALID_REQUEST, "Missing Mcp-Session-Id header")
+
+        # A call of a plain tool is answered by the extension: no stream, no exchange.
+        if frame.kind == _FRAME_SINGLE:
+            routed = self.dispatcher.route(frame, revision)
+            if routed is not None:
+                proto.response_bytes(200, _JSON, routed)
+                return
 
         # The reply turns into an SSE stream only if a handler sends something before its
         # result, and only for a client that takes one; otherwise notifications are dropped

@@ -7,8 +7,12 @@ release extension first (``maturin develop --release``) and the header names the
 
 Each group (``batch-1``, ``batch-10``, ``batch-100``) times the same body through:
 
-* ``jetmcp``: ``_wire.decode``, ``params()`` on every entry (as a server dispatching the
-  call would), ``encode_result`` per entry with the raw id spliced back, ``encode_batch``.
+* ``jetmcp_server``: what a jetmcp server does with the body: ``_wire.decode`` and
+  ``Dispatcher.start``, which has the extension read each call's arguments, call the tool
+  (``add(a, b)``, as in the load benchmark) and write each reply with the raw id spliced
+  back (:func:`jetmcp._wire.route_batch`). More work than the parser alone: the tool runs.
+* ``jetmcp``: ``_wire.decode``, ``params()`` on every entry (what the Python dispatcher
+  does for calls it cannot route), ``encode_result`` per entry, ``encode_batch``.
 * ``jetmcp_no_params``: the same without ``params()``, i.e. the wire core's own share.
 * ``orjson_loads_dumps``: ``orjson.loads`` + ``orjson.dumps`` of the same bytes (the floor
   for "parse it and write it back" with the fastest general-purpose JSON library).
@@ -29,7 +33,9 @@ import pydantic_core
 import pytest
 from mcp_types import JSONRPCRequest, JSONRPCResponse, jsonrpc_message_adapter
 
-from jetmcp import _wire
+from jetmcp import Server, _wire
+from jetmcp.dispatch import Dispatcher, Exchange
+from jetmcp.protocol import revisions
 
 SIZES = [1, 10, 100]
 
@@ -56,6 +62,27 @@ def jetmcp_round(body: bytes) -> bytes:
     if frame.kind == _wire.FRAME_SINGLE:
         return replies[0]
     return _wire.encode_batch(replies)
+
+
+_server = Server("bench")
+
+
+@_server.tool()
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+_dispatcher = Dispatcher(_server, max_batch=1000)
+#: The revision of the load benchmark's batches (2025-03-26 has batches and no
+#: structuredContent, so the reply is the ``RESULT`` the other rows write).
+_REVISION = revisions.R2025_03_26
+
+
+def jetmcp_server(body: bytes) -> bytes:
+    reply = _dispatcher.start(_wire.decode(body, 100, 1000), Exchange(_REVISION, None))
+    assert type(reply) is bytes
+    return reply
 
 
 def jetmcp_no_params(body: bytes) -> bytes:
@@ -93,6 +120,7 @@ def mcp_sdk_round(body: bytes) -> bytes:
 
 
 IMPLEMENTATIONS = {
+    "jetmcp_server": jetmcp_server,
     "jetmcp": jetmcp_round,
     "jetmcp_no_params": jetmcp_no_params,
     "orjson_loads_dumps": orjson_loads_dumps,

@@ -8,6 +8,7 @@ byte-identical replies from both, and the same side effects in the same order.
 
 from __future__ import annotations
 
+import functools
 import string
 from typing import Any
 
@@ -78,6 +79,23 @@ def build(routed: bool) -> Server:
         return len(kind)
 
     @server.tool()
+    def kwonly(*, a: int, s: str = "x") -> str:  # called by keyword
+        return f"{s}{a}"
+
+    def logged(fn: Any) -> Any:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            LOG.append(f"wrapped {sorted(kwargs)} {len(args)}")
+            return fn(*args, **kwargs)
+
+        return wrapper
+
+    @server.tool()
+    @logged
+    def wrapped(a: int, b: int = 0) -> int:  # a wrapper: called by keyword, as Python would
+        return a - b
+
+    @server.tool()
     def with_ctx(n: int, ctx: Context) -> int:  # not routable: it takes a Context
         LOG.append(f"ctx {n}")
         return n
@@ -89,13 +107,29 @@ def build(routed: bool) -> Server:
 
 FAST = Dispatcher(build(True))
 SLOW = Dispatcher(build(False))
-NAMES = ["add", "echo", "flag", "scale", "loose", "info", "plain_text", "big", "boom", "with_ctx"]
+NAMES = [
+    "add",
+    "echo",
+    "flag",
+    "scale",
+    "loose",
+    "info",
+    "plain_text",
+    "big",
+    "boom",
+    "kwonly",
+    "wrapped",
+    "with_ctx",
+]
 
 
 def test_plain_tools_get_routes() -> None:
-    assert sorted(FAST.server.routes) == sorted(set(NAMES) - {"with_ctx"})
-    assert SLOW.server.routes == {}
+    assert FAST.server.routes.names() == sorted(set(NAMES) - {"with_ctx"})
+    assert len(SLOW.server.routes) == 0
     assert FAST.server.routes["echo"].names == ["s", "times"]
+    assert FAST.server.routes["echo"].positional
+    assert not FAST.server.routes["kwonly"].positional
+    assert not FAST.server.routes["wrapped"].positional
 
 
 def answer(

@@ -134,12 +134,31 @@ class ToolRoute:
         required: Any,
         fast_types: list[type],
         structured: bool,
+        positional: bool = False,
     ) -> None:
         """``params``: (name, type, default) in signature order, ``required`` standing for
         "no default"; ``fast_types``: the return types (of int, str, bool) written without
-        Python; ``structured``: whether such a result carries ``structuredContent``."""
+        Python; ``structured``: whether such a result carries ``structuredContent``;
+        ``positional``: pass the arguments by position (only where that binds the same)."""
     @property
     def names(self) -> list[str]: ...
+    @property
+    def positional(self) -> bool: ...
+
+class Routes:
+    """The tools the extension may call, by name (the server keeps it up to date)."""
+
+    def __init__(self) -> None: ...
+    def __setitem__(self, name: str, route: ToolRoute) -> None: ...
+    def __getitem__(self, name: str) -> ToolRoute: ...
+    def __delitem__(self, name: str) -> None: ...
+    def __contains__(self, name: str) -> bool: ...
+    def __len__(self) -> int: ...
+    def pop(self, name: str) -> ToolRoute | None:
+        """Remove the route of ``name``, if any; the route, or None."""
+    def clear(self) -> None: ...
+    def names(self) -> list[str]:
+        """The names, sorted."""
 
 #: ``on_python(tool, raw_id, revision, outcome, failed)``: the reply bytes for a return value
 #: the extension does not write itself (``failed`` False) or an exception (``failed`` True).
@@ -147,7 +166,7 @@ OnPython = Callable[[Any, bytes, Any, Any, bool], bytes]
 
 def route(
     frame: Frame,
-    routes: dict[str, ToolRoute],
+    routes: Routes,
     revision: Any,
     structured: bool,
     on_python: OnPython,
@@ -159,7 +178,7 @@ def route(
 
 def route_batch(
     frame: Frame,
-    routes: dict[str, ToolRoute],
+    routes: Routes,
     revision: Any,
     structured: bool,
     on_python: OnPython,

@@ -68,7 +68,7 @@ _encode_error = _wire.encode_error
 _route = _wire.route
 _route_batch = _wire.route_batch
 #: What the extension may call by itself when none of the server's tools can be.
-_NO_ROUTES: dict[str, _wire.ToolRoute] = {}
+_NO_ROUTES = _wire.Routes()
 #: The ``_meta`` key that makes a stdio request a 2026-07-28 one, as it stands in the bytes.
 _MODERN_KEY = f'"{META_PROTOCOL_VERSION}"'.encode()
 
@@ -292,7 +292,7 @@ class Dispatcher:
         )
         return _route(frame, routes, revision, revision.structured_output, self._on_python)
 
-    def _routes(self) -> dict[str, _wire.ToolRoute]:
+    def _routes(self) -> _wire.Routes:
         """The tools the extension may call, unless ``tools/call`` was given another handler."""
         server = self.server
         if server.handlers.get("tools/call") is server.builtin_call_tool:

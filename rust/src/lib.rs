@@ -52,6 +52,7 @@ fn wire_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<py_frame::PyFrame>()?;
     m.add_class::<py_encode::RawJson>()?;
     m.add_class::<py_route::ToolRoute>()?;
+    m.add_class::<py_route::Routes>()?;
     m.add_function(wrap_pyfunction!(py_route::route, m)?)?;
     m.add_function(wrap_pyfunction!(py_route::route_batch, m)?)?;
     m.add_function(wrap_pyfunction!(py_frame::decode, m)?)?;

@@ -19,14 +19,16 @@
 //! Entries are run in request order; in a batch, an entry left to Python is run by the
 //! `fallback` callable at its place in the order, so side effects keep the order they had.
 
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::os::raw::c_int;
 use std::ptr;
 
-use jiter::cached_py_string;
-use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::exceptions::{PyException, PyKeyError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
+use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
+use pyo3::{PyTraverseError, PyVisit};
 use smallvec::SmallVec;
 
 use crate::encode;
@@ -96,6 +98,9 @@ pub struct ToolRoute {
     fast_bool: bool,
     /// Whether the result carries `structuredContent` (where the revision has it).
     structured: bool,
+    /// Whether the arguments may be passed by position (a plain function whose parameters
+    /// are all positional-or-keyword, in this order): the same binding, found faster.
+    positional: bool,
 }
 
 #[pymethods]
@@ -104,7 +109,8 @@ impl ToolRoute {
     /// default"; `fast_types`: the return types (of int, str, bool) that may be written
     /// without Python; `structured`: whether such a result carries `structuredContent`.
     #[new]
-    #[pyo3(signature = (tool, func, params, required, fast_types, structured))]
+    #[pyo3(signature = (tool, func, params, required, fast_types, structured, positional = false))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         tool: Py<PyAny>,
@@ -113,6 +119,7 @@ impl ToolRoute {
         required: Bound<'_, PyAny>,
         fast_types: Vec<Bound<'_, PyType>>,
         structured: bool,
+        positional: bool,
     ) -> PyResult<Self> {
         let mut names = Vec::with_capacity(params.len());
         let mut kinds = Vec::with_capacity(params.len());
@@ -138,6 +145,7 @@ impl ToolRoute {
             fast_str: false,
             fast_bool: false,
             structured,
+            positional,
         };
         for tp in &fast_types {
             match Kind::of(tp)? {
@@ -154,6 +162,121 @@ impl ToolRoute {
     #[getter]
     fn names(&self) -> Vec<String> {
         self.names.clone()
+    }
+
+    /// Whether the function is called with positional arguments.
+    #[getter]
+    fn positional(&self) -> bool {
+        self.positional
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.tool)?;
+        visit.call(&self.func)?;
+        for default in &self.defaults {
+            visit.call(default)?;
+        }
+        Ok(())
+    }
+}
+
+/// FNV-1a: tool names are short, and hashing them is most of a lookup.
+#[derive(Default)]
+struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &b in bytes {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+/// The tools the extension may call, by name: a mapping the server keeps up to date as
+/// tools come and go, looked up by the name's bytes as they stand in the request.
+#[pyclass(module = "jetmcp._wire", name = "Routes")]
+#[derive(Default)]
+pub struct Routes {
+    map: HashMap<Box<[u8]>, Py<ToolRoute>, BuildHasherDefault<Fnv>>,
+}
+
+impl Routes {
+    fn get(&self, py: Python<'_>, name: &[u8]) -> Option<Py<ToolRoute>> {
+        self.map.get(name).map(|r| r.clone_ref(py))
+    }
+}
+
+#[pymethods]
+impl Routes {
+    #[new]
+    fn new() -> Self {
+        Routes::default()
+    }
+
+    fn __setitem__(&mut self, name: &str, route: Py<ToolRoute>) {
+        self.map.insert(name.as_bytes().into(), route);
+    }
+
+    fn __getitem__(&self, py: Python<'_>, name: &str) -> PyResult<Py<ToolRoute>> {
+        self.get(py, name.as_bytes())
+            .ok_or_else(|| PyKeyError::new_err(name.to_owned()))
+    }
+
+    fn __delitem__(&mut self, name: &str) -> PyResult<()> {
+        match self.map.remove(name.as_bytes()) {
+            Some(_) => Ok(()),
+            None => Err(PyKeyError::new_err(name.to_owned())),
+        }
+    }
+
+    fn __contains__(&self, name: &str) -> bool {
+        self.map.contains_key(name.as_bytes())
+    }
+
+    fn __len__(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Remove the route of `name`, if any; the route, or None.
+    fn pop(&mut self, name: &str) -> Option<Py<ToolRoute>> {
+        self.map.remove(name.as_bytes())
+    }
+
+    fn clear(&mut self) {
+        self.map.clear();
+    }
+
+    /// The names, sorted.
+    fn names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .map
+            .keys()
+            .map(|k| String::from_utf8_lossy(k).into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        for route in self.map.values() {
+            visit.call(route)?;
+        }
+        Ok(())
+    }
+
+    fn __clear__(&mut self) {
+        self.map.clear();
     }
 }
 
@@ -172,7 +295,7 @@ fn plan<'py>(
     py: Python<'py>,
     body: &[u8],
     entry: &Entry,
-    routes: &Bound<'py, PyDict>,
+    routes: &Bound<'py, Routes>,
 ) -> PyResult<Option<Plan<'py>>> {
     if entry.kind != EntryKind::Request || entry.id.is_none() {
         return Ok(None);
@@ -188,16 +311,11 @@ fn plan<'py>(
     let Some((name, args)) = read_params(data) else {
         return Ok(None);
     };
-    let Ok(name) = std::str::from_utf8(name) else {
+    // Borrowed only for the lookup: a tool may add or remove tools while it runs.
+    let Some(route) = routes.borrow().get(py, name) else {
         return Ok(None);
     };
-    // Tool names repeat: the cached str comes with its hash, so the lookup hashes nothing.
-    let Some(found) = routes.get_item(cached_py_string(py, name))? else {
-        return Ok(None);
-    };
-    let Ok(route) = found.cast_into::<ToolRoute>() else {
-        return Ok(None);
-    };
+    let route = route.into_bound(py);
     let values = read_arguments(py, route.get(), &data[args.0..args.1])?;
     Ok(values.map(|args| Plan { route, args }))
 }
@@ -432,15 +550,25 @@ fn run(
         .map(|a| a.as_ref().map_or(ptr::null_mut(), |a| a.as_ptr()))
         .collect();
     // SAFETY: `func` and `kwnames` are live objects owned by the route; `ptrs` holds one
-    // borrowed reference per keyword name (kept alive by `plan.args`), and no positional
-    // arguments, as `nargsf` 0 says. The result is a new reference or NULL with an exception.
+    // borrowed reference per parameter (kept alive by `plan.args`), passed either all by
+    // position (`nargsf` = their number, no keyword names) or all by keyword (`nargsf` 0,
+    // one keyword name each). The result is a new reference or NULL with an exception.
     let result = unsafe {
-        let r = ffi::PyObject_Vectorcall(
-            route.func.as_ptr(),
-            ptrs.as_ptr(),
-            0,
-            route.kwnames.as_ptr(),
-        );
+        let r = if route.positional {
+            ffi::PyObject_Vectorcall(
+                route.func.as_ptr(),
+                ptrs.as_ptr(),
+                ptrs.len(),
+                ptr::null_mut(),
+            )
+        } else {
+            ffi::PyObject_Vectorcall(
+                route.func.as_ptr(),
+                ptrs.as_ptr(),
+                0,
+                route.kwnames.as_ptr(),
+            )
+        };
         Bound::from_owned_ptr_or_err(py, r)
     };
     let (outcome, failed) = match result {
@@ -546,7 +674,7 @@ fn write_primitive(
 pub fn route<'py>(
     py: Python<'py>,
     frame: &Bound<'py, PyFrame>,
-    routes: &Bound<'py, PyDict>,
+    routes: &Bound<'py, Routes>,
     revision: &Bound<'py, PyAny>,
     structured: bool,
     on_python: &Bound<'py, PyAny>,
@@ -574,7 +702,7 @@ pub fn route<'py>(
 pub fn route_batch<'py>(
     py: Python<'py>,
     frame: &Bound<'py, PyFrame>,
-    routes: &Bound<'py, PyDict>,
+    routes: &Bound<'py, Routes>,
     revision: &Bound<'py, PyAny>,
     structured: bool,
     on_python: &Bound<'py, PyAny>,

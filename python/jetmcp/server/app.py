@@ -125,7 +125,7 @@ class Server:
         self._tools: dict[str, Tool] = {}
         #: The tools the extension can call by itself (:attr:`Tool.route`), by name; the
         #: dispatcher hands this dict to it.
-        self.routes: dict[str, _wire.ToolRoute] = {}
+        self.routes = _wire.Routes()
         self._resources: dict[str, Resource] = {}
         self._templates: dict[str, ResourceTemplate] = {}
         self._prompts: dict[str, Prompt] = {}
@@ -443,7 +443,7 @@ class Server:
         if tool.route is not None:
             self.routes[tool.name] = tool.route
         else:
-            self.routes.pop(tool.name, None)
+            self.routes.pop(tool.name)
         self._changed("tools")
         return tool
 
@@ -452,7 +452,7 @@ class Server:
         if name not in self._tools:
             raise KeyError(f"Unknown tool: {name}")
         del self._tools[name]
-        self.routes.pop(name, None)
+        self.routes.pop(name)
         self._changed("tools")
 
     def add_resource(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import types
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -183,7 +184,9 @@ class Tool:
         else:
             fast = [output.fast_type] if output.fast_type in (int, str, bool) else []
         structured = output is not None and self.structured_output is not False
-        return _wire.ToolRoute(self, self.fn, list(plain), _REQUIRED, fast, structured)
+        return _wire.ToolRoute(
+            self, self.fn, list(plain), _REQUIRED, fast, structured, _positional(self.fn, plain)
+        )
 
     @property
     def output_schema(self) -> dict[str, Any] | None:
@@ -313,6 +316,18 @@ class Tool:
             if structured is not None:
                 return {"content": content, "structuredContent": structured, "isError": False}
         return {"content": content, "isError": False}
+
+
+def _positional(fn: Callable[..., Any], plain: tuple[tuple[str, type, Any], ...]) -> bool:
+    """Whether ``fn(*values)`` binds exactly as ``fn(**values)`` for ``plain``'s parameters:
+    a plain function (not a wrapper that could treat the two differently) whose parameters
+    are exactly these, in this order, each positional-or-keyword."""
+    if type(fn) is not types.FunctionType or hasattr(fn, "__wrapped__"):
+        return False
+    params = list(inspect.signature(fn).parameters.values())
+    return [p.name for p in params] == [name for name, _, _ in plain] and all(
+        p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD for p in params
+    )
 
 
 def _url_elicitation_error(exc: UrlElicitationRequired, revision: Revision) -> dict[str, Any]:

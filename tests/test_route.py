@@ -349,3 +349,46 @@ def test_removed_and_replaced_tools() -> None:
 
     server.add_tool(t2, name="t")  # async: served by Python, no stale route left behind
     assert "t" not in server.routes
+
+
+def test_tools_changed_by_a_tool_within_a_batch() -> None:
+    """An entry sees the tools as they are when it runs, even when an earlier entry of the
+    same batch removed or replaced one (the extension remembers its last lookup)."""
+    server = Server("changes")
+
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    @server.tool()
+    def swap() -> str:
+        def add(a: int, b: int) -> int:
+            return a * b
+
+        server.add_tool(add)
+        return "swapped"
+
+    @server.tool()
+    def drop() -> str:
+        server.remove_tool("add")
+        return "dropped"
+
+    def call(name: str, i: int, **arguments: Any) -> dict[str, Any]:
+        params = {"name": name, "arguments": arguments}
+        return {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": params}
+
+    body = _wire.dumps(
+        [
+            call("add", 1, a=3, b=4),
+            call("swap", 2),
+            call("add", 3, a=3, b=4),
+            call("drop", 4),
+            call("add", 5, a=3, b=4),
+        ]
+    )
+    reply = Dispatcher(server).start(_wire.decode(body), Exchange(R_BATCH, None))
+    assert isinstance(reply, bytes)
+    out = orjson.loads(reply)
+    assert out[0]["result"]["content"][0]["text"] == "7"
+    assert out[2]["result"]["content"][0]["text"] == "12"
+    assert out[4]["error"]["message"] == "Unknown tool: add"

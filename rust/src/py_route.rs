@@ -209,6 +209,8 @@ impl Hasher for Fnv {
 #[derive(Default)]
 pub struct Routes {
     map: HashMap<Box<[u8]>, Py<ToolRoute>, BuildHasherDefault<Fnv>>,
+    /// Counts changes, so a lookup remembered within one batch is known to be current.
+    generation: u64,
 }
 
 impl Routes {
@@ -225,6 +227,7 @@ impl Routes {
     }
 
     fn __setitem__(&mut self, name: &str, route: Py<ToolRoute>) {
+        self.generation += 1;
         self.map.insert(name.as_bytes().into(), route);
     }
 
@@ -234,6 +237,7 @@ impl Routes {
     }
 
     fn __delitem__(&mut self, name: &str) -> PyResult<()> {
+        self.generation += 1;
         match self.map.remove(name.as_bytes()) {
             Some(_) => Ok(()),
             None => Err(PyKeyError::new_err(name.to_owned())),
@@ -250,10 +254,12 @@ impl Routes {
 
     /// Remove the route of `name`, if any; the route, or None.
     fn pop(&mut self, name: &str) -> Option<Py<ToolRoute>> {
+        self.generation += 1;
         self.map.remove(name.as_bytes())
     }
 
     fn clear(&mut self) {
+        self.generation += 1;
         self.map.clear();
     }
 
@@ -290,12 +296,17 @@ struct Plan<'py> {
 /// One slot per parameter, in signature order (few enough to live on the stack).
 type Args<'py> = SmallVec<[Option<Bound<'py, PyAny>>; 8]>;
 
+/// The last tool looked up in a body, with the [`Routes::generation`] it was found at: the
+/// entries of a batch mostly call one tool.
+type Memo<'b, 'py> = Option<(u64, &'b [u8], Bound<'py, ToolRoute>)>;
+
 /// The plan for `entry`, or None when the Python dispatcher must serve it. Runs no user code.
-fn plan<'py>(
+fn plan<'b, 'py>(
     py: Python<'py>,
-    body: &[u8],
+    body: &'b [u8],
     entry: &Entry,
     routes: &Bound<'py, Routes>,
+    memo: &mut Memo<'b, 'py>,
 ) -> PyResult<Option<Plan<'py>>> {
     if entry.kind != EntryKind::Request || entry.id.is_none() {
         return Ok(None);
@@ -311,11 +322,23 @@ fn plan<'py>(
     let Some((name, args)) = read_params(data) else {
         return Ok(None);
     };
-    // Borrowed only for the lookup: a tool may add or remove tools while it runs.
-    let Some(route) = routes.borrow().get(py, name) else {
-        return Ok(None);
+    let route = {
+        // Borrowed only for the lookup: a tool may add or remove tools while it runs.
+        let table = routes.borrow();
+        match memo {
+            Some((generation, last, route)) if *generation == table.generation && *last == name => {
+                route.clone()
+            }
+            _ => {
+                let Some(route) = table.get(py, name) else {
+                    return Ok(None);
+                };
+                let route = route.into_bound(py);
+                *memo = Some((table.generation, name, route.clone()));
+                route
+            }
+        }
     };
-    let route = route.into_bound(py);
     let values = read_arguments(py, route.get(), &data[args.0..args.1])?;
     Ok(values.map(|args| Plan { route, args }))
 }
@@ -684,7 +707,7 @@ pub fn route<'py>(
         return Ok(None);
     };
     let body = frame.body(py).as_bytes();
-    let Some(plan) = plan(py, body, entry, routes)? else {
+    let Some(plan) = plan(py, body, entry, routes, &mut None)? else {
         return Ok(None);
     };
     let raw_id = entry.id.map(|s| s.of(body)).unwrap_or(b"null");
@@ -710,14 +733,16 @@ pub fn route_batch<'py>(
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let frame = frame.get();
     let body = frame.body(py).as_bytes();
-    let mut out: Vec<u8> = Vec::with_capacity(body.len() + 64);
+    // Replies run a little longer than the requests they answer.
+    let mut out: Vec<u8> = Vec::with_capacity(body.len() * 3 / 2 + 64);
     out.push(b'[');
+    let mut memo: Memo<'_, 'py> = None;
     // Each reply's place in `out`, or an entry still running.
     let mut slots: Vec<Result<(usize, usize), Bound<'py, PyAny>>> = Vec::new();
     let mut running = false;
     let mut written = false;
     for (i, entry) in frame.parsed().iter().enumerate() {
-        if let Some(plan) = plan(py, body, entry, routes)? {
+        if let Some(plan) = plan(py, body, entry, routes, &mut memo)? {
             if written {
                 out.push(b',');
             }

@@ -45,6 +45,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--port", type=int, default=defaults.port)
     run.add_argument("--path", default=defaults.path, help="the MCP endpoint path")
     run.add_argument("--workers", type=int, default=defaults.workers)
+    run.add_argument(
+        "--http",
+        choices=("1", "2", "auto"),
+        default=defaults.http,
+        help="HTTP versions to speak: 1 (HTTP/1.1, fastest), 2 (h2c), auto (both)",
+    )
     run.add_argument("--stateless", action="store_true", help="mint no sessions")
     run.add_argument(
         "--require-session",
@@ -110,6 +116,7 @@ def _settings(ns: argparse.Namespace) -> Settings:
         port=ns.port,
         path=ns.path,
         workers=ns.workers,
+        http=ns.http,
         stateless=ns.stateless,
         require_session=ns.require_session,
         max_body_bytes=ns.max_body_bytes,
@@ -130,7 +137,7 @@ def _settings(ns: argparse.Namespace) -> Settings:
 
 
 def _serve_http(settings: Settings, log_level: str) -> None:
-    from granian.constants import Interfaces, Loops
+    from granian.constants import HTTPModes, Interfaces, Loops
     from granian.log import LogLevels
     from granian.server import Server as Granian
 
@@ -142,6 +149,9 @@ def _serve_http(settings: Settings, log_level: str) -> None:
         interface=Interfaces.RSGI,
         workers=settings.workers,
         loop=Loops.uvloop,
+        http=HTTPModes(settings.http),
+        # MCP has no WebSocket transport: an upgrade request is served as plain HTTP.
+        websockets=False,
         factory=True,
         log_level=LogLevels(log_level),
     ).serve()

@@ -29,6 +29,9 @@ class Settings:
     #: The Streamable HTTP endpoint.
     path: str = "/mcp"
     workers: int = 1
+    #: HTTP versions Granian speaks: "1" (HTTP/1.1, the fastest), "2" (h2c only) or
+    #: "auto" (both, told apart per connection).
+    http: str = "1"
     #: Mint no sessions: every request is served on its own, at its header's revision.
     stateless: bool = False
     #: Refuse (400) session-less requests other than ``initialize``.

@@ -140,9 +140,22 @@ def goals(results: dict[str, Any]) -> list[dict[str, Any]]:
             f"; by server CPU per request (steadier on a shared machine): jetmcp "
             f"{jet_cpu:.1f} µs vs ceiling {ceiling_cpu:.1f} µs = {ceiling_cpu / jet_cpu:.0%}"
         )
+    # The main pass's pair and the interleaved pairs (``--pairs``): judged on the median.
+    ratios = [_ratio(jet, ceiling), *(p["ratio"] for p in results.get("pairs", []))]
+    known = sorted(r for r in ratios if r is not None)
+    median: float | None = None
+    if known:
+        half = len(known) // 2
+        median = known[half] if len(known) % 2 else (known[half - 1] + known[half]) / 2
+    if len(known) > 1 and median is not None:
+        paired = ", ".join(known_fmt(r) for r in ratios[1:])
+        detail = (
+            f"median of {len(known)} ratios {median:.0%} (main pass {known_fmt(ratios[0])}; "
+            f"pairs measured back to back: {paired}). Main pass: {detail}"
+        )
     add(
         "jetmcp tools/call ≥ 80% of the Granian RSGI ceiling",
-        _ratio(jet, ceiling),
+        median,
         0.80,
         "min",
         detail,
@@ -240,6 +253,41 @@ def goals(results: dict[str, Any]) -> list[dict[str, Any]]:
 
 #: Growth after warm-up that a soak still calls flat (bench/load/run.py SOAK_FLAT_KIB).
 SOAK_FLAT_MIB = 1.0
+
+
+def known_fmt(ratio: float | None) -> str:
+    return "n/a" if ratio is None else f"{ratio:.0%}"
+
+
+def _pairs_lines(results: dict[str, Any]) -> list[str]:
+    pairs = results.get("pairs")
+    if not pairs:
+        return []
+    lines = [
+        "",
+        "## tools/call against the ceiling, measured in pairs",
+        "",
+        f"After the main pass, {len(pairs)} more pairs: a fresh jetmcp, then a fresh Granian "
+        f"RSGI ceiling, tools/call for {results['settings'].get('pair_duration_s', 5):g} s "
+        "each, back to back. The 80% goal is judged on the median ratio of these pairs and "
+        "the main pass's.",
+        "",
+        "| pair | jetmcp req/s | ceiling req/s | ratio | jetmcp CPU µs/req | ceiling CPU µs/req |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
+    for i, p in enumerate(pairs, 1):
+        j, c = p["jetmcp"], p["ceiling"]
+
+        def num(v: Any, fmt: str) -> str:
+            return format(v, fmt) if isinstance(v, (int, float)) else "—"
+
+        lines.append(
+            f"| {i} | {num(j.get('requests_per_s'), ',.0f')} | "
+            f"{num(c.get('requests_per_s'), ',.0f')} | {known_fmt(p.get('ratio'))} | "
+            f"{num(j.get('cpu_us_per_request'), '.1f')} | "
+            f"{num(c.get('cpu_us_per_request'), '.1f')} |"
+        )
+    return lines
 
 
 def _cpu(results: dict[str, Any], server: str, workload: str = "call") -> float | None:
@@ -370,6 +418,7 @@ def markdown(results: dict[str, Any]) -> str:
                 + " |"
             )
     lines += _soak_lines(results)
+    lines += _pairs_lines(results)
     lines += ["", "## Goal checks (from the issue)", ""]
     for g in results["goals"]:
         mark = {"PASS": "[x]", "FAIL": "[ ]", "N/A": "[ ]", "INFO": "   "}[g["status"]]

@@ -586,6 +586,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--soak-chunk", type=float, default=5.0, help="seconds per wrk run of the soak (5)"
     )
+    parser.add_argument(
+        "--pairs",
+        type=int,
+        default=3,
+        metavar="N",
+        help="after the main pass, measure tools/call N more times on a fresh jetmcp and a "
+        "fresh Granian RSGI ceiling, one right after the other; the 80%% goal is judged on "
+        "the median ratio of all pairs (3; 0: main pass only)",
+    )
+    parser.add_argument(
+        "--pair-duration", type=float, default=5.0, help="measured seconds per paired run (5)"
+    )
     parser.add_argument("--start-timeout", type=float, default=30.0)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
     args = parser.parse_args(argv)
@@ -664,6 +676,8 @@ def main(argv: list[str] | None = None) -> int:
             "load_core": LOAD_CORE,
             "workloads": args.workloads,
             "soak_requests": args.soak,
+            "pairs": args.pairs,
+            "pair_duration_s": args.pair_duration,
             "single_protocol_version": SINGLE_PROTOCOL_VERSION,
             "batch_protocol_version": BATCH_PROTOCOL_VERSION,
         },
@@ -709,8 +723,39 @@ def main(argv: list[str] | None = None) -> int:
                     f"{build['changed_during_run']}"
                 )
 
+    if args.pairs > 0 and "call" in http_workloads:
+        results["pairs"] = measure_pairs(selected, args)
+
     report.finish(results, args.out, have_png, log)
     return 0
+
+
+def measure_pairs(selected: list[peers.Server], args: argparse.Namespace) -> list[dict[str, Any]]:
+    """tools/call on jetmcp and on the ceiling, each in a fresh process, one right after the
+    other, ``args.pairs`` times. A shared machine drifts over a run of several minutes, and
+    each process start lands differently in memory; pairs measured back to back compare the
+    two under the same conditions, and their median is robust to one unlucky pair."""
+    by_key = {s.key: s for s in selected}
+    jet, ceiling = by_key.get("jetmcp"), by_key.get("granian-rsgi")
+    if jet is None or ceiling is None or jet.missing() or ceiling.missing():
+        return []
+    short = argparse.Namespace(**{**vars(args), "duration": args.pair_duration})
+    pairs: list[dict[str, Any]] = []
+    for i in range(args.pairs):
+        log(f"== pair {i + 1}/{args.pairs}: jetmcp, then the Granian RSGI ceiling")
+        pair: dict[str, Any] = {}
+        for key, server in (("jetmcp", jet), ("ceiling", ceiling)):
+            row = measure_http(server, ["call"], short).get("workloads", {}).get("call", {})
+            pair[key] = {
+                k: row.get(k)
+                for k in ("status", "requests_per_s", "cpu_us_per_request", "other_cpu_cores")
+            }
+        a, b = pair["jetmcp"].get("requests_per_s"), pair["ceiling"].get("requests_per_s")
+        pair["ratio"] = a / b if a and b else None
+        if pair["ratio"] is not None:
+            log(f"pair {i + 1}: jetmcp {a:,.0f} vs ceiling {b:,.0f} req/s = {pair['ratio']:.0%}")
+        pairs.append(pair)
+    return pairs
 
 
 def _rel(path: Path) -> str:

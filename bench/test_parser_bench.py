@@ -21,7 +21,8 @@ Each group (``batch-1``, ``batch-10``, ``batch-100``) times the same body throug
 * ``mcp_sdk``: what the official SDK does per message: ``pydantic_core.from_json`` then
   ``jsonrpc_message_adapter.validate_python`` per entry (the SDK takes no arrays), and a
   ``JSONRPCResponse(...).model_dump_json(by_alias=True, exclude_unset=True)`` per reply,
-  joined into an array.
+  joined into an array: the SDK's decode + encode.
+* ``mcp_sdk_validate_only``: the decode half of that alone (no replies), for reference.
 """
 
 from __future__ import annotations
@@ -119,6 +120,15 @@ def mcp_sdk_round(body: bytes) -> bytes:
     return b"[" + b",".join(replies) + b"]"
 
 
+def mcp_sdk_validate_only(body: bytes) -> bytes:
+    data = pydantic_core.from_json(body)
+    items = data if isinstance(data, list) else [data]
+    for item in items:
+        message = jsonrpc_message_adapter.validate_python(item, by_name=False)
+        assert isinstance(message, JSONRPCRequest)
+    return body
+
+
 IMPLEMENTATIONS = {
     "jetmcp_server": jetmcp_server,
     "jetmcp": jetmcp_round,
@@ -126,6 +136,7 @@ IMPLEMENTATIONS = {
     "orjson_loads_dumps": orjson_loads_dumps,
     "orjson_replies": orjson_replies,
     "mcp_sdk": mcp_sdk_round,
+    "mcp_sdk_validate_only": mcp_sdk_validate_only,
 }
 
 
@@ -137,7 +148,7 @@ def test_round_trip(benchmark: Any, n: int, impl: str) -> None:
     # Every implementation answers each request with the same id.
     out = orjson.loads(fn(body))
     replies = out if isinstance(out, list) else [out]
-    if impl != "orjson_loads_dumps":
+    if impl not in ("orjson_loads_dumps", "mcp_sdk_validate_only"):
         assert [r["id"] for r in replies] == list(range(1, n + 1))
         assert all(r["result"] == RESULT for r in replies)
     benchmark.group = f"batch-{n}"

@@ -309,7 +309,11 @@ class McpHttpApp:
 
     async def _post(self, scope: Any, proto: Any) -> None:
         headers = scope.headers
-        accept = self._post_accepts(headers.get("content-type"), headers.get("accept"))
+        content_type = headers.get("content-type")
+        accept_header = headers.get("accept")
+        accept = self._post_headers.get((content_type, accept_header))
+        if accept is None:
+            accept = self._post_accepts(content_type, accept_header)
         settings = self.settings
         length = headers.get("content-length")
         if length is not None:

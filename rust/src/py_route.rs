@@ -293,8 +293,8 @@ struct Plan<'py> {
     args: Args<'py>,
 }
 
-/// One slot per parameter, in signature order (few enough to live on the stack).
-type Args<'py> = SmallVec<[Option<Bound<'py, PyAny>>; 8]>;
+/// One value per parameter, in signature order (few enough to live on the stack).
+type Args<'py> = SmallVec<[Bound<'py, PyAny>; 8]>;
 
 /// The last tool looked up in a body, with the [`Routes::generation`] it was found at: the
 /// entries of a batch mostly call one tool.
@@ -514,7 +514,7 @@ fn read_arguments<'py>(
     data: &[u8],
 ) -> PyResult<Option<Args<'py>>> {
     let n = route.names.len();
-    let mut found: Args<'py> = SmallVec::new();
+    let mut found: SmallVec<[Option<Bound<'py, PyAny>>; 8]> = SmallVec::new();
     found.resize(n, None);
     let mut w = Walk::new(data);
     let Some(mut more) = w.open_object() else {
@@ -544,15 +544,15 @@ fn read_arguments<'py>(
         };
         more = m;
     }
-    for (slot, default) in found.iter_mut().zip(&route.defaults) {
-        if slot.is_none() {
-            match default {
-                Some(d) => *slot = Some(d.bind(py).clone()),
-                None => return Ok(None),
-            }
+    let mut values = Args::with_capacity(n);
+    for (slot, default) in found.into_iter().zip(&route.defaults) {
+        match (slot, default) {
+            (Some(value), _) => values.push(value),
+            (None, Some(d)) => values.push(d.bind(py).clone()),
+            (None, None) => return Ok(None),
         }
     }
-    Ok(Some(found))
+    Ok(Some(values))
 }
 
 /// Call the tool and append the reply to `out`. Returns an error only for what the Python
@@ -567,11 +567,7 @@ fn run(
     out: &mut Vec<u8>,
 ) -> PyResult<()> {
     let route = plan.route.get();
-    let ptrs: SmallVec<[*mut ffi::PyObject; 8]> = plan
-        .args
-        .iter()
-        .map(|a| a.as_ref().map_or(ptr::null_mut(), |a| a.as_ptr()))
-        .collect();
+    let ptrs: SmallVec<[*mut ffi::PyObject; 8]> = plan.args.iter().map(|a| a.as_ptr()).collect();
     // SAFETY: `func` and `kwnames` are live objects owned by the route; `ptrs` holds one
     // borrowed reference per parameter (kept alive by `plan.args`), passed either all by
     // position (`nargsf` = their number, no keyword names) or all by keyword (`nargsf` 0,
@@ -629,60 +625,62 @@ fn write_primitive(
     structured: bool,
 ) -> bool {
     let tp = value.get_type_ptr();
-    let mut number = itoa::Buffer::new();
-    // (the text as a JSON string, the value as JSON)
-    let (text, json): (&str, &str);
-    let mut scratch = Vec::new();
-    // SAFETY: type addresses are only compared; the C calls get a live int.
-    unsafe {
-        if tp == ptr::addr_of_mut!(ffi::PyLong_Type) && route.fast_int {
-            let mut overflow: c_int = 0;
-            let v = ffi::PyLong_AsLongLongAndOverflow(value.as_ptr(), &mut overflow);
-            if overflow != 0 || (v == -1 && !ffi::PyErr_Occurred().is_null()) {
-                ffi::PyErr_Clear();
-                return false;
-            }
-            let digits = number.format(v);
-            text = digits;
-            json = digits;
-        } else if tp == ptr::addr_of_mut!(ffi::PyBool_Type) && route.fast_bool {
-            let word = if value.as_ptr() == ffi::Py_True() {
-                "true"
-            } else {
-                "false"
-            };
-            text = word;
-            json = word;
-        } else if tp == ptr::addr_of_mut!(ffi::PyUnicode_Type) && route.fast_str {
-            let Ok(s) = value.cast_unchecked::<PyString>().to_str() else {
-                ffi::PyErr_Clear();
-                return false;
-            };
-            encode::write_str(&mut scratch, s);
-            text = s;
-            json = "";
-        } else {
+    let mut digits = itoa::Buffer::new();
+    // The value as JSON; `quoted` when that is already a JSON string (a str), else the text
+    // is the same characters in quotes (an int's digits, true or false).
+    let mut escaped = Vec::new();
+    let (json, quoted): (&[u8], bool) = if tp == ptr::addr_of_mut!(ffi::PyLong_Type) {
+        if !route.fast_int {
             return false;
         }
-    }
+        let mut overflow: c_int = 0;
+        // SAFETY: `value` is an int, a valid argument; an error it sets is cleared here.
+        let v = unsafe { ffi::PyLong_AsLongLongAndOverflow(value.as_ptr(), &mut overflow) };
+        if overflow != 0 || (v == -1 && PyErr::take(value.py()).is_some()) {
+            return false; // beyond 64 bits: Python writes it
+        }
+        (digits.format(v).as_bytes(), false)
+    } else if tp == ptr::addr_of_mut!(ffi::PyBool_Type) {
+        if !route.fast_bool {
+            return false;
+        }
+        let word: &[u8] = if value.is_truthy().unwrap_or(false) {
+            b"true"
+        } else {
+            b"false"
+        };
+        (word, false)
+    } else if tp == ptr::addr_of_mut!(ffi::PyUnicode_Type) {
+        if !route.fast_str {
+            return false;
+        }
+        // A lone surrogate cannot be written: Python's path reports it.
+        let Ok(s) = value
+            .cast::<PyString>()
+            .map_err(PyErr::from)
+            .and_then(|s| s.to_str())
+        else {
+            return false;
+        };
+        encode::write_str(&mut escaped, s);
+        (&escaped, true)
+    } else {
+        return false;
+    };
     encode::write_head(out, Some(raw_id));
     out.extend_from_slice(encode::RESULT_KEY);
     out.extend_from_slice(br#"{"content":[{"type":"text","text":"#);
-    if scratch.is_empty() {
-        out.push(b'"');
-        out.extend_from_slice(text.as_bytes());
-        out.push(b'"');
+    if quoted {
+        out.extend_from_slice(json);
     } else {
-        out.extend_from_slice(&scratch);
+        out.push(b'"');
+        out.extend_from_slice(json);
+        out.push(b'"');
     }
     out.extend_from_slice(b"}]");
     if structured && route.structured {
         out.extend_from_slice(br#","structuredContent":{"result":"#);
-        if scratch.is_empty() {
-            out.extend_from_slice(json.as_bytes());
-        } else {
-            out.extend_from_slice(&scratch);
-        }
+        out.extend_from_slice(json);
         out.push(b'}');
     }
     out.extend_from_slice(br#","isError":false}}"#);

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import string
-from typing import Any
+from typing import Any, Optional
 
 import orjson
 import pytest
@@ -79,6 +79,14 @@ def build(routed: bool) -> Server:
         return len(kind)
 
     @server.tool()
+    def opt(a: int | None = None, s: Optional[str] = None, x: float | None = 1.5) -> str:  # noqa: UP045
+        return f"{a!r}-{s!r}-{x!r}"
+
+    @server.tool()
+    def need(n: int | None, flag: bool | None = True) -> int:  # None allowed, still required
+        return -1 if n is None else n + (1 if flag else 0)
+
+    @server.tool()
     def kwonly(*, a: int, s: str = "x") -> str:  # called by keyword
         return f"{s}{a}"
 
@@ -108,6 +116,8 @@ def build(routed: bool) -> Server:
 FAST = Dispatcher(build(True))
 SLOW = Dispatcher(build(False))
 NAMES = [
+    "opt",
+    "need",
     "add",
     "echo",
     "flag",
@@ -159,7 +169,9 @@ json_values = st.recursive(
     ),
     max_leaves=6,
 )
-arg_keys = st.sampled_from(["a", "b", "s", "times", "x", "k", "n", "kind", "ctx", "zz", "_meta"])
+arg_keys = st.sampled_from(
+    ["a", "b", "s", "times", "x", "k", "n", "kind", "ctx", "flag", "zz", "_meta"]
+)
 arguments = st.dictionaries(
     arg_keys, json_values | st.sampled_from(["value", "mcp", "url", "empty", ""]), max_size=4
 )
@@ -237,6 +249,14 @@ assert R is not None and R_BATCH is not None
         b'{"name":"scale","arguments":{"x":1.5e400}}',
         b'{"name":"flag","arguments":{}}',
         b'{"name":"flag"}',
+        b'{"name":"opt","arguments":{"a":null,"s":"v","x":null}}',
+        b'{"name":"opt","arguments":{"a":3,"s":null}}',
+        b'{"name":"opt","arguments":{"a":"3"}}',
+        b'{"name":"opt","arguments":{"x":2}}',
+        b'{"name":"opt"}',
+        b'{"name":"need","arguments":{"n":null}}',
+        b'{"name":"need","arguments":{"n":4,"flag":null}}',
+        b'{"name":"need","arguments":{}}',
         b'{"arguments":{"x":false},"name":"flag"}',
         b'{"name":"big","arguments":{"n":25}}',
         b'{"name":"boom","arguments":{"kind":"url"}}',

@@ -130,15 +130,16 @@ class ToolRoute:
         self,
         tool: Any,
         func: Callable[..., Any],
-        params: list[tuple[str, type, Any]],
+        params: list[tuple[str, type, Any, bool]],
         required: Any,
         fast_types: list[type],
         structured: bool,
         positional: bool = False,
     ) -> None:
-        """``params``: (name, type, default) in signature order, ``required`` standing for
-        "no default"; ``fast_types``: the return types (of int, str, bool) written without
-        Python; ``structured``: whether such a result carries ``structuredContent``;
+        """``params``: (name, type, default, whether None is allowed) in signature order,
+        ``required`` standing for "no default"; ``fast_types``: the return types (of int,
+        str, bool) written without Python; ``structured``: whether such a result carries
+        ``structuredContent``;
         ``positional``: pass the arguments by position (only where that binds the same)."""
     @property
     def names(self) -> list[str]: ...

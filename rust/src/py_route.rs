@@ -90,6 +90,8 @@ pub struct ToolRoute {
     names: Vec<String>,
     kwnames: Py<PyTuple>,
     kinds: Vec<Kind>,
+    /// Whether each parameter also takes None (`int | None`).
+    nullable: Vec<bool>,
     /// The default of each parameter; None when it is required.
     defaults: Vec<Option<Py<PyAny>>>,
     /// Return types written here: which of int, str and bool.
@@ -105,9 +107,10 @@ pub struct ToolRoute {
 
 #[pymethods]
 impl ToolRoute {
-    /// `params`: (name, type, default) in signature order, `required` standing for "no
-    /// default"; `fast_types`: the return types (of int, str, bool) that may be written
-    /// without Python; `structured`: whether such a result carries `structuredContent`.
+    /// `params`: (name, type, default, whether None is allowed) in signature order,
+    /// `required` standing for "no default"; `fast_types`: the return types (of int, str,
+    /// bool) that may be written without Python; `structured`: whether such a result
+    /// carries `structuredContent`; `positional`: pass the arguments by position.
     #[new]
     #[pyo3(signature = (tool, func, params, required, fast_types, structured, positional = false))]
     #[allow(clippy::too_many_arguments)]
@@ -115,7 +118,7 @@ impl ToolRoute {
         py: Python<'_>,
         tool: Py<PyAny>,
         func: Py<PyAny>,
-        params: Vec<(String, Bound<'_, PyType>, Bound<'_, PyAny>)>,
+        params: Vec<(String, Bound<'_, PyType>, Bound<'_, PyAny>, bool)>,
         required: Bound<'_, PyAny>,
         fast_types: Vec<Bound<'_, PyType>>,
         structured: bool,
@@ -123,10 +126,12 @@ impl ToolRoute {
     ) -> PyResult<Self> {
         let mut names = Vec::with_capacity(params.len());
         let mut kinds = Vec::with_capacity(params.len());
+        let mut nullable = Vec::with_capacity(params.len());
         let mut defaults = Vec::with_capacity(params.len());
-        for (name, tp, default) in &params {
+        for (name, tp, default, none_ok) in &params {
             names.push(name.clone());
             kinds.push(Kind::of(tp)?);
+            nullable.push(*none_ok);
             defaults.push(if default.is(&required) {
                 None
             } else {
@@ -140,6 +145,7 @@ impl ToolRoute {
             names,
             kwnames,
             kinds,
+            nullable,
             defaults,
             fast_int: false,
             fast_str: false,
@@ -534,7 +540,7 @@ fn read_arguments<'py>(
             let Ok(value) = build(py, &data[start..end]) else {
                 return Ok(None);
             };
-            if !route.kinds[i].holds(&value) {
+            if !(route.kinds[i].holds(&value) || (route.nullable[i] && value.is_none())) {
                 return Ok(None);
             }
             found[i] = Some(value);

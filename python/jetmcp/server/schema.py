@@ -10,6 +10,7 @@ import dataclasses
 import inspect
 import re
 import sys
+import types
 import typing
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any, get_args, get_origin
@@ -176,6 +177,21 @@ def _has_description(annotation: Any, default: Any) -> bool:
 
 #: Parameter types whose arguments skip the model when they have exactly that type.
 _PLAIN_TYPES = (str, int, float, bool)
+_UNIONS = (typing.Union, types.UnionType)
+
+
+def _plain_kind(annotation: Any) -> tuple[type, bool] | None:
+    """``(type, nullable)`` for ``str``/``int``/``float``/``bool`` and for each of them
+    ``| None`` (``Optional``); None for any other annotation."""
+    if annotation in _PLAIN_TYPES:
+        return annotation, False
+    if get_origin(annotation) in _UNIONS:
+        args = get_args(annotation)
+        if len(args) == 2 and type(None) in args:
+            other = args[0] if args[1] is type(None) else args[1]
+            if other in _PLAIN_TYPES:
+                return other, True
+    return None
 #: No value (a missing argument, a parameter without a default).
 _REQUIRED: Any = object()
 
@@ -199,11 +215,12 @@ class Arguments:
     validate_python: Callable[[Any], Any]
     #: The function takes ``**kwargs``: arguments it does not name are passed through.
     var_keyword: bool = False
-    #: When every parameter is a plain ``str``/``int``/``float``/``bool`` (no metadata, a
-    #: required one or an immutable default): (name, type, default or ``_REQUIRED``) each.
-    #: Arguments of exactly those types are what the model would give back unchanged, so
-    #: they skip it; anything else goes through the model.
-    plain: tuple[tuple[str, type, Any], ...] | None = None
+    #: When every parameter is a plain ``str``/``int``/``float``/``bool``, or one of those
+    #: ``| None`` (no metadata, a required one or an immutable default): (name, type,
+    #: default or ``_REQUIRED``, whether None is allowed) each. Arguments of exactly those
+    #: types (or None where allowed) are what the model would give back unchanged, so they
+    #: skip it; anything else goes through the model.
+    plain: tuple[tuple[str, type, Any, bool], ...] | None = None
 
     def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """Validated keyword arguments for the function (a fresh dict).
@@ -214,13 +231,13 @@ class Arguments:
         plain = self.plain
         if plain is not None:
             values: dict[str, Any] = {}
-            for name, kind, default in plain:
+            for name, kind, default, nullable in plain:
                 value = arguments.get(name, _REQUIRED)
                 if value is _REQUIRED:
                     if default is _REQUIRED:
                         break
                     value = default
-                elif type(value) is not kind:
+                elif type(value) is not kind and not (nullable and value is None):
                     break
                 values[name] = value
             else:
@@ -275,7 +292,7 @@ def build_arguments(
     renames: list[tuple[str, str]] = []
     json_params: set[str] = set()
     var_keyword = False
-    plain: list[tuple[str, type, Any]] | None = []
+    plain: list[tuple[str, type, Any, bool]] | None = []
     for param in sig.parameters.values():
         if param.kind is inspect.Parameter.VAR_KEYWORD and allow_var_keyword:
             var_keyword = True
@@ -292,10 +309,11 @@ def build_arguments(
             raise TypeError(f"{model_name}: parameter {param.name!r} starts with '_'")
         if plain is not None:
             default = _REQUIRED if param.default is _EMPTY else param.default
-            if annotation in _PLAIN_TYPES and (
+            kind = _plain_kind(annotation)
+            if kind is not None and (
                 default is _REQUIRED or default is None or type(default) in _PLAIN_TYPES
             ):
-                plain.append((param.name, annotation, default))
+                plain.append((param.name, kind[0], default, kind[1]))
             else:
                 plain = None
         metadata: list[Any] = []

@@ -318,14 +318,14 @@ class Tool:
         return {"content": content, "isError": False}
 
 
-def _positional(fn: Callable[..., Any], plain: tuple[tuple[str, type, Any], ...]) -> bool:
+def _positional(fn: Callable[..., Any], plain: tuple[tuple[str, type, Any, bool], ...]) -> bool:
     """Whether ``fn(*values)`` binds exactly as ``fn(**values)`` for ``plain``'s parameters:
     a plain function (not a wrapper that could treat the two differently) whose parameters
     are exactly these, in this order, each positional-or-keyword."""
     if type(fn) is not types.FunctionType or hasattr(fn, "__wrapped__"):
         return False
     params = list(inspect.signature(fn).parameters.values())
-    return [p.name for p in params] == [name for name, _, _ in plain] and all(
+    return [p.name for p in params] == [entry[0] for entry in plain] and all(
         p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD for p in params
     )
 

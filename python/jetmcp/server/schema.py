@@ -192,6 +192,8 @@ def _plain_kind(annotation: Any) -> tuple[type, bool] | None:
             if other in _PLAIN_TYPES:
                 return other, True
     return None
+
+
 #: No value (a missing argument, a parameter without a default).
 _REQUIRED: Any = object()
 

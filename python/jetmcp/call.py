@@ -8,7 +8,7 @@ import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from jetmcp._wire import dumps, encode_notification, encode_request
+from jetmcp._wire import RawJSON, dumps, encode_notification, encode_request
 from jetmcp.errors import INTERNAL_ERROR, REQUEST_TIMEOUT, McpError
 from jetmcp.protocol.revisions import Revision
 
@@ -17,6 +17,18 @@ from jetmcp.protocol.revisions import Revision
 Result = dict[str, Any] | Awaitable[dict[str, Any]]
 #: A method handler: params (``{}`` when absent) and the call, to a result.
 Handler = Callable[[dict[str, Any], "Call"], Result]
+
+
+class EncodedResult(dict[str, Any]):
+    """A result that stays as it is once built (a listing served again and again), with its
+    JSON made once: the dispatcher writes that instead of encoding the dict on every reply.
+    It is still a dict for anything that reads it; nothing may change it."""
+
+    __slots__ = ("json",)
+
+    def __init__(self, value: dict[str, Any]) -> None:
+        super().__init__(value)
+        self.json = RawJSON(dumps(value))
 
 
 class Sink(Protocol):
@@ -249,6 +261,7 @@ __all__ = [
     "LOG_LEVELS",
     "NULL_SINK",
     "Call",
+    "EncodedResult",
     "Handler",
     "NullSink",
     "Result",

@@ -31,6 +31,7 @@ from jetmcp.call import (
     META_SERVER_INFO,
     NULL_SINK,
     Call,
+    EncodedResult,
     Handler,
     Outgoing,
     Session,
@@ -392,6 +393,8 @@ class Dispatcher:
                     ),
                 )
                 if isinstance(result, dict):
+                    if type(result) is EncodedResult:
+                        return _encode_result(raw_id, result.json)
                     return _encode_result(raw_id, result)
                 return result
             except McpError as exc:

@@ -22,7 +22,7 @@ from typing import Any, Literal, TypeVar, overload
 
 from jetmcp import _wire
 from jetmcp._wire import encode_notification
-from jetmcp.call import NULL_SINK, Call, Handler, Result, Session
+from jetmcp.call import NULL_SINK, Call, EncodedResult, Handler, Result, Session
 from jetmcp.errors import INVALID_PARAMS, METHOD_NOT_FOUND, McpError
 from jetmcp.protocol.revisions import Revision
 from jetmcp.server import completion
@@ -131,6 +131,10 @@ class Server:
         self._prompts: dict[str, Prompt] = {}
         #: Listings per (kind, revision version), dropped when that registry changes.
         self._listings: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        #: Whole first-page list results per (kind, revision version) where the result is
+        #: the listing alone (no pagination, no caching hints), encoded once; dropped with
+        #: the listings.
+        self._list_results: dict[tuple[str, str], EncodedResult] = {}
         #: The caching hint of each list, dropped with its listings.
         self._hints: dict[str, tuple[int, str]] = {}
         self._listeners: list[Callable[[Kind], None]] = []
@@ -527,6 +531,8 @@ class Server:
         kinds = ("resources", "templates") if kind == "resources" else (kind,)
         for key in [k for k in self._listings if k[0] in kinds]:
             del self._listings[key]
+        for key in [k for k in self._list_results if k[0] in kinds]:
+            del self._list_results[key]
         for hinted in kinds:
             self._hints.pop(hinted, None)
         for listener in self._listeners:
@@ -638,6 +644,15 @@ class Server:
     def _list(self, field: str, kind: str, params: dict[str, Any], call: Call) -> dict[str, Any]:
         """A ``*/list`` result: a page of ``kind``'s listing under ``field``, with the caching
         hints where the revision has them."""
+        revision = call.revision
+        if not revision.cache_hints and self.page_size is None and params.get("cursor") is None:
+            # The whole listing, the same for every caller at this revision: encoded once.
+            key = (kind, revision.version)
+            whole = self._list_results.get(key)
+            if whole is None:
+                whole = EncodedResult({field: self._listing(kind, revision)})
+                self._list_results[key] = whole
+            return whole
         result = self._page(field, self._listing(kind, call.revision), params)
         if call.revision.cache_hints:
             result["ttlMs"], result["cacheScope"] = self._list_hint(kind)

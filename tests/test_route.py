@@ -412,3 +412,34 @@ def test_tools_changed_by_a_tool_within_a_batch() -> None:
     assert out[0]["result"]["content"][0]["text"] == "7"
     assert out[2]["result"]["content"][0]["text"] == "12"
     assert out[4]["error"]["message"] == "Unknown tool: add"
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(calls=st.lists(call_params(), min_size=1, max_size=5), revision=st.sampled_from(LEGACY))
+def test_whole_batches_routed_or_untouched(calls: list[Any], revision: revisions.Revision) -> None:
+    """``Dispatcher.route`` on a batch (what the HTTP transport tries first) either answers
+    it exactly as ``start`` would, or gives None having run nothing."""
+    entries = [
+        {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": params}
+        for i, params in enumerate(calls)
+    ]
+    body = _wire.dumps(entries)
+    LOG.clear()
+    routed = FAST.route(_wire.decode(body), revision)
+    log = list(LOG)
+    if routed is None:
+        assert log == []
+        return
+    assert (routed, log) == answer(SLOW, body, revision)
+
+
+def test_whole_batch_routing_needs_every_entry() -> None:
+    add = {"name": "add", "arguments": {"a": 1, "b": 2}}
+    routable = [{"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": add} for i in (1, 2)]
+    assert FAST.route(_wire.decode(_wire.dumps(routable)), R_BATCH) is not None
+    # Not at a revision without batches, and not with any other entry in the batch.
+    assert FAST.route(_wire.decode(_wire.dumps(routable)), R) is None
+    note = {"jsonrpc": "2.0", "method": "notifications/progress"}
+    LOG.clear()
+    assert FAST.route(_wire.decode(_wire.dumps([*routable, note])), R_BATCH) is None
+    assert LOG == []

@@ -177,6 +177,16 @@ def route(
     with other members than ``name`` and ``arguments``, an argument not exactly of its
     parameter's type, a repeated or missing one."""
 
+def route_all(
+    frame: Frame,
+    routes: Routes,
+    revision: Any,
+    structured: bool,
+    on_python: OnPython,
+) -> bytes | None:
+    """For a batch whose entries are all calls of routed tools: call them in order and give
+    back the batch reply. None, and nothing ran, when any entry is something else."""
+
 def route_batch(
     frame: Frame,
     routes: Routes,

@@ -68,6 +68,7 @@ _encode_result = _wire.encode_result
 _encode_error = _wire.encode_error
 _route = _wire.route
 _route_batch = _wire.route_batch
+_route_all = _wire.route_all
 #: What the extension may call by itself when none of the server's tools can be.
 _NO_ROUTES = _wire.Routes()
 #: The ``_meta`` key that makes a stdio request a 2026-07-28 one, as it stands in the bytes.
@@ -225,9 +226,13 @@ class Dispatcher:
         every other entry here, in request order either way."""
         kind = frame.kind
         if kind == _FRAME_SINGLE:
-            routed = self.route(frame, ex.revision)
-            if routed is not None:
-                return routed
+            revision = ex.revision
+            if not revision.modern:
+                routed = _route(
+                    frame, self._routes(), revision, revision.structured_output, self._on_python
+                )
+                if routed is not None:
+                    return routed
             entry = frame.entries[0]
             reply = self._run_entry(entry, ex, False)
             if reply is None:
@@ -279,19 +284,23 @@ class Dispatcher:
         return self._gather(replies, ex)
 
     def route(self, frame: _wire.Frame, revision: Revision) -> bytes | None:
-        """The reply to a single message when it calls a plain tool, answered in the
-        extension; None (nothing ran) otherwise. At 2026-07-28 nothing is routed: every
-        request is checked on its own first. A transport may call this before it builds
-        anything for :meth:`start`, which calls it too."""
+        """The reply to a single message that calls a plain tool, or to a batch whose
+        entries all do (where the revision takes batches), answered in the extension; None
+        (nothing ran) otherwise. At 2026-07-28 nothing is routed: every request is checked
+        on its own first. A transport may call this before it builds anything for
+        :meth:`start`, which routes single messages too."""
         if revision.modern:
             return None
-        server = self.server
-        routes = (
-            server.routes
-            if server.handlers.get("tools/call") is server.builtin_call_tool
-            else _NO_ROUTES
-        )
-        return _route(frame, routes, revision, revision.structured_output, self._on_python)
+        kind = frame.kind
+        if kind == _FRAME_SINGLE:
+            return _route(
+                frame, self._routes(), revision, revision.structured_output, self._on_python
+            )
+        if kind == _FRAME_BATCH and revision.batching:
+            return _route_all(
+                frame, self._routes(), revision, revision.structured_output, self._on_python
+            )
+        return None
 
     def _routes(self) -> _wire.Routes:
         """The tools the extension may call, unless ``tools/call`` was given another handler."""

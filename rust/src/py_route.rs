@@ -720,6 +720,45 @@ pub fn route<'py>(
     Ok(Some(PyBytes::new(py, &out)))
 }
 
+/// For a batch whose entries are all calls of routed tools: call them in order and give
+/// back the whole batch reply. None, and nothing was run, when any entry is something else
+/// (the caller then serves the batch the general way). Arguments are as for [`route`].
+#[pyfunction]
+pub fn route_all<'py>(
+    py: Python<'py>,
+    frame: &Bound<'py, PyFrame>,
+    routes: &Bound<'py, Routes>,
+    revision: &Bound<'py, PyAny>,
+    structured: bool,
+    on_python: &Bound<'py, PyAny>,
+) -> PyResult<Option<Bound<'py, PyBytes>>> {
+    let frame = frame.get();
+    let body = frame.body(py).as_bytes();
+    let entries = frame.parsed();
+    if entries.is_empty() {
+        return Ok(None);
+    }
+    // Every plan first: planning runs no user code, so giving up midway leaves no trace.
+    let mut plans = Vec::with_capacity(entries.len());
+    let mut memo: Memo<'_, 'py> = None;
+    for entry in entries {
+        match plan(py, body, entry, routes, &mut memo)? {
+            Some(p) => plans.push((p, entry.id.map(|s| s.of(body)).unwrap_or(b"null"))),
+            None => return Ok(None),
+        }
+    }
+    let mut out: Vec<u8> = Vec::with_capacity(body.len() * 3 / 2 + 64);
+    out.push(b'[');
+    for (i, (p, raw_id)) in plans.into_iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        run(py, p, raw_id, revision, structured, on_python, &mut out)?;
+    }
+    out.push(b']');
+    Ok(Some(PyBytes::new(py, &out)))
+}
+
 /// Every entry of a batch in order: calls of routed tools answered here, every other
 /// entry given to `fallback(entry)`, which answers None (nothing owed), bytes, or
 /// anything else for an entry still running. Gives back the whole batch reply, None when

@@ -47,7 +47,6 @@ log = logging.getLogger("jetmcp.http")
 
 _JSON = [("content-type", "application/json")]
 _decode = _wire.decode
-_FRAME_SINGLE = _wire.FRAME_SINGLE
 #: ``MCP-Protocol-Version`` values that name a legacy revision exactly as written.
 _LEGACY_EXACT: dict[str, revisions.Revision] = {r.version: r for r in revisions.LEGACY}
 _encode_error = _wire.encode_error
@@ -353,12 +352,12 @@ class McpHttpApp:
         ):
             raise HttpError(400, INVALID_REQUEST, "Missing Mcp-Session-Id header")
 
-        # A call of a plain tool is answered by the extension: no stream, no exchange.
-        if frame.kind == _FRAME_SINGLE:
-            routed = self.dispatcher.route(frame, revision)
-            if routed is not None:
-                proto.response_bytes(200, _JSON, routed)
-                return
+        # Calls of plain tools (one, or a batch of nothing else) are answered by the
+        # extension: no stream, no exchange.
+        routed = self.dispatcher.route(frame, revision)
+        if routed is not None:
+            proto.response_bytes(200, _JSON, routed)
+            return
 
         # The reply turns into an SSE stream only if a handler sends something before its
         # result, and only for a client that takes one; otherwise notifications are dropped

@@ -443,3 +443,33 @@ def test_whole_batch_routing_needs_every_entry() -> None:
     LOG.clear()
     assert FAST.route(_wire.decode(_wire.dumps([*routable, note])), R_BATCH) is None
     assert LOG == []
+
+
+def test_routes_do_not_keep_tools_alive() -> None:
+    """A route refers to its tool and the tool to its route: the cycle collector must see
+    through the extension's objects, or every removed or replaced tool would leak."""
+    import gc
+    import weakref
+
+    server = Server("leaks")
+
+    def gone(a: int) -> int:
+        return a
+
+    ref = weakref.ref(gone)
+    server.add_tool(gone)
+    del gone
+    server.remove_tool("gone")
+    gc.collect()
+    assert ref() is None
+
+    other = Server("whole")
+
+    def kept(a: int) -> int:
+        return a
+
+    ref = weakref.ref(kept)
+    other.add_tool(kept)
+    del kept, other
+    gc.collect()
+    assert ref() is None

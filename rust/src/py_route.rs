@@ -292,9 +292,10 @@ impl Routes {
     }
 }
 
-/// What a request comes to once its arguments are read: the route and the arguments for
-/// each parameter, in order.
-struct Plan<'py> {
+/// What a request comes to once its arguments are read: its raw id, the route and the
+/// arguments for each parameter, in order.
+struct Plan<'b, 'py> {
+    raw_id: &'b [u8],
     route: Bound<'py, ToolRoute>,
     args: Args<'py>,
 }
@@ -313,10 +314,10 @@ fn plan<'b, 'py>(
     entry: &Entry,
     routes: &Bound<'py, Routes>,
     memo: &mut Memo<'b, 'py>,
-) -> PyResult<Option<Plan<'py>>> {
-    if entry.kind != EntryKind::Request || entry.id.is_none() {
+) -> PyResult<Option<Plan<'b, 'py>>> {
+    let (EntryKind::Request, Some(id)) = (entry.kind, entry.id) else {
         return Ok(None);
-    }
+    };
     match entry.method {
         Some(m) if m.of(body) == TOOLS_CALL => {}
         _ => return Ok(None),
@@ -346,7 +347,11 @@ fn plan<'b, 'py>(
         }
     };
     let values = read_arguments(py, route.get(), &data[args.0..args.1])?;
-    Ok(values.map(|args| Plan { route, args }))
+    Ok(values.map(|args| Plan {
+        raw_id: id.of(body),
+        route,
+        args,
+    }))
 }
 
 /// A reader over JSON the frame scanner has already validated: it only finds its way (no
@@ -565,14 +570,14 @@ fn read_arguments<'py>(
 /// path would not catch either (an exception that is not an `Exception`).
 fn run(
     py: Python<'_>,
-    plan: Plan<'_>,
-    raw_id: &[u8],
+    plan: Plan<'_, '_>,
     revision: &Bound<'_, PyAny>,
     structured: bool,
     on_python: &Bound<'_, PyAny>,
     out: &mut Vec<u8>,
 ) -> PyResult<()> {
     let route = plan.route.get();
+    let raw_id = plan.raw_id;
     let ptrs: SmallVec<[*mut ffi::PyObject; 8]> = plan.args.iter().map(|a| a.as_ptr()).collect();
     // SAFETY: `func` and `kwnames` are live objects owned by the route; `ptrs` holds one
     // borrowed reference per parameter (kept alive by `plan.args`), passed either all by
@@ -693,6 +698,23 @@ fn write_primitive(
     true
 }
 
+/// The buffer of a batch reply, its `[` written (replies run a little longer than the
+/// requests they answer).
+fn batch_buffer(body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(body.len() * 3 / 2 + 64);
+    out.push(b'[');
+    out
+}
+
+/// Where the next reply of a batch starts: after a `,` when one was written before it.
+fn next_reply(out: &mut Vec<u8>, written: &mut bool) -> usize {
+    if *written {
+        out.push(b',');
+    }
+    *written = true;
+    out.len()
+}
+
 /// For a single message: its reply when it is a call of a routed tool (answered here),
 /// else None, and nothing was run. `structured` is the revision's `structured_output`;
 /// `on_python(tool, raw_id, revision, outcome, failed)` gives the reply bytes for a
@@ -714,9 +736,8 @@ pub fn route<'py>(
     let Some(plan) = plan(py, body, entry, routes, &mut None)? else {
         return Ok(None);
     };
-    let raw_id = entry.id.map(|s| s.of(body)).unwrap_or(b"null");
     let mut out = Vec::with_capacity(128);
-    run(py, plan, raw_id, revision, structured, on_python, &mut out)?;
+    run(py, plan, revision, structured, on_python, &mut out)?;
     Ok(Some(PyBytes::new(py, &out)))
 }
 
@@ -743,17 +764,15 @@ pub fn route_all<'py>(
     let mut memo: Memo<'_, 'py> = None;
     for entry in entries {
         match plan(py, body, entry, routes, &mut memo)? {
-            Some(p) => plans.push((p, entry.id.map(|s| s.of(body)).unwrap_or(b"null"))),
+            Some(p) => plans.push(p),
             None => return Ok(None),
         }
     }
-    let mut out: Vec<u8> = Vec::with_capacity(body.len() * 3 / 2 + 64);
-    out.push(b'[');
-    for (i, (p, raw_id)) in plans.into_iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        run(py, p, raw_id, revision, structured, on_python, &mut out)?;
+    let mut out = batch_buffer(body);
+    let mut written = false;
+    for p in plans {
+        next_reply(&mut out, &mut written);
+        run(py, p, revision, structured, on_python, &mut out)?;
     }
     out.push(b']');
     Ok(Some(PyBytes::new(py, &out)))
@@ -776,9 +795,7 @@ pub fn route_batch<'py>(
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let frame = frame.get();
     let body = frame.body(py).as_bytes();
-    // Replies run a little longer than the requests they answer.
-    let mut out: Vec<u8> = Vec::with_capacity(body.len() * 3 / 2 + 64);
-    out.push(b'[');
+    let mut out = batch_buffer(body);
     let mut memo: Memo<'_, 'py> = None;
     // Each reply's place in `out`, or an entry still running.
     let mut slots: Vec<Result<(usize, usize), Bound<'py, PyAny>>> = Vec::new();
@@ -786,13 +803,8 @@ pub fn route_batch<'py>(
     let mut written = false;
     for (i, entry) in frame.parsed().iter().enumerate() {
         if let Some(plan) = plan(py, body, entry, routes, &mut memo)? {
-            if written {
-                out.push(b',');
-            }
-            written = true;
-            let start = out.len();
-            let raw_id = entry.id.map(|s| s.of(body)).unwrap_or(b"null");
-            run(py, plan, raw_id, revision, structured, on_python, &mut out)?;
+            let start = next_reply(&mut out, &mut written);
+            run(py, plan, revision, structured, on_python, &mut out)?;
             slots.push(Ok((start, out.len())));
             continue;
         }
@@ -802,11 +814,7 @@ pub fn route_batch<'py>(
             continue;
         }
         if let Ok(bytes) = answer.cast::<PyBytes>() {
-            if written {
-                out.push(b',');
-            }
-            written = true;
-            let start = out.len();
+            let start = next_reply(&mut out, &mut written);
             out.extend_from_slice(bytes.as_bytes());
             slots.push(Ok((start, out.len())));
         } else {

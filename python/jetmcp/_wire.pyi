@@ -139,8 +139,8 @@ class ToolRoute:
         """``params``: (name, type, default, whether None is allowed) in signature order,
         ``required`` standing for "no default"; ``fast_types``: the return types (of int,
         str, bool) written without Python; ``structured``: whether such a result carries
-        ``structuredContent``;
-        ``positional``: pass the arguments by position (only where that binds the same)."""
+        ``structuredContent``; ``positional``: pass the arguments by position (only where
+        that binds the same)."""
     @property
     def names(self) -> list[str]: ...
     @property

@@ -226,13 +226,9 @@ class Dispatcher:
         every other entry here, in request order either way."""
         kind = frame.kind
         if kind == _FRAME_SINGLE:
-            revision = ex.revision
-            if not revision.modern:
-                routed = _route(
-                    frame, self._routes(), revision, revision.structured_output, self._on_python
-                )
-                if routed is not None:
-                    return routed
+            routed = self.route(frame, ex.revision)
+            if routed is not None:
+                return routed
             entry = frame.entries[0]
             reply = self._run_entry(entry, ex, False)
             if reply is None:
@@ -289,18 +285,16 @@ class Dispatcher:
         (nothing ran) otherwise. At 2026-07-28 nothing is routed: every request is checked
         on its own first. A transport may call this before it builds anything for
         :meth:`start`, which routes single messages too."""
+        kind = frame.kind
         if revision.modern:
             return None
-        kind = frame.kind
         if kind == _FRAME_SINGLE:
-            return _route(
-                frame, self._routes(), revision, revision.structured_output, self._on_python
-            )
-        if kind == _FRAME_BATCH and revision.batching:
-            return _route_all(
-                frame, self._routes(), revision, revision.structured_output, self._on_python
-            )
-        return None
+            answer = _route
+        elif kind == _FRAME_BATCH and revision.batching:
+            answer = _route_all
+        else:
+            return None
+        return answer(frame, self._routes(), revision, revision.structured_output, self._on_python)
 
     def _routes(self) -> _wire.Routes:
         """The tools the extension may call, unless ``tools/call`` was given another handler."""

@@ -529,10 +529,9 @@ class Server:
 
     def _changed(self, kind: Kind) -> None:
         kinds = ("resources", "templates") if kind == "resources" else (kind,)
-        for key in [k for k in self._listings if k[0] in kinds]:
-            del self._listings[key]
-        for key in [k for k in self._list_results if k[0] in kinds]:
-            del self._list_results[key]
+        for cache in (self._listings, self._list_results):
+            for key in [k for k in cache if k[0] in kinds]:
+                del cache[key]
         for hinted in kinds:
             self._hints.pop(hinted, None)
         for listener in self._listeners:
@@ -653,8 +652,8 @@ class Server:
                 whole = EncodedResult({field: self._listing(kind, revision)})
                 self._list_results[key] = whole
             return whole
-        result = self._page(field, self._listing(kind, call.revision), params)
-        if call.revision.cache_hints:
+        result = self._page(field, self._listing(kind, revision), params)
+        if revision.cache_hints:
             result["ttlMs"], result["cacheScope"] = self._list_hint(kind)
         return result
 

@@ -255,8 +255,9 @@ class McpHttpApp:
 
     # POST -------------------------------------------------------------------
 
-    def _body_size(self, length: str) -> int:
-        """The declared ``Content-Length``; raises the 400 or 413 it calls for."""
+    def _check_length(self, length: str) -> None:
+        """Raise the 400 or 413 a declared ``Content-Length`` calls for; a value found
+        fine is remembered (``_lengths_ok``), so the POST path checks it with one lookup."""
         try:
             size = int(length)
         except ValueError:
@@ -266,12 +267,13 @@ class McpHttpApp:
         limit = self.settings.max_body_bytes
         if size > limit:
             raise HttpError(413, INVALID_REQUEST, f"Body exceeds {limit} bytes")
-        return size
+        if len(self._lengths_ok) < 4096:
+            self._lengths_ok.add(length)
 
     async def _read_body(self, headers: Any, proto: Any) -> bytes:
         length = headers.get("content-length")
         if length is not None:
-            self._body_size(length)
+            self._check_length(length)
             body: bytes = await proto()
             return body
         return await self._read_chunked(proto)
@@ -317,9 +319,7 @@ class McpHttpApp:
         length = headers.get("content-length")
         if length is not None:
             if length not in self._lengths_ok:
-                self._body_size(length)
-                if len(self._lengths_ok) < 4096:
-                    self._lengths_ok.add(length)
+                self._check_length(length)
             body: bytes = await proto()
         else:
             body = await self._read_chunked(proto)

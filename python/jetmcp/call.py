@@ -106,6 +106,9 @@ class Session:
         self.outbound: Sink = NULL_SINK
 
 
+_MAX_SAFE_INTEGER = 2**53 - 1
+
+
 class Outgoing:
     """Server-to-client requests still waiting for the client's answer.
 
@@ -151,8 +154,10 @@ class Outgoing:
             error = value if isinstance(value, dict) else {}
             code = error.get("code")
             message = error.get("message")
+            # Exact int within JSON's safe range: a bool is not a code, and a code past 64 bits
+            # could not be encoded again in the reply that passes it on.
             exc = McpError(
-                code if isinstance(code, int) else INTERNAL_ERROR,
+                code if type(code) is int and abs(code) <= _MAX_SAFE_INTEGER else INTERNAL_ERROR,
                 message if isinstance(message, str) else "error from the client",
             )
             if "data" in error:

@@ -30,6 +30,13 @@ def load_app(target: str) -> Server:
     return obj
 
 
+def _non_negative(value: str) -> int:
+    number = int(value)
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return number
+
+
 def _csv(value: str) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
 
@@ -58,6 +65,12 @@ def _parser() -> argparse.ArgumentParser:
         help="answer 400 to session-less requests other than initialize",
     )
     run.add_argument("--max-body-bytes", type=int, default=defaults.max_body_bytes)
+    run.add_argument(
+        "--max-stdout-buffer-bytes",
+        type=_non_negative,
+        default=defaults.max_stdout_buffer_bytes,
+        help="stdio: unread reply bytes past which stdin is no longer read",
+    )
     run.add_argument("--max-batch", type=int, default=defaults.max_batch)
     run.add_argument(
         "--no-modern-batch",
@@ -120,6 +133,7 @@ def _settings(ns: argparse.Namespace) -> Settings:
         stateless=ns.stateless,
         require_session=ns.require_session,
         max_body_bytes=ns.max_body_bytes,
+        max_stdout_buffer_bytes=ns.max_stdout_buffer_bytes,
         max_batch=ns.max_batch,
         modern_batch=ns.modern_batch,
         max_depth=ns.max_depth,
@@ -157,13 +171,14 @@ def _serve_http(settings: Settings, log_level: str) -> None:
     ).serve()
 
 
-def _serve_stdio(settings: Settings) -> None:
+def _serve_stdio(settings: Settings) -> int:
+    """Serve until stdin ends; 1 when stdout broke and some reply was lost."""
     import uvloop
 
     from jetmcp.transports.stdio import serve_stdio
 
     server = load_app(settings.app)
-    uvloop.run(serve_stdio(server, settings))
+    return 0 if uvloop.run(serve_stdio(server, settings)) else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -177,12 +192,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     settings = _settings(ns)
     if ns.transport == "stdio":
-        _serve_stdio(settings)
-    else:
-        # The app is imported by the worker processes only: this process supervises them,
-        # and whatever it imported before they fork would be counted again in each of them.
-        # A bad APP still fails at once: the worker prints why and granian exits with 1.
-        _serve_http(settings, ns.log_level)
+        return _serve_stdio(settings)
+    # The app is imported by the worker processes only: this process supervises them,
+    # and whatever it imported before they fork would be counted again in each of them.
+    # A bad APP still fails at once: the worker prints why and granian exits with 1.
+    _serve_http(settings, ns.log_level)
     return 0
 
 

@@ -839,7 +839,8 @@ class Server:
     async def close_subscriptions(self, timeout: float = 5.0) -> None:  # noqa: ASYNC109
         """End every open ``subscriptions/listen`` request with its final result
         (``{"resultType": "complete", "_meta": {subscriptionId}}``): for transports shutting
-        down. Waits at most ``timeout`` seconds for the results to be handed over."""
+        down. A listen that starts afterwards is ended the same way once acknowledged. Waits
+        at most ``timeout`` seconds for the results to be handed over."""
         await self._subscriptions.close_all(timeout)
 
 

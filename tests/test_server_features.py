@@ -1206,6 +1206,17 @@ async def test_tasks_belong_to_their_session_and_expire() -> None:
 
 
 @async_test
+async def test_task_ttl_out_of_range_is_no_failure() -> None:
+    # 1e400 reads as infinity and 1e300 as a float past any integer the reply can carry.
+    server, _ = _task_server(task_max_ttl_ms=None)
+    peer = Peer(server)
+    await peer.initialize()
+    for ttl, expected in ((b"1e400", 3_600_000), (b"1e300", 2**53 - 1), (b"-1e400", 3_600_000)):
+        created = await peer.tool("compute", {"n": 1}, task={"ttl": orjson.Fragment(ttl)})
+        assert created["task"]["ttl"] == expected, created
+
+
+@async_test
 async def test_sessionless_tasks_live_on_the_server() -> None:
     server, _ = _task_server()
     peer = Peer(server)

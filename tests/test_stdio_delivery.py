@@ -13,6 +13,7 @@ Each test runs real ``jetmcp run --transport stdio`` processes; every wait is bo
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -136,12 +137,26 @@ def test_a_large_reply_is_written_whole_before_exit() -> None:
     assert proc.returncode == 0, err[-2000:]
 
 
-def test_exit_status_says_stdout_broke(tmp_path: Path) -> None:
+@pytest.mark.parametrize("source", ["file", "pipe"])
+def test_exit_status_says_stdout_broke(tmp_path: Path, source: str) -> None:
     # printf ... | jetmcp run --transport stdio | head -c 100
-    lines = tmp_path / "pings.jsonl"
-    lines.write_bytes(b"".join(ping(i) + b"\n" for i in range(20_000)))
-    with lines.open("rb") as stdin:
-        proc = spawn(stdin)
+    data = b"".join(ping(i) + b"\n" for i in range(20_000))
+    if source == "file":
+        lines = tmp_path / "pings.jsonl"
+        lines.write_bytes(data)
+        with lines.open("rb") as stdin:
+            proc = spawn(stdin)
+    else:
+        proc = spawn(subprocess.PIPE)
+        assert proc.stdin is not None
+        feeder = proc.stdin
+
+        def feed() -> None:
+            with contextlib.suppress(BrokenPipeError):
+                feeder.write(data)
+                feeder.close()
+
+        threading.Thread(target=feed, daemon=True).start()
     assert proc.stdout is not None and proc.stderr is not None
     try:
         head = proc.stdout.read(100)

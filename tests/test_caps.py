@@ -18,7 +18,6 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -738,20 +737,18 @@ def test_stdio_end_of_input_answers_what_still_runs_after_the_grace_period() -> 
         io.stop()
 
 
-def test_the_open_files_limit_is_raised_to_the_hard_limit() -> None:
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard == resource.RLIM_INFINITY or hard <= 1024:
-        pytest.skip(f"nothing to raise: the hard limit is {hard}")
-    previous = (soft, hard)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (1024, hard))
+def test_max_connections_is_fitted_to_the_open_files_limit() -> None:
+    """More connections than the process may open files would have Granian fail its
+    accepts (EMFILE) instead of leaving clients in the backlog: the cap is lowered to fit,
+    with a warning. (The soft limit itself is already raised to the hard one: jetmcp does
+    it, and Granian's extension does it as it loads.)"""
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY:
+        pytest.skip("no hard limit on open files")
+    server = CapsServer("--max-connections", str(hard + 1000))
     try:
-        server = CapsServer()
-    finally:
-        resource.setrlimit(resource.RLIMIT_NOFILE, previous)
-    try:
-        limits = Path(f"/proc/{server.proc.pid}/limits").read_text()
-        line = next(line for line in limits.splitlines() if line.startswith("Max open files"))
-        assert line.split()[3:5] == [str(hard), str(hard)], line
+        good_client(server.url)
+        assert "exceeds the open files limit" in server.stderr(), server.stderr()
     finally:
         server.stop()
 

@@ -784,3 +784,53 @@ README = (ROOT / "README.md").read_text()
 
 def _readme_default(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+# --------------------------------------------------------------------------- in process
+
+
+def test_a_shorter_deadline_added_later_fires_first() -> None:
+    """One timer serves every deadline: a request with a shorter one, added while a
+    longer one is armed, is still stopped on time (and the longer one is left running)."""
+    import asyncio
+
+    from jetmcp.deadlines import STOP_SHUTDOWN, STOP_TIMEOUT, Deadlines
+
+    async def main() -> None:
+        deadlines = Deadlines()
+        stopped: list[tuple[str, int]] = []
+
+        async def waiter(name: str, seconds: float) -> None:
+            task = asyncio.current_task()
+            assert task is not None
+            deadlines.add(task, seconds)
+            try:
+                await asyncio.sleep(30)
+            except asyncio.CancelledError:
+                stopped.append((name, deadlines.take_stop(task)))
+            finally:
+                deadlines.remove(task, seconds)
+
+        slow = asyncio.create_task(waiter("slow", 20.0))
+        await asyncio.sleep(0)
+        fast = asyncio.create_task(waiter("fast", 0.05))
+        async with asyncio.timeout(5.0):
+            await fast
+        assert stopped == [("fast", STOP_TIMEOUT)]
+        assert not slow.done()
+        assert deadlines.count == 1
+        assert deadlines.stop_all() == 1
+        await slow
+        assert stopped == [("fast", STOP_TIMEOUT), ("slow", STOP_SHUTDOWN)]
+        assert deadlines.count == 0
+
+    asyncio.run(main())
+
+
+def test_a_tool_timeout_must_be_positive() -> None:
+    from jetmcp.server import Server
+
+    app = Server("t")
+    for bad in (0, -1, "5", True):
+        with pytest.raises(ValueError, match="timeout"):
+            app.add_tool(lambda: "x", name="t", timeout=bad)

@@ -8,6 +8,11 @@ Handlers may return their result directly (work that never waits) or an awaitabl
 batch, direct results are taken in place and only awaitables become tasks that run
 concurrently (``asyncio.gather``); the reply lists every entry in request order.
 
+Only requests that wait pay for limits: each awaitable is bounded by a deadline (the
+server's request timeout, or its handler's own: :class:`~jetmcp.call.Timed`) kept in
+:class:`~jetmcp.deadlines.Deadlines`, and by caps on how many wait at once, in all and per
+session; past a cap a request is answered at once, never queued.
+
 Revision 2026-07-28 (stateless) is a branch of the same machinery: a frame the transport
 routes there (``Exchange.revision.modern``), or a stdio line whose requests carry a
 ``_meta`` protocol version, has each request checked on its own by the rules of

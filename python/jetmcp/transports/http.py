@@ -243,6 +243,8 @@ class McpHttpApp:
         """The grace period is over: answer every request still waiting with an error
         (-32000, HTTP 503) and refuse the bodies still being read."""
         self._stopping = True
+        # A request that still comes in on a connection kept open is refused at once.
+        self.dispatcher.max_inflight = 0
         stopped = self.dispatcher.deadlines.stop_all(STOP_SHUTDOWN)
         reading = list(self._reading)
         self._reading.clear()

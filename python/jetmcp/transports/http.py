@@ -161,9 +161,14 @@ class McpHttpApp:
         self._post_headers: dict[tuple[str | None, str | None], int] = {}
         #: ``Content-Length`` values already found within the limit.
         self._lengths_ok: set[str] = set()
-        #: Body reads under way (the future of each, and when it began), oldest first: the
-        #: watch started by :meth:`__rsgi_init__` cancels those past ``body_timeout_seconds``.
+        #: Body reads under way (the future of each, and when it began by :attr:`_clock`),
+        #: oldest first: the watch started by :meth:`__rsgi_init__` cancels those past
+        #: ``body_timeout_seconds``.
         self._reading: dict[Any, float] = {}
+        #: ``time.monotonic()`` as of the watch's last look (it looks every second or
+        #: quarter of the timeout): a read is stamped with it, which is cheaper than the
+        #: clock itself, and the watch allows for its lag.
+        self._clock = 0.0
         #: Open GET streams of every session (what ``max_streams`` counts).
         self.open_streams = 0
         #: Set once the shutdown grace ran out: what is still being read is refused 503.
@@ -260,17 +265,20 @@ class McpHttpApp:
     def _watch_bodies(self) -> None:
         """Cancel every body read older than ``body_timeout_seconds`` (its request answers
         408), then look again in a while: reads begin in time order, so only the oldest
-        are looked at."""
+        are looked at. A read's stamp may lag its start by one interval, so a read is
+        cancelled between one and three intervals past the timeout."""
         limit = self.settings.body_timeout_seconds
+        interval = min(1.0, limit / 4)
+        now = self._clock = _monotonic()
+        since = now - limit - interval
         reading = self._reading
-        since = _monotonic() - limit
         while reading:
             future, began = next(iter(reading.items()))
             if began > since:
                 break
             del reading[future]
             future.cancel()
-        asyncio.get_running_loop().call_later(min(1.0, limit / 4), self._watch_bodies)
+        asyncio.get_running_loop().call_later(interval, self._watch_bodies)
 
     def _body_refusal(self) -> HttpError:
         """What a body read cancelled by the watch (or by the end of the grace) answers."""
@@ -287,7 +295,7 @@ class McpHttpApp:
         ``body_timeout_seconds``. :meth:`_post` has the same lines inline."""
         reading = proto()
         watch = self._reading
-        watch[reading] = _monotonic()
+        watch[reading] = self._clock
         try:
             body: bytes = await reading
         except asyncio.CancelledError:
@@ -417,7 +425,7 @@ class McpHttpApp:
             # _read_sized, inline: every POST pays for this.
             reading = proto()
             watch = self._reading
-            watch[reading] = _monotonic()
+            watch[reading] = self._clock
             try:
                 body: bytes = await reading
             except asyncio.CancelledError:

@@ -1,5 +1,6 @@
 """The app of the connection, stream and time cap tests (tests/test_caps.py): tools that
-wait (with the server's deadline, their own, or none) and one that blocks its event loop."""
+wait (with the server's deadline, their own, or none, or until a gate opens) and one that
+blocks its event loop."""
 
 from __future__ import annotations
 
@@ -10,6 +11,9 @@ import time
 from jetmcp.server import Server
 
 app = Server("jetmcp-caps-tests", version="0.1.0")
+
+#: Named gates: ``wait_gate`` calls wait until ``open_gate`` opens theirs.
+_gates: dict[str, asyncio.Event] = {}
 
 
 @app.tool()
@@ -44,3 +48,17 @@ def block(seconds: float) -> str:
     """Block the event loop (a synchronous tool gone wrong)"""
     time.sleep(seconds)
     return "unblocked"
+
+
+@app.tool()
+async def wait_gate(name: str) -> str:
+    """Wait until gate ``name`` is opened"""
+    await _gates.setdefault(name, asyncio.Event()).wait()
+    return f"{name} opened"
+
+
+@app.tool()
+def open_gate(name: str) -> str:
+    """Open gate ``name`` (answered at once: it never waits, so no cap refuses it)"""
+    _gates.setdefault(name, asyncio.Event()).set()
+    return name

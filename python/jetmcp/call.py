@@ -81,6 +81,7 @@ class Session:
         "initialized",
         "log_level",
         "outbound",
+        "outgoing",
         "revision",
         "subscriptions",
     )
@@ -104,21 +105,25 @@ class Session:
         #: Where messages not tied to a request go: stdout on stdio, the session's GET
         #: streams over HTTP. The transport sets it; nowhere until then.
         self.outbound: Sink = NULL_SINK
+        #: The server-to-client requests sent to this session: only an answer the same
+        #: session sends back can reach them.
+        self.outgoing = Outgoing()
 
 
 class Outgoing:
-    """Server-to-client requests still waiting for the client's answer.
+    """Server-to-client requests of one client scope (a session, a stdio process, an
+    HTTP+SSE connection, or the session-less requests of an HTTP endpoint) still waiting for
+    the client's answer.
 
-    Ids are strings the server makes up (an unguessable prefix and a counter), so an answer
-    can only reach the request it belongs to, whichever stream or body carries it back.
+    An answer is looked up only in the table of the scope it arrived in, so one client can
+    never answer another's request. Ids are drawn at random for each request (128 bits), so
+    nobody can name a request they were not sent, not even in the shared session-less scope.
     """
 
-    __slots__ = ("_n", "_pending", "_prefix")
+    __slots__ = ("_pending",)
 
     def __init__(self) -> None:
         self._pending: dict[str, asyncio.Future[Any]] = {}
-        self._prefix = secrets.token_hex(6)
-        self._n = 0
 
     def __len__(self) -> int:
         return len(self._pending)
@@ -127,8 +132,7 @@ class Outgoing:
         self, method: str, params: dict[str, Any] | None
     ) -> tuple[str, bytes, asyncio.Future[Any]]:
         """A new request: its id, its encoded message, and the future its answer sets."""
-        self._n += 1
-        request_id = f"{self._prefix}-{self._n}"
+        request_id = secrets.token_urlsafe(16)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
         raw_id = dumps(request_id)

@@ -8,6 +8,8 @@ import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+from orjson import loads
+
 from jetmcp._wire import RawJSON, dumps, encode_notification, encode_request
 from jetmcp.errors import INTERNAL_ERROR, REQUEST_TIMEOUT, McpError
 from jetmcp.protocol.revisions import Revision
@@ -71,12 +73,18 @@ LOG_RANK: dict[str, int] = {name: i for i, name in enumerate(LOG_LEVELS)}
 
 
 class Session:
-    """A legacy-era session: what ``initialize`` negotiated with one client."""
+    """A legacy-era session: what ``initialize`` negotiated with one client.
+
+    The client's capabilities and info are kept as the JSON they were given in (bounded by
+    ``Settings.max_client_data_bytes`` at ``initialize``) and read into fresh dicts when
+    asked for: a session costs the memory of those bytes, never the much larger object graph
+    a crafted ``initialize`` could expand into.
+    """
 
     __slots__ = (
         "__weakref__",
-        "client_capabilities",
-        "client_info",
+        "_caps_json",
+        "_info_json",
         "id",
         "initialized",
         "log_level",
@@ -90,13 +98,13 @@ class Session:
         self,
         session_id: str | None,
         revision: Revision,
-        client_capabilities: dict[str, Any] | None = None,
-        client_info: dict[str, Any] | None = None,
+        client_capabilities: dict[str, Any] | bytes | None = None,
+        client_info: dict[str, Any] | bytes | None = None,
     ) -> None:
         self.id = session_id
         self.revision = revision
-        self.client_capabilities: dict[str, Any] = client_capabilities or {}
-        self.client_info: dict[str, Any] = client_info or {}
+        self._caps_json = _as_json(client_capabilities)
+        self._info_json = _as_json(client_info)
         self.initialized = False
         #: The minimum level of ``notifications/message`` to send; None sends every level.
         self.log_level: str | None = None
@@ -108,6 +116,29 @@ class Session:
         #: The server-to-client requests sent to this session: only an answer the same
         #: session sends back can reach them.
         self.outgoing = Outgoing()
+
+    @property
+    def client_capabilities(self) -> dict[str, Any]:
+        """The capabilities the client declared at ``initialize`` (a fresh dict)."""
+        value: dict[str, Any] = loads(self._caps_json)
+        return value
+
+    @property
+    def client_info(self) -> dict[str, Any]:
+        """The ``clientInfo`` the client sent at ``initialize`` (a fresh dict)."""
+        value: dict[str, Any] = loads(self._info_json)
+        return value
+
+    @property
+    def client_data_size(self) -> int:
+        """Bytes of client data this session keeps (capabilities and info as JSON)."""
+        return len(self._caps_json) + len(self._info_json)
+
+
+def _as_json(value: dict[str, Any] | bytes | None) -> bytes:
+    if value is None:
+        return b"{}"
+    return value if isinstance(value, bytes) else dumps(value)
 
 
 class Outgoing:
@@ -195,8 +226,6 @@ class Call:
     @property
     def request_id(self) -> Any:
         """The request id as a JSON value (str or int); None for a notification."""
-        from orjson import loads
-
         return None if self.raw_id is None else loads(self.raw_id)
 
     @property

@@ -68,6 +68,24 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--max-depth", type=int, default=defaults.max_depth)
     run.add_argument("--max-sessions", type=int, default=defaults.max_sessions)
     run.add_argument("--session-idle-seconds", type=float, default=defaults.session_idle_seconds)
+    run.add_argument(
+        "--max-new-sessions",
+        type=int,
+        default=defaults.max_new_sessions,
+        help="most sessions that have made no second request yet",
+    )
+    run.add_argument(
+        "--session-protect-seconds",
+        type=float,
+        default=defaults.session_protect_seconds,
+        help="a session used this recently is never ended to make room (503 instead)",
+    )
+    run.add_argument(
+        "--max-client-data-bytes",
+        type=int,
+        default=defaults.max_client_data_bytes,
+        help="most bytes of capabilities + clientInfo a session keeps (-32602 past it)",
+    )
     run.add_argument("--allowed-origins", type=_csv, default=[])
     run.add_argument("--allowed-hosts", type=_csv, default=[])
     run.add_argument(
@@ -125,6 +143,9 @@ def _settings(ns: argparse.Namespace) -> Settings:
         max_depth=ns.max_depth,
         max_sessions=ns.max_sessions,
         session_idle_seconds=ns.session_idle_seconds,
+        max_new_sessions=ns.max_new_sessions,
+        session_protect_seconds=ns.session_protect_seconds,
+        max_client_data_bytes=ns.max_client_data_bytes,
         allowed_origins=ns.allowed_origins,
         allowed_hosts=ns.allowed_hosts,
         keepalive_seconds=ns.keepalive_seconds,

@@ -64,6 +64,8 @@ _FRAME_SINGLE = _wire.FRAME_SINGLE
 _FRAME_BATCH = _wire.FRAME_BATCH
 _FRAME_PARSE_ERROR = _wire.FRAME_PARSE_ERROR
 _FRAME_EMPTY_BATCH = _wire.FRAME_EMPTY_BATCH
+#: ``Settings.max_client_data_bytes``'s default.
+DEFAULT_MAX_CLIENT_DATA_BYTES = 16 * 1024
 _encode_result = _wire.encode_result
 _encode_error = _wire.encode_error
 _route = _wire.route
@@ -201,8 +203,11 @@ class Dispatcher:
         *,
         modern_batch: bool = True,
         max_batch: int = _wire.DEFAULT_MAX_BATCH,
+        max_client_data_bytes: int = DEFAULT_MAX_CLIENT_DATA_BYTES,
     ) -> None:
         self.server = server
+        #: The most a session keeps of what its client sent at ``initialize``.
+        self.max_client_data_bytes = max_client_data_bytes
         #: Batches at 2026-07-28 (jetmcp's ``io.jetmcp/batch`` extension), and their bound.
         self.modern_batch = modern_batch
         self.max_batch = max_batch
@@ -599,14 +604,24 @@ class Dispatcher:
     # ------------------------------------------------------------------ lifecycle
 
     def _new_session(self, revision: Revision, params: dict[str, Any]) -> Session:
+        """The session an ``initialize`` opens; -32602 when the client data it would keep
+        (capabilities and clientInfo, as JSON) is over ``max_client_data_bytes``."""
         caps = params.get("capabilities")
         info = params.get("clientInfo")
-        return Session(
+        session = Session(
             None,
             revision,
             caps if isinstance(caps, dict) else {},
             info if isinstance(info, dict) else {},
         )
+        size = session.client_data_size
+        if size > self.max_client_data_bytes:
+            raise McpError(
+                INVALID_PARAMS,
+                f"Invalid params: capabilities and clientInfo take {size} bytes; this server "
+                f"keeps at most {self.max_client_data_bytes} per session",
+            )
+        return session
 
     def _initialize(self, params: dict[str, Any], ex: Exchange) -> dict[str, Any]:
         revision = revisions.negotiate(params.get("protocolVersion"))

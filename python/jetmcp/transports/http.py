@@ -27,10 +27,10 @@ from urllib.parse import urlsplit
 from jetmcp import _wire
 from jetmcp.call import NULL_SINK, Session, Sink
 from jetmcp.dispatch import Dispatcher, Exchange
-from jetmcp.errors import INVALID_REQUEST
+from jetmcp.errors import INTERNAL_ERROR, INVALID_REQUEST
 from jetmcp.protocol import modern, revisions
 from jetmcp.server.app import Server
-from jetmcp.sessions import MemorySessionStore, SessionStore, new_session_id
+from jetmcp.sessions import MemorySessionStore, SessionLimit, SessionStore, new_session_id
 from jetmcp.settings import Settings
 from jetmcp.transports.sse import (
     SSE_HEADERS,
@@ -59,13 +59,17 @@ ACCEPT_SSE = 2
 
 
 class HttpError(Exception):
-    """Ends a request early with a status and an id-less JSON-RPC error body."""
+    """Ends a request early with a status and an id-less JSON-RPC error body (and
+    ``headers`` besides the content type, e.g. ``Retry-After``)."""
 
-    def __init__(self, status: int, code: int, message: str) -> None:
+    def __init__(
+        self, status: int, code: int, message: str, headers: list[tuple[str, str]] | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
+        self.headers = headers
 
 
 def accept_flags(accept: str | None) -> int:
@@ -135,10 +139,16 @@ class McpHttpApp:
         self.settings = settings or Settings()
         self.server = server
         self.dispatcher = Dispatcher(
-            server, modern_batch=self.settings.modern_batch, max_batch=self.settings.max_batch
+            server,
+            modern_batch=self.settings.modern_batch,
+            max_batch=self.settings.max_batch,
+            max_client_data_bytes=self.settings.max_client_data_bytes,
         )
         self.store: SessionStore = store or MemorySessionStore(
-            self.settings.max_sessions, self.settings.session_idle_seconds
+            self.settings.max_sessions,
+            self.settings.session_idle_seconds,
+            self.settings.max_new_sessions,
+            self.settings.session_protect_seconds,
         )
         self.path = self.settings.path
         self._origins_extra = set(self.settings.allowed_origins)
@@ -198,7 +208,8 @@ class McpHttpApp:
             else:
                 proto.response_bytes(404, _JSON, _encode_error(None, INVALID_REQUEST, "Not found"))
         except HttpError as exc:
-            proto.response_bytes(exc.status, _JSON, _encode_error(None, exc.code, exc.message))
+            out = _JSON if exc.headers is None else [*_JSON, *exc.headers]
+            proto.response_bytes(exc.status, out, _encode_error(None, exc.code, exc.message))
 
     def __rsgi_init__(self, loop: Any) -> None:
         """Close every open SSE stream when the worker is told to stop: granian drains
@@ -377,7 +388,17 @@ class McpHttpApp:
         if new is not None and not settings.stateless:
             new.id = new_session_id()
             new.outbound = SessionStreams(settings)
-            await self.store.add(new)
+            try:
+                await self.store.add(new)
+            except SessionLimit as exc:
+                if not isinstance(pending, bytes | None):
+                    pending.close()
+                raise HttpError(
+                    503,
+                    INTERNAL_ERROR,
+                    f"Server busy: {exc}; try again later",
+                    [("retry-after", str(max(1, round(settings.session_protect_seconds))))],
+                ) from None
             out_headers = [*_JSON, ("mcp-session-id", new.id)]
             if stream is not None:
                 stream.session_id = new.id

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import json
 import logging
+import socket
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -157,11 +159,64 @@ def _settings(ns: argparse.Namespace) -> Settings:
     )
 
 
+#: Granian's own logs (its default sends them to stdout): stderr, like every jetmcp log, so
+#: a host that reads stdout never sees them.
+GRANIAN_LOGGING: dict[str, Any] = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "generic": {"()": "logging.Formatter", "fmt": "[%(levelname)s] %(message)s"},
+        "access": {"()": "logging.Formatter", "fmt": "%(message)s"},
+    },
+    "handlers": {
+        "console": {
+            "formatter": "generic",
+            "class": "logging.StreamHandler",
+            "stream": "ext://sys.stderr",
+        },
+        "access": {
+            "formatter": "access",
+            "class": "logging.StreamHandler",
+            "stream": "ext://sys.stderr",
+        },
+    },
+    "loggers": {
+        "_granian": {"handlers": ["console"], "level": "INFO", "propagate": False},
+        "granian.access": {"handlers": ["access"], "level": "INFO", "propagate": False},
+    },
+}
+
+
+def check_port_free(host: str, port: int) -> None:
+    """Exit (status 2) when something already listens on ``host:port``.
+
+    Granian's workers share their port with SO_REUSEPORT, which would let a second server
+    bind the same port and split the traffic with the first. A socket without that option
+    cannot bind next to a listener, so binding one first tells. (Two runs started within the
+    same instant can still both pass: the check narrows the window, it cannot close it.)
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    probe = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        # Connections of an earlier run still in TIME_WAIT do not make the port busy.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        probe.bind((host, port))
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        if exc.errno == errno.EADDRINUSE:
+            reason = "address in use (another server listens there; pick another --port)"
+        print(f"jetmcp: cannot listen on {host}:{port}: {reason}", file=sys.stderr)
+        raise SystemExit(2) from None
+    finally:
+        probe.close()
+
+
 def _serve_http(settings: Settings, log_level: str) -> None:
     from granian.constants import HTTPModes, Interfaces, Loops
     from granian.log import LogLevels
     from granian.server import Server as Granian
 
+    check_port_free(settings.host, settings.port)
     settings.export()
     Granian(
         "jetmcp.transports.http:app_from_env",
@@ -175,6 +230,7 @@ def _serve_http(settings: Settings, log_level: str) -> None:
         websockets=False,
         factory=True,
         log_level=LogLevels(log_level),
+        log_dictconfig=GRANIAN_LOGGING,
     ).serve()
 
 

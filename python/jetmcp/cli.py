@@ -32,6 +32,12 @@ def load_app(target: str) -> Server:
     return obj
 
 
+def _version() -> str:
+    import jetmcp
+
+    return jetmcp.__version__
+
+
 def _csv(value: str) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
 
@@ -39,6 +45,7 @@ def _csv(value: str) -> list[str]:
 def _parser() -> argparse.ArgumentParser:
     defaults = Settings()
     parser = argparse.ArgumentParser(prog="jetmcp", description="A fast MCP server.")
+    parser.add_argument("--version", action="version", version=f"jetmcp {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="serve an MCP app over HTTP or stdio")
     run.add_argument("app", nargs="?", default=defaults.app, help="module:attribute")

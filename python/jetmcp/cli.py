@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import json
 import logging
 import math
+import socket
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -29,6 +31,12 @@ def load_app(target: str) -> Server:
     if not isinstance(obj, Server):
         raise SystemExit(f"jetmcp: {target!r} is not a jetmcp.Server")
     return obj
+
+
+def _version() -> str:
+    import jetmcp
+
+    return jetmcp.__version__
 
 
 def _csv(value: str) -> list[str]:
@@ -59,6 +67,7 @@ def _seconds_or_zero(value: str) -> float:
 def _parser() -> argparse.ArgumentParser:
     defaults = Settings()
     parser = argparse.ArgumentParser(prog="jetmcp", description="A fast MCP server.")
+    parser.add_argument("--version", action="version", version=f"jetmcp {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="serve an MCP app over HTTP or stdio")
     run.add_argument("app", nargs="?", default=defaults.app, help="module:attribute")
@@ -90,6 +99,24 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--max-depth", type=int, default=defaults.max_depth)
     run.add_argument("--max-sessions", type=int, default=defaults.max_sessions)
     run.add_argument("--session-idle-seconds", type=float, default=defaults.session_idle_seconds)
+    run.add_argument(
+        "--max-new-sessions",
+        type=int,
+        default=defaults.max_new_sessions,
+        help="most sessions that have made no second request yet",
+    )
+    run.add_argument(
+        "--session-protect-seconds",
+        type=float,
+        default=defaults.session_protect_seconds,
+        help="a session used this recently is never ended to make room (503 instead)",
+    )
+    run.add_argument(
+        "--max-client-data-bytes",
+        type=int,
+        default=defaults.max_client_data_bytes,
+        help="most bytes of capabilities + clientInfo a session keeps (-32602 past it)",
+    )
     run.add_argument("--allowed-origins", type=_csv, default=[])
     run.add_argument("--allowed-hosts", type=_csv, default=[])
     run.add_argument(
@@ -226,6 +253,9 @@ def _settings(ns: argparse.Namespace) -> Settings:
         max_depth=ns.max_depth,
         max_sessions=ns.max_sessions,
         session_idle_seconds=ns.session_idle_seconds,
+        max_new_sessions=ns.max_new_sessions,
+        session_protect_seconds=ns.session_protect_seconds,
+        max_client_data_bytes=ns.max_client_data_bytes,
         allowed_origins=ns.allowed_origins,
         allowed_hosts=ns.allowed_hosts,
         keepalive_seconds=ns.keepalive_seconds,
@@ -292,12 +322,65 @@ def _connections(settings: Settings) -> int:
     return wanted
 
 
+#: Granian's own logs (its default sends them to stdout): stderr, like every jetmcp log, so
+#: a host that reads stdout never sees them.
+GRANIAN_LOGGING: dict[str, Any] = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "generic": {"()": "logging.Formatter", "fmt": "[%(levelname)s] %(message)s"},
+        "access": {"()": "logging.Formatter", "fmt": "%(message)s"},
+    },
+    "handlers": {
+        "console": {
+            "formatter": "generic",
+            "class": "logging.StreamHandler",
+            "stream": "ext://sys.stderr",
+        },
+        "access": {
+            "formatter": "access",
+            "class": "logging.StreamHandler",
+            "stream": "ext://sys.stderr",
+        },
+    },
+    "loggers": {
+        "_granian": {"handlers": ["console"], "level": "INFO", "propagate": False},
+        "granian.access": {"handlers": ["access"], "level": "INFO", "propagate": False},
+    },
+}
+
+
+def check_port_free(host: str, port: int) -> None:
+    """Exit (status 2) when something already listens on ``host:port``.
+
+    Granian's workers share their port with SO_REUSEPORT, which would let a second server
+    bind the same port and split the traffic with the first. A socket without that option
+    cannot bind next to a listener, so binding one first tells. (Two runs started within the
+    same instant can still both pass: the check narrows the window, it cannot close it.)
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    probe = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        # Connections of an earlier run still in TIME_WAIT do not make the port busy.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        probe.bind((host, port))
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        if exc.errno == errno.EADDRINUSE:
+            reason = "address in use (another server listens there; pick another --port)"
+        print(f"jetmcp: cannot listen on {host}:{port}: {reason}", file=sys.stderr)
+        raise SystemExit(2) from None
+    finally:
+        probe.close()
+
+
 def _serve_http(settings: Settings, log_level: str) -> None:
     from granian.constants import HTTPModes, Interfaces, Loops
     from granian.http import HTTP1Settings
     from granian.log import LogLevels
     from granian.server import Server as Granian
 
+    check_port_free(settings.host, settings.port)
     settings.export()
     Granian(
         "jetmcp.transports.http:app_from_env",
@@ -320,6 +403,7 @@ def _serve_http(settings: Settings, log_level: str) -> None:
         # A worker whose event loop is stuck (a synchronous tool that never returns) cannot
         # act on its grace period: it is killed a little after it.
         workers_kill_timeout=math.ceil(settings.shutdown_grace_seconds) + _KILL_AFTER_GRACE,
+        log_dictconfig=GRANIAN_LOGGING,
     ).serve()
 
 

@@ -30,6 +30,7 @@ from typing import Any, cast
 
 from jetmcp import _wire
 from jetmcp.call import Session
+from jetmcp.deadlines import STOP_SHUTDOWN
 from jetmcp.dispatch import Dispatcher, Exchange, InFlight
 from jetmcp.errors import INTERNAL_ERROR, INVALID_REQUEST
 from jetmcp.protocol import revisions
@@ -228,9 +229,7 @@ class StdioServer:
 
     def __init__(self, server: Server, settings: Settings | None = None) -> None:
         self.settings = settings or Settings()
-        self.dispatcher = Dispatcher(
-            server, modern_batch=self.settings.modern_batch, max_batch=self.settings.max_batch
-        )
+        self.dispatcher = Dispatcher.from_settings(server, self.settings)
         self.session: Session | None = None
         self.inflight = InFlight()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -414,8 +413,15 @@ class StdioServer:
         if not sink.broken:
             # stdin ended: open subscriptions/listen requests end with their final result
             # (they would otherwise wait for ever), then every request still running is
-            # finished and written (or cancelled, should stdout break meanwhile).
+            # finished, or answered with an error once the shutdown grace is over (or
+            # cancelled, should stdout break meanwhile).
             await self.dispatcher.server.close_subscriptions()
+            if self._tasks:
+                _, late = await asyncio.wait(
+                    set(self._tasks), timeout=self.settings.shutdown_grace_seconds
+                )
+                if late:
+                    self.dispatcher.deadlines.stop_all(STOP_SHUTDOWN)
         while self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
         return await sink.close()

@@ -1,33 +1,26 @@
-"""The ``jetmcp`` command: ``jetmcp run [APP]`` serves a :class:`jetmcp.Server`."""
+"""The ``jetmcp`` command: ``jetmcp run [TARGET]`` serves an MCP server (see
+:mod:`jetmcp.loader` for what TARGET may name)."""
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import logging
+import subprocess
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from jetmcp.loader import LoadError, find_module, load_or_explain, split_target
 from jetmcp.settings import Settings
 
-if TYPE_CHECKING:
-    from jetmcp.server.app import Server
+#: The exit status of a target that names no server.
+EXIT_BAD_TARGET = 2
 
 
-def load_app(target: str) -> Server:
-    """Import ``module:attribute`` and return the Server it names."""
-    from jetmcp.server.app import Server
-
-    module_name, _, attr = target.partition(":")
-    if not module_name:
-        raise SystemExit(f"jetmcp: APP must be module:attribute, got {target!r}")
-    module = importlib.import_module(module_name)
-    obj = getattr(module, attr or "app", None)
-    if not isinstance(obj, Server):
-        raise SystemExit(f"jetmcp: {target!r} is not a jetmcp.Server")
-    return obj
+def _refuse(message: str) -> SystemExit:
+    print(f"jetmcp: {message}", file=sys.stderr)
+    return SystemExit(EXIT_BAD_TARGET)
 
 
 def _csv(value: str) -> list[str]:
@@ -39,7 +32,13 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="jetmcp", description="A fast MCP server.")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="serve an MCP app over HTTP or stdio")
-    run.add_argument("app", nargs="?", default=defaults.app, help="module:attribute")
+    run.add_argument(
+        "app",
+        nargs="?",
+        default=defaults.app,
+        metavar="TARGET",
+        help="module, module:attr, path/to/file.py or file.py:attr (attr may be factory())",
+    )
     run.add_argument("--transport", choices=("http", "stdio"), default="http")
     run.add_argument("--host", default=defaults.host)
     run.add_argument("--port", type=int, default=defaults.port)
@@ -136,6 +135,30 @@ def _settings(ns: argparse.Namespace) -> Settings:
     )
 
 
+def _check_target(target: str) -> None:
+    """Refuse a target that names no server before any worker starts (exit status 2).
+
+    The workers import the app themselves; this check imports it once in a short-lived
+    child, so a bad attribute or a module that fails to import is one line here, not a
+    traceback per worker."""
+    try:
+        source, _ = split_target(target)
+        find_module(source)
+    except LoadError as exc:
+        raise _refuse(str(exc)) from None
+    check = subprocess.run(
+        [sys.executable, "-m", "jetmcp.loader", target],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        check=False,
+    )
+    if check.returncode != 0:
+        lines = check.stderr.decode(errors="replace").strip().splitlines()
+        sys.stderr.write((lines[-1] if lines else f"jetmcp: {target!r} failed to load") + "\n")
+        raise SystemExit(EXIT_BAD_TARGET)
+
+
 def _serve_http(settings: Settings, log_level: str) -> None:
     from granian.constants import HTTPModes, Interfaces, Loops
     from granian.log import LogLevels
@@ -162,7 +185,10 @@ def _serve_stdio(settings: Settings) -> None:
 
     from jetmcp.transports.stdio import serve_stdio
 
-    server = load_app(settings.app)
+    try:
+        server = load_or_explain(settings.app)
+    except LoadError as exc:
+        raise _refuse(str(exc)) from None
     uvloop.run(serve_stdio(server, settings))
 
 
@@ -181,7 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         # The app is imported by the worker processes only: this process supervises them,
         # and whatever it imported before they fork would be counted again in each of them.
-        # A bad APP still fails at once: the worker prints why and granian exits with 1.
+        _check_target(settings.app)
         _serve_http(settings, ns.log_level)
     return 0
 

@@ -617,7 +617,7 @@ def _is_initialize(frame: _wire.Frame) -> bool:
 
 def app_from_env() -> McpHttpApp:
     """Granian's factory target: builds the app in each worker from exported settings."""
-    from jetmcp.cli import load_app
+    from jetmcp.loader import load_app
 
     settings = Settings.from_env()
     return McpHttpApp(load_app(settings.app), settings)

@@ -1,0 +1,232 @@
+"""Finding the server ``jetmcp run TARGET`` serves.
+
+``TARGET`` is ``module``, ``module:attr``, ``path/to/file.py`` or ``path/to/file.py:attr``;
+``attr`` may be a factory called with no arguments (``module:create_app()``, or any callable
+that returns a server). Without ``attr``, the module's ``mcp``, ``server`` or ``app`` is
+taken (the names the official SDK's and fastmcp's own runners look for), then its only
+server object, then a factory named ``create_server``/``create_app``/``get_server``/
+``make_server``. The working directory is put on ``sys.path`` first, for every transport,
+and a file's own folder too, so a server file imports its neighbours as it does when run
+directly.
+
+Any object :func:`jetmcp.compat.adapt` accepts may be named: a :class:`jetmcp.Server`, the
+official SDK's ``FastMCP`` (1.x), ``MCPServer`` (2.x) and low-level ``Server``, fastmcp's
+``FastMCP``. This module sits below the CLI and the transports, which both import it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import os
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from jetmcp.server.app import Server
+
+#: Attribute names tried, in order, when a target names no attribute.
+SERVER_NAMES = ("mcp", "server", "app")
+#: Factory names tried after them.
+FACTORY_NAMES = ("create_server", "create_app", "get_server", "make_server")
+
+
+class LoadError(Exception):
+    """A target that names no server; the message is one line for the user."""
+
+
+def _path_entries(file: Path | None) -> None:
+    """The working directory (and a target file's folder) at the front of ``sys.path``."""
+    for entry in (os.getcwd(), str(file.parent.resolve()) if file is not None else None):
+        if entry is not None and entry not in sys.path:
+            sys.path.insert(0, entry)
+
+
+def split_target(target: str) -> tuple[str, str | None]:
+    """``(module or file, attribute or None)``. A Windows drive colon is not a separator."""
+    if not target:
+        raise LoadError("empty target: give module:attr or path/to/file.py")
+    head, sep, tail = target.rpartition(":")
+    if not sep or (len(head) == 1 and head.isalpha() and tail.startswith(("\\", "/"))):
+        return target, None
+    if not head:
+        raise LoadError(f"{target!r} names no module or file before ':'")
+    if not tail:
+        raise LoadError(f"{target!r} names no attribute after ':'")
+    return head, tail
+
+
+def _is_file(source: str) -> bool:
+    return source.endswith(".py") or os.sep in source or "/" in source
+
+
+def find_module(source: str) -> None:
+    """Check, without importing anything, that ``source`` exists (for a quick refusal)."""
+    if _is_file(source):
+        if not Path(source).is_file():
+            raise LoadError(f"no such file: {source}")
+        return
+    _path_entries(None)
+    try:
+        spec = importlib.util.find_spec(source)
+    except (ImportError, ValueError) as exc:
+        raise LoadError(f"cannot import {source!r}: {exc}") from None
+    if spec is None:
+        raise LoadError(f"no module named {source!r}")
+
+
+def import_source(source: str) -> ModuleType:
+    """The module a file path or dotted name names, imported."""
+    if _is_file(source):
+        file = Path(source)
+        if not file.is_file():
+            raise LoadError(f"no such file: {source}")
+        _path_entries(file)
+        name = file.stem if file.stem.isidentifier() else "__jetmcp_target__"
+        if name in sys.modules and getattr(sys.modules[name], "__file__", None) == str(
+            file.resolve()
+        ):
+            return sys.modules[name]
+        spec = importlib.util.spec_from_file_location(name, file.resolve())
+        if spec is None or spec.loader is None:
+            raise LoadError(f"cannot load {source} as a Python module")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            sys.modules.pop(name, None)
+            raise
+        return module
+    _path_entries(None)
+    try:
+        return importlib.import_module(source)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and (source == exc.name or source.startswith(exc.name + ".")):
+            raise LoadError(f"no module named {source!r}") from None
+        raise
+
+
+def is_server(obj: Any) -> bool:
+    """Whether ``obj`` is a server jetmcp can serve (checked by class, nothing imported)."""
+    from jetmcp.compat import kind_of
+
+    return kind_of(obj) is not None
+
+
+def _call_factory(factory: Any, label: str) -> Any:
+    try:
+        value = factory()
+    except TypeError as exc:
+        raise LoadError(f"{label} could not be called with no arguments: {exc}") from None
+    if inspect.isawaitable(value):
+        import asyncio
+
+        value = asyncio.run(_awaited(value))
+    return value
+
+
+async def _awaited(value: Any) -> Any:
+    return await value
+
+
+def resolve(module: ModuleType, attr: str | None, target: str) -> Any:
+    """The server object ``attr`` of ``module`` names (or the one found there)."""
+    if attr is not None:
+        call = attr.endswith("()")
+        name = attr[:-2] if call else attr
+        obj: Any = module
+        for part in name.split("."):
+            if not part.isidentifier():
+                raise LoadError(f"{target!r}: {attr!r} is not an attribute name")
+            try:
+                obj = getattr(obj, part)
+            except AttributeError:
+                raise LoadError(f"{target!r}: module has no attribute {name!r}") from None
+        if call or (callable(obj) and not is_server(obj) and not isinstance(obj, type)):
+            obj = _call_factory(obj, f"{target!r}")
+        if not is_server(obj):
+            raise LoadError(
+                f"{target!r} is a {type(obj).__module__}.{type(obj).__qualname__}, not an MCP "
+                "server (jetmcp.Server, mcp FastMCP/MCPServer/Server, fastmcp.FastMCP)"
+            )
+        return obj
+    for name in SERVER_NAMES:
+        obj = getattr(module, name, None)
+        if obj is not None and is_server(obj):
+            return obj
+    found = [v for k, v in vars(module).items() if not k.startswith("_") and is_server(v)]
+    unique = list({id(v): v for v in found}.values())
+    if len(unique) == 1:
+        return unique[0]
+    if len(unique) > 1:
+        names = sorted(k for k, v in vars(module).items() if not k.startswith("_") and v in found)
+        raise LoadError(f"{target!r} holds several servers ({', '.join(names)}): name one")
+    for name in FACTORY_NAMES:
+        factory = getattr(module, name, None)
+        if callable(factory):
+            obj = _call_factory(factory, f"{target}:{name}()")
+            if is_server(obj):
+                return obj
+    raise LoadError(
+        f"{target!r} holds no MCP server: name it as {target}:attr "
+        f"(looked for {', '.join(SERVER_NAMES)} and factories {', '.join(FACTORY_NAMES)})"
+    )
+
+
+def load_object(target: str) -> Any:
+    """The server object ``target`` names, as the user wrote it (not adapted)."""
+    source, attr = split_target(target)
+    module = import_source(source)
+    return resolve(module, attr, target)
+
+
+def load_app(target: str) -> Server:
+    """The :class:`jetmcp.Server` serving ``target`` (SDK objects adapted)."""
+    from jetmcp.compat import adapt
+
+    return adapt(load_object(target))
+
+
+def load_or_explain(target: str) -> Server:
+    """:func:`load_app`, with any failure turned into a :class:`LoadError` of one line
+    (an exception raised while importing the user's module included)."""
+    try:
+        return load_app(target)
+    except LoadError:
+        raise
+    except Exception as exc:
+        raise LoadError(f"{target!r} failed to load: {type(exc).__name__}: {exc}") from exc
+
+
+def check(target: str) -> None:
+    """Load ``target`` as :func:`load_app` would, without keeping it (``python -m``)."""
+    load_or_explain(target)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m jetmcp.loader TARGET``: exit 0 when TARGET loads, else 2 with one line."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m jetmcp.loader TARGET", file=sys.stderr)
+        return 2
+    # Run as ``-m``, this file is ``__main__``: the classes the adapters raise are the ones
+    # of the imported module.
+    from jetmcp import loader
+
+    try:
+        loader.check(args[0])
+    except loader.LoadError as exc:
+        print(f"jetmcp: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+
+__all__ = ["LoadError", "load_app", "load_object", "load_or_explain", "resolve", "split_target"]

@@ -1,0 +1,187 @@
+"""``jetmcp run TARGET``: every form of target, the working directory on ``sys.path`` for
+every transport, and one-line refusals with exit status 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from conftest import free_port, jetmcp_command
+from jetmcp.loader import LoadError, load_app, split_target
+
+SERVER = """
+from jetmcp import Server
+
+{name} = Server("{label}")
+
+
+@{name}.tool()
+def add(a: int, b: int) -> int:
+    return a + b
+"""
+
+FACTORY = """
+from jetmcp import Server
+
+
+def create_server():
+    server = Server("from-factory")
+
+    @server.tool()
+    def hello() -> str:
+        return "hi"
+
+    return server
+"""
+
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"},
+    },
+}
+TIMEOUT = 20.0
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A folder laid out as a user's project: a server module, a helper it imports, a file
+    with a factory, and a package."""
+    (tmp_path / "helper.py").write_text("LABEL = 'from-helper'\n")
+    (tmp_path / "srv.py").write_text(
+        "from helper import LABEL\n"
+        + SERVER.format(name="mcp", label="{LABEL}").replace('"{LABEL}"', "LABEL")
+    )
+    (tmp_path / "other.py").write_text(SERVER.format(name="my_server", label="other"))
+    (tmp_path / "fac.py").write_text(FACTORY)
+    (tmp_path / "two.py").write_text(
+        SERVER.format(name="first", label="a") + SERVER.format(name="second", label="b")
+    )
+    (tmp_path / "nothing.py").write_text("x = 1\n")
+    (tmp_path / "broken.py").write_text("import not_a_module_anywhere\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "server.py").write_text(SERVER.format(name="app", label="pkg"))
+    return tmp_path
+
+
+def _stdio_name(target: str, cwd: Path) -> str:
+    """Run ``jetmcp run TARGET --transport stdio`` in ``cwd`` and return serverInfo.name."""
+    proc = subprocess.run(
+        [*jetmcp_command(), "run", target, "--transport", "stdio"],
+        input=(json.dumps(INIT) + "\n").encode(),
+        capture_output=True,
+        cwd=cwd,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    reply = json.loads(proc.stdout.splitlines()[0])
+    return str(reply["result"]["serverInfo"]["name"])
+
+
+@pytest.mark.parametrize(
+    ("target", "name"),
+    [
+        ("srv", "from-helper"),
+        ("srv:mcp", "from-helper"),
+        ("srv.py", "from-helper"),
+        ("srv.py:mcp", "from-helper"),
+        ("other.py", "other"),
+        ("fac.py", "from-factory"),
+        ("fac:create_server()", "from-factory"),
+        ("fac.py:create_server", "from-factory"),
+        ("pkg.server", "pkg"),
+        ("pkg/server.py:app", "pkg"),
+    ],
+)
+def test_stdio_targets(project: Path, target: str, name: str) -> None:
+    assert _stdio_name(target, project) == name
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("missing_module", "no module named 'missing_module'"),
+        ("missing.py", "no such file: missing.py"),
+        ("srv:nope", "module has no attribute 'nope'"),
+        ("nothing.py", "holds no MCP server"),
+        ("two.py", "holds several servers (first, second)"),
+        ("srv:add", "could not be called with no arguments"),
+        ("srv:LABEL", "not an MCP server"),
+        ("broken.py", "No module named 'not_a_module_anywhere'"),
+        ("srv:", "names no attribute"),
+    ],
+)
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_bad_targets_exit_2_with_one_line(
+    project: Path, target: str, message: str, transport: str
+) -> None:
+    proc = subprocess.run(
+        [*jetmcp_command(), "run", target, "--transport", transport, "--port", str(free_port())],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        cwd=project,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    err = proc.stderr.decode().strip()
+    assert proc.returncode == 2, err
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("jetmcp: ") and message in err, err
+
+
+def test_http_serves_a_file_target_from_the_working_directory(project: Path) -> None:
+    port = free_port()
+    proc = subprocess.Popen(
+        [*jetmcp_command(), "run", "srv.py", "--port", str(port)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        cwd=project,
+        start_new_session=True,
+    )
+    try:
+        reply = None
+        with httpx.Client(timeout=2.0) as client:
+            for _ in range(200):
+                try:
+                    reply = client.post(
+                        f"http://127.0.0.1:{port}/mcp",
+                        json=INIT,
+                        headers={"accept": "application/json, text/event-stream"},
+                    )
+                    break
+                except httpx.TransportError:
+                    if proc.poll() is not None:
+                        break
+                    time.sleep(0.1)
+        assert reply is not None, proc.stderr.read().decode() if proc.stderr else ""
+        assert reply.json()["result"]["serverInfo"]["name"] == "from-helper"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_split_target() -> None:
+    assert split_target("a.b:c") == ("a.b", "c")
+    assert split_target("dir/file.py") == ("dir/file.py", None)
+    assert split_target("C:/x/file.py") == ("C:/x/file.py", None)
+    assert split_target("C:/x/file.py:mcp") == ("C:/x/file.py", "mcp")
+    with pytest.raises(LoadError):
+        split_target(":x")
+
+
+def test_load_app_returns_the_same_server(project: Path) -> None:
+    server = load_app(str(project / "other.py") + ":my_server")
+    assert server.name == "other"
+    assert load_app(str(project / "other.py")) is server

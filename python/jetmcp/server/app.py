@@ -17,7 +17,8 @@ import base64
 import binascii
 import logging
 import weakref
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Literal, TypeVar, overload
 
 from jetmcp import _wire
@@ -46,6 +47,15 @@ from jetmcp.server.tools import TaskSupport, Tool, normalize_icons
 log = logging.getLogger("jetmcp")
 
 F = TypeVar("F", bound=Callable[..., Any])
+#: A lifespan: called with the server, gives the async context manager held open.
+Lifespan = Callable[[Any], AbstractAsyncContextManager[Any]]
+
+
+@asynccontextmanager
+async def _no_lifespan() -> AsyncIterator[dict[str, Any]]:
+    yield {}
+
+
 Kind = Literal["tools", "resources", "prompts"]
 
 _LIST_CHANGED: dict[str, str] = {
@@ -107,6 +117,7 @@ class Server:
         cache_scope: CacheScope = "private",
         state_key: str | bytes | None = None,
         request_state_ttl: float = DEFAULT_TTL_SECONDS,
+        lifespan: Lifespan | None = None,
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1")
@@ -122,6 +133,10 @@ class Server:
         self.website_url = website_url
         self.icons = normalize_icons(icons)
         self.page_size = page_size
+        #: ``lifespan(server)``: an async context manager the transports hold open while
+        #: they serve (per worker process), and what it yields while it is open.
+        self.lifespan = lifespan
+        self.lifespan_context: Any = None
         self._tools: dict[str, Tool] = {}
         #: The tools the extension can call by itself (:attr:`Tool.route`), by name; the
         #: dispatcher hands this dict to it.
@@ -180,6 +195,15 @@ class Server:
         #: The built-in ``tools/call`` handler: while it is the one in :attr:`handlers`, the
         #: dispatcher may call :attr:`routes` in the extension instead.
         self.builtin_call_tool: Handler = self.handlers["tools/call"]
+
+    # -- lifespan ------------------------------------------------------------------------------
+
+    def enter_lifespan(self) -> AbstractAsyncContextManager[Any]:
+        """The context manager the transports hold open while they serve: ``lifespan(self)``,
+        or one that yields ``{}`` (as the SDK's default does)."""
+        if self.lifespan is None:
+            return _no_lifespan()
+        return self.lifespan(self)
 
     # -- initialize ---------------------------------------------------------------------------
 

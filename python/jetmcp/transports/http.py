@@ -30,6 +30,7 @@ from jetmcp.dispatch import Dispatcher, Exchange
 from jetmcp.errors import INVALID_REQUEST
 from jetmcp.protocol import modern, revisions
 from jetmcp.server.app import Server
+from jetmcp.server.lifespan import LifespanScope
 from jetmcp.sessions import MemorySessionStore, SessionStore, new_session_id
 from jetmcp.settings import Settings
 from jetmcp.transports.sse import (
@@ -157,6 +158,7 @@ class McpHttpApp:
         self._post_headers: dict[tuple[str | None, str | None], int] = {}
         #: ``Content-Length`` values already found within the limit.
         self._lengths_ok: set[str] = set()
+        self._lifespan = LifespanScope(server)
         self.legacy: LegacySse | None = None
         if self.settings.sse_path and not self.settings.stateless:
             from jetmcp.transports.http_sse import LegacySse
@@ -201,14 +203,20 @@ class McpHttpApp:
             proto.response_bytes(exc.status, _JSON, _encode_error(None, exc.code, exc.message))
 
     def __rsgi_init__(self, loop: Any) -> None:
-        """Close every open SSE stream when the worker is told to stop: granian drains
-        in-flight responses before it exits, and a stream left open would hold it."""
+        """Enter the server's lifespan before the worker serves anything, and close every
+        open SSE stream when the worker is told to stop: granian drains in-flight responses
+        before it exits, and a stream left open would hold it."""
+        self._lifespan.start_on(loop)
         for signum in (signal.SIGTERM, signal.SIGINT):
             try:
                 previous = signal.getsignal(signum)
                 signal.signal(signum, _chained(previous, loop, self.close_streams))
             except (ValueError, OSError):  # not the main thread: nothing to hook
                 return
+
+    def __rsgi_del__(self, loop: Any) -> None:
+        """Leave the server's lifespan once the worker has stopped serving."""
+        self._lifespan.stop_on(loop)
 
     def close_streams(self) -> None:
         """End every open SSE stream of this app (GET streams of every session, legacy

@@ -24,6 +24,7 @@ from jetmcp.dispatch import Dispatcher, Exchange, InFlight
 from jetmcp.errors import INVALID_REQUEST
 from jetmcp.protocol import revisions
 from jetmcp.server.app import Server
+from jetmcp.server.lifespan import LifespanScope
 from jetmcp.settings import Settings
 
 log = logging.getLogger("jetmcp.stdio")
@@ -172,7 +173,10 @@ async def serve_stdio(server: Server, settings: Settings | None = None) -> None:
     else:
         sink = StdoutSink(lambda data: _write_all(out_fd, data), lambda: False)
     try:
-        await StdioServer(server, settings).serve(reader, sink)
+        # The lifespan opens before the first line is read and closes at EOF, once every
+        # request still running has finished.
+        async with LifespanScope(server):
+            await StdioServer(server, settings).serve(reader, sink)
     finally:
         if transport is not None:
             transport.close()

@@ -3,13 +3,13 @@
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from jetmcp.errors import McpError
+from jetmcp.errors import McpError, ToolError
 
 if TYPE_CHECKING:
     from jetmcp.client import Client
     from jetmcp.server import Audio, Context, Image, Server
 
-__all__ = ["Audio", "Client", "Context", "Image", "McpError", "Server"]
+__all__ = ["Audio", "Client", "Context", "Image", "McpError", "Server", "ToolError"]
 __version__ = "0.1.0"
 
 #: Names loaded on first use, and their modules. Importing ``jetmcp`` (as ``jetmcp run``'s

@@ -1,13 +1,13 @@
 """Finding the server ``jetmcp run TARGET`` serves.
 
 ``TARGET`` is ``module``, ``module:attr``, ``path/to/file.py`` or ``path/to/file.py:attr``;
-``attr`` may be a factory called with no arguments (``module:create_app()``, or any callable
-that returns a server). Without ``attr``, the module's ``mcp``, ``server`` or ``app`` is
-taken (the names the official SDK's and fastmcp's own runners look for), then its only
-server object, then a factory named ``create_server``/``create_app``/``get_server``/
-``make_server``. The working directory is put on ``sys.path`` first, for every transport,
-and a file's own folder too, so a server file imports its neighbours as it does when run
-directly.
+``attr`` may be a factory: ``module:create_app()`` (literal arguments allowed:
+``module:create_server('UTC', debug=True)``), or any callable that returns a server.
+Without ``attr``, the module's ``mcp``, ``server`` or ``app`` is taken (the names the
+official SDK's and fastmcp's own runners look for), then its only server object, then a
+factory named ``create_server``/``create_app``/``get_server``/``make_server``. The working
+directory is put on ``sys.path`` first, for every transport, and a file's own folder too,
+so a server file imports its neighbours as it does when run directly.
 
 Any object :func:`jetmcp.compat.adapt` accepts may be named: a :class:`jetmcp.Server`, the
 official SDK's ``FastMCP`` (1.x), ``MCPServer`` (2.x) and low-level ``Server``, fastmcp's
@@ -117,9 +117,11 @@ def is_server(obj: Any) -> bool:
     return kind_of(obj) is not None
 
 
-def _call_factory(factory: Any, label: str) -> Any:
+def _call_factory(
+    factory: Any, label: str, args: list[Any] | None = None, kwargs: dict[str, Any] | None = None
+) -> Any:
     try:
-        value = factory()
+        value = factory(*(args or []), **(kwargs or {}))
     except TypeError as exc:
         raise LoadError(f"{label} could not be called with no arguments: {exc}") from None
     if inspect.isawaitable(value):
@@ -133,11 +135,30 @@ async def _awaited(value: Any) -> Any:
     return await value
 
 
+def _factory_call(attr: str, target: str) -> tuple[str, list[Any], dict[str, Any]] | None:
+    """``(name, args, kwargs)`` for ``name(literal, ..., key=literal)``; None for a plain
+    name."""
+    if not attr.endswith(")"):
+        return None
+    import ast
+
+    try:
+        node = ast.parse(attr, mode="eval").body
+        if not isinstance(node, ast.Call):
+            raise ValueError("not a call")
+        name = ast.unparse(node.func)
+        args = [ast.literal_eval(a) for a in node.args]
+        kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg is not None}
+    except (SyntaxError, ValueError) as exc:
+        raise LoadError(f"{target!r}: {attr!r} is not name(literal arguments): {exc}") from None
+    return name, args, kwargs
+
+
 def resolve(module: ModuleType, attr: str | None, target: str) -> Any:
     """The server object ``attr`` of ``module`` names (or the one found there)."""
     if attr is not None:
-        call = attr.endswith("()")
-        name = attr[:-2] if call else attr
+        factory = _factory_call(attr, target)
+        name = factory[0] if factory is not None else attr
         obj: Any = module
         for part in name.split("."):
             if not part.isidentifier():
@@ -146,7 +167,9 @@ def resolve(module: ModuleType, attr: str | None, target: str) -> Any:
                 obj = getattr(obj, part)
             except AttributeError:
                 raise LoadError(f"{target!r}: module has no attribute {name!r}") from None
-        if call or (callable(obj) and not is_server(obj) and not isinstance(obj, type)):
+        if factory is not None:
+            obj = _call_factory(obj, f"{target!r}", factory[1], factory[2])
+        elif callable(obj) and not is_server(obj) and not isinstance(obj, type):
             obj = _call_factory(obj, f"{target!r}")
         if not is_server(obj):
             raise LoadError(

@@ -132,8 +132,13 @@ class McpHttpApp:
         server: Server,
         settings: Settings | None = None,
         store: SessionStore | None = None,
+        *,
+        manage_lifespan: bool = True,
     ) -> None:
         self.settings = settings or Settings()
+        #: Whether the RSGI worker hooks enter the server's lifespan (False where the
+        #: runner holds it open itself: an embedded server, an ASGI app).
+        self.manage_lifespan = manage_lifespan
         self.server = server
         self.dispatcher = Dispatcher(
             server, modern_batch=self.settings.modern_batch, max_batch=self.settings.max_batch
@@ -206,7 +211,8 @@ class McpHttpApp:
         """Enter the server's lifespan before the worker serves anything, and close every
         open SSE stream when the worker is told to stop: granian drains in-flight responses
         before it exits, and a stream left open would hold it."""
-        self._lifespan.start_on(loop)
+        if self.manage_lifespan:
+            self._lifespan.start_on(loop)
         for signum in (signal.SIGTERM, signal.SIGINT):
             try:
                 previous = signal.getsignal(signum)
@@ -216,7 +222,8 @@ class McpHttpApp:
 
     def __rsgi_del__(self, loop: Any) -> None:
         """Leave the server's lifespan once the worker has stopped serving."""
-        self._lifespan.stop_on(loop)
+        if self.manage_lifespan:
+            self._lifespan.stop_on(loop)
 
     def close_streams(self) -> None:
         """End every open SSE stream of this app (GET streams of every session, legacy

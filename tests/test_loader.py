@@ -140,14 +140,23 @@ def test_bad_targets_exit_2_with_one_line(
     assert err.startswith("jetmcp: ") and message in err, err
 
 
-def test_http_serves_a_file_target_from_the_working_directory(project: Path) -> None:
+@pytest.mark.parametrize(
+    ("folder", "target", "name"),
+    [(".", "srv.py", "from-helper"), ("pkg", "server.py", "pkg")],
+    ids=["plain folder", "inside a package"],
+)
+def test_http_serves_a_file_target_from_the_working_directory(
+    project: Path, folder: str, target: str, name: str
+) -> None:
+    # Inside a package (a folder with __init__.py) Granian would prefix the package's name
+    # to jetmcp's own module: the workers must still start.
     port = free_port()
     proc = subprocess.Popen(
-        [*jetmcp_command(), "run", "srv.py", "--port", str(port)],
+        [*jetmcp_command(), "run", target, "--port", str(port)],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
-        cwd=project,
+        cwd=project / folder,
         start_new_session=True,
     )
     try:
@@ -166,7 +175,7 @@ def test_http_serves_a_file_target_from_the_working_directory(project: Path) -> 
                         break
                     time.sleep(0.1)
         assert reply is not None, proc.stderr.read().decode() if proc.stderr else ""
-        assert reply.json()["result"]["serverInfo"]["name"] == "from-helper"
+        assert reply.json()["result"]["serverInfo"]["name"] == name
     finally:
         proc.terminate()
         proc.wait(timeout=10)

@@ -6,12 +6,14 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import subprocess
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from jetmcp.loader import LoadError, find_module, load_or_explain, split_target
+from jetmcp.loader import WORKDIR_ENV, LoadError, find_module, load_or_explain, split_target
 from jetmcp.settings import Settings
 
 #: The exit status of a target that names no server.
@@ -165,6 +167,12 @@ def _serve_http(settings: Settings, log_level: str) -> None:
     from granian.server import Server as Granian
 
     settings.export()
+    # Granian resolves its import target against the working directory, and inside a Python
+    # package (a folder with __init__.py) it prefixes the package's name to it. The workers
+    # start from jetmcp's own parent folder instead and return to the user's (the app and
+    # its imports are found from there: jetmcp.loader).
+    os.environ[WORKDIR_ENV] = os.getcwd()
+    os.chdir(Path(__file__).resolve().parent.parent)
     Granian(
         "jetmcp.transports.http:app_from_env",
         address=settings.host,
@@ -186,7 +194,7 @@ def _serve_stdio(settings: Settings) -> None:
     from jetmcp.transports.stdio import serve_stdio
 
     try:
-        server = load_or_explain(settings.app)
+        server = load_or_explain(settings.app, "stdio")
     except LoadError as exc:
         raise _refuse(str(exc)) from None
     uvloop.run(serve_stdio(server, settings))

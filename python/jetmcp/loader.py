@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from jetmcp.server.app import Server
 
+#: Where ``jetmcp run`` was started, for worker processes that start elsewhere (Granian's).
+WORKDIR_ENV = "JETMCP_WORKDIR"
 #: Attribute names tried, in order, when a target names no attribute.
 SERVER_NAMES = ("mcp", "server", "app")
 #: Factory names tried after them.
@@ -36,6 +38,13 @@ FACTORY_NAMES = ("create_server", "create_app", "get_server", "make_server")
 
 class LoadError(Exception):
     """A target that names no server; the message is one line for the user."""
+
+
+def _restore_workdir() -> None:
+    """Back to where ``jetmcp run`` was started, in a worker that started elsewhere."""
+    workdir = os.environ.get(WORKDIR_ENV)
+    if workdir and os.getcwd() != workdir:
+        os.chdir(workdir)
 
 
 def _path_entries(file: Path | None) -> None:
@@ -80,6 +89,7 @@ def find_module(source: str) -> None:
 
 def import_source(source: str) -> ModuleType:
     """The module a file path or dotted name names, imported."""
+    _restore_workdir()
     if _is_file(source):
         file = Path(source)
         if not file.is_file():
@@ -207,18 +217,19 @@ def load_object(target: str) -> Any:
     return resolve(module, attr, target)
 
 
-def load_app(target: str) -> Server:
-    """The :class:`jetmcp.Server` serving ``target`` (SDK objects adapted)."""
+def load_app(target: str, transport: str | None = None) -> Server:
+    """The :class:`jetmcp.Server` serving ``target`` (SDK objects adapted for
+    ``transport``, ``"stdio"`` or ``"http"``)."""
     from jetmcp.compat import adapt
 
-    return adapt(load_object(target))
+    return adapt(load_object(target), transport)
 
 
-def load_or_explain(target: str) -> Server:
+def load_or_explain(target: str, transport: str | None = None) -> Server:
     """:func:`load_app`, with any failure turned into a :class:`LoadError` of one line
     (an exception raised while importing the user's module included)."""
     try:
-        return load_app(target)
+        return load_app(target, transport)
     except LoadError:
         raise
     except Exception as exc:

@@ -59,8 +59,22 @@ def _lowlevel(obj: Any) -> Any:
     return None
 
 
-def adapt(obj: Any) -> Server:
-    """A :class:`jetmcp.Server` that serves ``obj`` (``obj`` itself when it is one)."""
+def _uses_auth(obj: Any) -> bool:
+    settings = getattr(obj, "settings", None)
+    if getattr(settings, "auth", None) is not None:
+        return True
+    return any(
+        getattr(obj, name, None) is not None
+        for name in ("auth", "_token_verifier", "_auth_server_provider")
+    )
+
+
+def adapt(obj: Any, transport: str | None = None) -> Server:
+    """A :class:`jetmcp.Server` that serves ``obj`` (``obj`` itself when it is one).
+
+    ``transport`` (``"stdio"`` or ``"http"``) is what it will be served over, for the
+    frameworks whose handshake differs by transport (fastmcp 2.x announces only tool list
+    changes on stdio)."""
     from jetmcp.loader import LoadError
     from jetmcp.server.app import Server
 
@@ -69,13 +83,19 @@ def adapt(obj: Any) -> Server:
     kind = kind_of(obj)
     if kind is None:
         raise LoadError(f"{type(obj).__module__}.{type(obj).__qualname__} is not an MCP server")
+    if _uses_auth(obj):
+        # Serving it without its authentication would open it to anyone: refuse instead.
+        raise LoadError(
+            "this server is configured with authentication (auth=/token_verifier=), which "
+            "jetmcp does not support yet; serve it with its own SDK"
+        )
     if kind in ("mcp2", "fastmcp2"):
         from jetmcp.compat.sdk2 import adapt_v2
 
         return adapt_v2(obj)
     from jetmcp.compat.sdk1 import adapt_v1
 
-    return adapt_v1(obj)
+    return adapt_v1(obj, transport)
 
 
 __all__ = ["Kind", "adapt", "kind_of"]

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from collections.abc import Awaitable
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator, Awaitable
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from typing import Any
 
+from jetmcp._wire import encode_notification
 from jetmcp.call import NULL_SINK, Call
 from jetmcp.compat.base import (
     AdaptedServer,
@@ -90,17 +91,22 @@ def _session_class() -> type:
             self, notification: Any, related_request_id: Any = None
         ) -> None:
             message = notification.model_dump(by_alias=True, mode="json", exclude_none=True)
+            params = message.get("params")
+            # The SDK leaves ``params`` out when there are none; so does this.
+            encoded = (
+                encode_notification(message["method"])
+                if params is None
+                else encode_notification(message["method"], params)
+            )
             call = self._call
-            if call.sink is not NULL_SINK:
-                await call.notify(message["method"], message.get("params"))
+            if call.sink is not NULL_SINK and related_request_id is not None:
+                await call.sink.send(encoded)
                 return
             session = call.session
             if session is not None and session.outbound is not NULL_SINK:
-                from jetmcp._wire import encode_notification
-
-                await session.outbound.send(
-                    encode_notification(message["method"], message.get("params") or {})
-                )
+                await session.outbound.send(encoded)
+            elif call.sink is not NULL_SINK:
+                await call.sink.send(encoded)
 
     return CallSession
 
@@ -110,7 +116,7 @@ class SdkServer1(AdaptedServer):
 
     framework = "mcp 1.x"
 
-    def __init__(self, sdk: Any, low: Any) -> None:
+    def __init__(self, sdk: Any, low: Any, init_options: Any = None) -> None:
         super().__init__(sdk, low, name=low.name, version=low.version or "")
         self.website_url = getattr(low, "website_url", None)
         self._types = _sdk("mcp.types")
@@ -118,7 +124,7 @@ class SdkServer1(AdaptedServer):
         self._context_cls = _sdk("mcp.shared.context").RequestContext
         self._experimental_cls = _sdk("mcp.server.experimental.request_context").Experimental
         self._session_cls = _session_class()
-        self._init_options = low.create_initialization_options()
+        self._init_options = init_options or low.create_initialization_options()
         self.sdk_handlers(_client_methods(self._types))
 
     # -- the handshake ------------------------------------------------------------------------
@@ -206,8 +212,17 @@ class SdkServer1(AdaptedServer):
     # -- lifespan -----------------------------------------------------------------------------
 
     def enter_lifespan(self) -> AbstractAsyncContextManager[Any]:
-        result: AbstractAsyncContextManager[Any] = self.low.lifespan(self.low)
-        return result
+        return self._lifespan()
+
+    @asynccontextmanager
+    async def _lifespan(self) -> AsyncIterator[Any]:
+        # fastmcp 2.x runs its own lifespan around the low-level one, which only reads
+        # the result back.
+        outer = getattr(self.sdk, "_lifespan_manager", None)
+        async with AsyncExitStack() as stack:
+            if outer is not None:
+                await stack.enter_async_context(outer())
+            yield await stack.enter_async_context(self.low.lifespan(self.low))
 
 
 class FastMcp1Adapter(SdkServer1):
@@ -300,14 +315,23 @@ def _client_methods(types: Any) -> list[str]:
     return [m for m in methods if m not in ("initialize", "ping")]
 
 
-def adapt_v1(obj: Any) -> AdaptedServer:
+def adapt_v1(obj: Any, transport: str | None = None) -> AdaptedServer:
     """The adapter for ``obj``: a 1.x ``FastMCP``, a low-level ``Server``, or a framework
-    object holding one in ``_mcp_server`` (fastmcp 2.x)."""
+    object holding one in ``_mcp_server`` (fastmcp 2.x, whose stdio handshake announces
+    tool list changes only)."""
     fastmcp = _sdk("mcp.server.fastmcp")
     if isinstance(obj, fastmcp.FastMCP):
         return FastMcp1Adapter(obj)
-    low = obj if hasattr(obj, "request_handlers") else obj._mcp_server
-    return SdkServer1(obj, low)
+    if hasattr(obj, "request_handlers"):
+        return SdkServer1(obj, obj)
+    low = obj._mcp_server
+    options = None
+    if transport == "stdio":
+        notifications = _sdk("mcp.server.lowlevel.server").NotificationOptions
+        options = low.create_initialization_options(
+            notification_options=notifications(tools_changed=True)
+        )
+    return SdkServer1(obj, low, options)
 
 
 __all__ = ["FastMcp1Adapter", "SdkServer1", "adapt_v1"]

@@ -21,7 +21,15 @@ from collections.abc import Awaitable, Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
-from jetmcp.call import META_CLIENT_CAPABILITIES, META_CLIENT_INFO, NULL_SINK, Call, Session
+from jetmcp._wire import encode_notification
+from jetmcp.call import (
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    NULL_SINK,
+    Call,
+    Outgoing,
+    Session,
+)
 from jetmcp.compat.base import (
     AdaptedServer,
     LiftedTool,
@@ -38,25 +46,57 @@ def _sdk(name: str) -> Any:
     return importlib.import_module(name)
 
 
-class _Outbound:
-    """A session's standalone channel (the SDK ``Outbound`` of its ``Connection``):
-    notifications go to the session's GET stream or stdout; requests need a request."""
+def _notification(method: str, params: Mapping[str, Any] | None) -> bytes:
+    # The SDK leaves ``params`` out when there are none; so does this.
+    if params is None:
+        return encode_notification(method)
+    return encode_notification(method, dict(params))
 
-    def __init__(self, session: Session | None) -> None:
+
+async def _request(call: Call, method: str, params: Mapping[str, Any] | None, opts: Any) -> Any:
+    """``call.request``, with the client's error raised as the SDK's ``MCPError``."""
+    timeout = opts.get("timeout") if isinstance(opts, dict) else None
+    body = dict(params) if params is not None else None
+    try:
+        if timeout is not None:
+            return await call.request(method, body, timeout)
+        return await call.request(method, body)
+    except McpError as exc:
+        mcp_error = _sdk("mcp.shared.exceptions").MCPError
+        raise mcp_error(
+            code=exc.code, message=exc.message, data=exc.data if exc.has_data else None
+        ) from None
+
+
+class _Outbound:
+    """A session's standalone channel (the SDK ``Outbound`` of its ``Connection``): the
+    session's GET stream, or stdout. Requests on it are answered through the dispatcher's
+    table of outgoing requests, as requests of a call are."""
+
+    def __init__(self, session: Session | None, outgoing: Outgoing | None) -> None:
         self._session = weakref.ref(session) if session is not None else None
+        self._outgoing = outgoing
+
+    def _live(self) -> Session | None:
+        session = self._session() if self._session is not None else None
+        if session is None or session.outbound is NULL_SINK:
+            return None
+        return session
 
     async def send_raw_request(
         self, method: str, params: Mapping[str, Any] | None, opts: Any = None
     ) -> dict[str, Any]:
-        raise _sdk("mcp.shared.exceptions").NoBackChannelError(method)
+        session = self._live()
+        if session is None or self._outgoing is None:
+            raise _sdk("mcp.shared.exceptions").NoBackChannelError(method)
+        call = Call(method, None, session.revision, session, session.outbound, None, self._outgoing)
+        answer = await _request(call, method, params, opts)
+        return answer if isinstance(answer, dict) else {}
 
     async def notify(self, method: str, params: Mapping[str, Any] | None, opts: Any = None) -> None:
-        session = self._session() if self._session is not None else None
-        if session is None or session.outbound is NULL_SINK:
-            return
-        from jetmcp._wire import encode_notification
-
-        await session.outbound.send(encode_notification(method, dict(params or {})))
+        session = self._live()
+        if session is not None:
+            await session.outbound.send(_notification(method, params))
 
 
 class _Dispatch:
@@ -90,25 +130,13 @@ class _Dispatch:
     ) -> dict[str, Any]:
         if not self.can_send_request:
             raise _sdk("mcp.shared.exceptions").NoBackChannelError(method)
-        timeout = getattr(opts, "timeout", None) if opts is not None else None
-        try:
-            if timeout is not None:
-                answer = await self._call.request(
-                    method, dict(params) if params is not None else None, timeout
-                )
-            else:
-                answer = await self._call.request(
-                    method, dict(params) if params is not None else None
-                )
-        except McpError as exc:
-            mcp_error = _sdk("mcp.shared.exceptions").MCPError
-            raise mcp_error(
-                code=exc.code, message=exc.message, data=exc.data if exc.has_data else None
-            ) from None
+        answer = await _request(self._call, method, params, opts)
         return answer if isinstance(answer, dict) else {}
 
     async def notify(self, method: str, params: Mapping[str, Any] | None, opts: Any = None) -> None:
-        await self._call.notify(method, dict(params) if params is not None else None)
+        sink = self._call.sink
+        if sink is not NULL_SINK:
+            await sink.send(_notification(method, params))
 
     async def progress(
         self, progress: float, total: float | None = None, message: str | None = None
@@ -153,7 +181,7 @@ class SdkServer(AdaptedServer):
                 "capabilities": caps.model_dump(by_alias=True, mode="json", exclude_none=True),
                 "serverInfo": self.low.server_info_stamp,
             }
-        connection = self._connection_cls(_Outbound(None), protocol_version=version)
+        connection = self._connection_cls(_Outbound(None, None), protocol_version=version)
         runner = self._runner_cls(self.low, connection, None)
         params = {
             "protocolVersion": version,
@@ -194,7 +222,7 @@ class SdkServer(AdaptedServer):
             except Exception:
                 client_params = None
         connection = self._connection_cls(
-            _Outbound(session),
+            _Outbound(session, call.outgoing),
             protocol_version=revision.version,
             session_id=session.id if session is not None else None,
             client_params=client_params,

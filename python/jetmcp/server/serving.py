@@ -13,6 +13,9 @@ with a ``TypeError`` that says so, as is any keyword nobody defines.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import signal
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -187,6 +190,12 @@ class Serving:
                 http=HTTPModes(settings.http),
                 websockets=False,
             )
+            # The embedded server installs no signal handlers: SIGINT/SIGTERM stop it, so
+            # the lifespan's shutdown runs before the process exits.
+            loop = asyncio.get_running_loop()
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                    loop.add_signal_handler(signum, embedded.stop)
             await embedded.serve()
 
     async def run_sse_async(self, **kw: Any) -> None:

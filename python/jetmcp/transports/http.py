@@ -635,4 +635,4 @@ def app_from_env() -> McpHttpApp:
     from jetmcp.loader import load_app
 
     settings = Settings.from_env()
-    return McpHttpApp(load_app(settings.app), settings)
+    return McpHttpApp(load_app(settings.app, "http"), settings)

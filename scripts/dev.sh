@@ -49,6 +49,8 @@ case "$cmd" in
     echo "== the TypeScript SDK for the real-client tests (npm, pinned by its lockfile)"
     [ -d tests/clients/node_modules ] || \
       (cd tests/clients && npm ci --no-audit --no-fund --loglevel=error)
+    echo "== the drop-in corpus and its second environment (pinned, into .cache/dropin)"
+    bash scripts/dropin.sh
     echo "== pytest"
     "$VENV/bin/pytest" -p no:cacheprovider tests
     bash scripts/conformance.sh

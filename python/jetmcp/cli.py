@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import logging
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -69,6 +71,24 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--max-depth", type=int, default=defaults.max_depth)
     run.add_argument("--max-sessions", type=int, default=defaults.max_sessions)
     run.add_argument("--session-idle-seconds", type=float, default=defaults.session_idle_seconds)
+    run.add_argument(
+        "--max-new-sessions",
+        type=int,
+        default=defaults.max_new_sessions,
+        help="most sessions that have made no second request yet",
+    )
+    run.add_argument(
+        "--session-protect-seconds",
+        type=float,
+        default=defaults.session_protect_seconds,
+        help="a session used this recently is never ended to make room (503 instead)",
+    )
+    run.add_argument(
+        "--max-client-data-bytes",
+        type=int,
+        default=defaults.max_client_data_bytes,
+        help="most bytes of capabilities + clientInfo a session keeps (-32602 past it)",
+    )
     run.add_argument("--allowed-origins", type=_csv, default=[])
     run.add_argument("--allowed-hosts", type=_csv, default=[])
     run.add_argument(
@@ -126,6 +146,9 @@ def _settings(ns: argparse.Namespace) -> Settings:
         max_depth=ns.max_depth,
         max_sessions=ns.max_sessions,
         session_idle_seconds=ns.session_idle_seconds,
+        max_new_sessions=ns.max_new_sessions,
+        session_protect_seconds=ns.session_protect_seconds,
+        max_client_data_bytes=ns.max_client_data_bytes,
         allowed_origins=ns.allowed_origins,
         allowed_hosts=ns.allowed_hosts,
         keepalive_seconds=ns.keepalive_seconds,
@@ -161,11 +184,64 @@ def _check_target(target: str) -> None:
         raise SystemExit(EXIT_BAD_TARGET)
 
 
+#: Granian's own logs (its default sends them to stdout): stderr, like every jetmcp log, so
+#: a host that reads stdout never sees them.
+GRANIAN_LOGGING: dict[str, Any] = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "generic": {"()": "logging.Formatter", "fmt": "[%(levelname)s] %(message)s"},
+        "access": {"()": "logging.Formatter", "fmt": "%(message)s"},
+    },
+    "handlers": {
+        "console": {
+            "formatter": "generic",
+            "class": "logging.StreamHandler",
+            "stream": "ext://sys.stderr",
+        },
+        "access": {
+            "formatter": "access",
+            "class": "logging.StreamHandler",
+            "stream": "ext://sys.stderr",
+        },
+    },
+    "loggers": {
+        "_granian": {"handlers": ["console"], "level": "INFO", "propagate": False},
+        "granian.access": {"handlers": ["access"], "level": "INFO", "propagate": False},
+    },
+}
+
+
+def check_port_free(host: str, port: int) -> None:
+    """Exit (status 2) when something already listens on ``host:port``.
+
+    Granian's workers share their port with SO_REUSEPORT, which would let a second server
+    bind the same port and split the traffic with the first. A socket without that option
+    cannot bind next to a listener, so binding one first tells. (Two runs started within the
+    same instant can still both pass: the check narrows the window, it cannot close it.)
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    probe = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        # Connections of an earlier run still in TIME_WAIT do not make the port busy.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        probe.bind((host, port))
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        if exc.errno == errno.EADDRINUSE:
+            reason = "address in use (another server listens there; pick another --port)"
+        print(f"jetmcp: cannot listen on {host}:{port}: {reason}", file=sys.stderr)
+        raise SystemExit(2) from None
+    finally:
+        probe.close()
+
+
 def _serve_http(settings: Settings, log_level: str) -> None:
     from granian.constants import HTTPModes, Interfaces, Loops
     from granian.log import LogLevels
     from granian.server import Server as Granian
 
+    check_port_free(settings.host, settings.port)
     settings.export()
     # Granian resolves its import target against the working directory, and inside a Python
     # package (a folder with __init__.py) it prefixes the package's name to it. The workers
@@ -185,6 +261,7 @@ def _serve_http(settings: Settings, log_level: str) -> None:
         websockets=False,
         factory=True,
         log_level=LogLevels(log_level),
+        log_dictconfig=GRANIAN_LOGGING,
     ).serve()
 
 

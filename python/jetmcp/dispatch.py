@@ -64,6 +64,8 @@ _FRAME_SINGLE = _wire.FRAME_SINGLE
 _FRAME_BATCH = _wire.FRAME_BATCH
 _FRAME_PARSE_ERROR = _wire.FRAME_PARSE_ERROR
 _FRAME_EMPTY_BATCH = _wire.FRAME_EMPTY_BATCH
+#: ``Settings.max_client_data_bytes``'s default.
+DEFAULT_MAX_CLIENT_DATA_BYTES = 16 * 1024
 _encode_result = _wire.encode_result
 _encode_error = _wire.encode_error
 _route = _wire.route
@@ -131,7 +133,10 @@ class Exchange:
     ``new_session`` is set when the body was an ``initialize`` that opened a session.
     A 2026-07-28 body has ``revision.modern``; over HTTP ``headers`` then holds its routing
     headers. ``sniff_meta`` (stdio) serves a line the modern way when its requests carry a
-    ``_meta`` protocol version, whatever the session negotiated.
+    ``_meta`` protocol version, whatever the session negotiated. ``outgoing`` is where the
+    client's answers to server-to-client requests are looked up (and where this body's
+    handlers register theirs): the session's own table when None and there is a session,
+    else the dispatcher's table for session-less requests.
     """
 
     __slots__ = (
@@ -140,6 +145,7 @@ class Exchange:
         "http_status",
         "inflight",
         "new_session",
+        "outgoing",
         "revision",
         "session",
         "sink",
@@ -156,6 +162,7 @@ class Exchange:
         answer_cancelled: bool = False,
         headers: RoutingHeaders | None = None,
         sniff_meta: bool = False,
+        outgoing: Outgoing | None = None,
     ) -> None:
         self.revision = revision
         self.session = session
@@ -168,6 +175,7 @@ class Exchange:
         self.http_status = 200
         self.headers = headers
         self.sniff_meta = sniff_meta
+        self.outgoing = outgoing
 
 
 class _Modern:
@@ -195,12 +203,16 @@ class Dispatcher:
         *,
         modern_batch: bool = True,
         max_batch: int = _wire.DEFAULT_MAX_BATCH,
+        max_client_data_bytes: int = DEFAULT_MAX_CLIENT_DATA_BYTES,
     ) -> None:
         self.server = server
+        #: The most a session keeps of what its client sent at ``initialize``.
+        self.max_client_data_bytes = max_client_data_bytes
         #: Batches at 2026-07-28 (jetmcp's ``io.jetmcp/batch`` extension), and their bound.
         self.modern_batch = modern_batch
         self.max_batch = max_batch
-        #: Server-to-client requests waiting for answers, whatever session they belong to.
+        #: Server-to-client requests of session-less requests (a session, an HTTP+SSE
+        #: connection or a stdio process has its own table: see :class:`Exchange`).
         self.outgoing = Outgoing()
         #: Methods the dispatcher answers itself, looked up before the server's handlers
         #: (``initialize`` maps to a marker: it is answered apart).
@@ -392,7 +404,7 @@ class Dispatcher:
                         ex.session,
                         ex.sink,
                         params.get("_meta"),
-                        self.outgoing,
+                        self._outgoing(ex),
                     ),
                 )
                 if isinstance(result, dict):
@@ -409,11 +421,21 @@ class Dispatcher:
             self._notification(entry, ex)
             return None
         if kind == _RESPONSE:
-            # An answer to one of our server-to-client requests; nothing is owed back.
-            if entry.raw_id is not None:
-                self.outgoing.resolve(loads(entry.raw_id), entry.is_error, entry.result())
+            # An answer to one of our server-to-client requests; nothing is owed back. It is
+            # looked up only among the requests of this client's own scope.
+            if entry.raw_id is not None and not self._outgoing(ex).resolve(
+                loads(entry.raw_id), entry.is_error, entry.result()
+            ):
+                log.debug("dropped a response that answers no request of its sender")
             return None
         return _encode_error(entry.raw_id, INVALID_REQUEST, f"Invalid Request: {entry.reason}")
+
+    def _outgoing(self, ex: Exchange) -> Outgoing:
+        """The server-to-client requests of the client that sent ``ex``."""
+        if ex.outgoing is not None:
+            return ex.outgoing
+        session = ex.session
+        return session.outgoing if session is not None else self.outgoing
 
     def _register(self, entry: _wire.Entry, ex: Exchange) -> tuple[bool, Any] | None:
         if ex.inflight is None or entry.raw_id is None:
@@ -582,14 +604,24 @@ class Dispatcher:
     # ------------------------------------------------------------------ lifecycle
 
     def _new_session(self, revision: Revision, params: dict[str, Any]) -> Session:
+        """The session an ``initialize`` opens; -32602 when the client data it would keep
+        (capabilities and clientInfo, as JSON) is over ``max_client_data_bytes``."""
         caps = params.get("capabilities")
         info = params.get("clientInfo")
-        return Session(
+        session = Session(
             None,
             revision,
             caps if isinstance(caps, dict) else {},
             info if isinstance(info, dict) else {},
         )
+        size = session.client_data_size
+        if size > self.max_client_data_bytes:
+            raise McpError(
+                INVALID_PARAMS,
+                f"Invalid params: capabilities and clientInfo take {size} bytes; this server "
+                f"keeps at most {self.max_client_data_bytes} per session",
+            )
+        return session
 
     def _initialize(self, params: dict[str, Any], ex: Exchange) -> dict[str, Any]:
         revision = revisions.negotiate(params.get("protocolVersion"))

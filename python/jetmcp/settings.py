@@ -45,8 +45,19 @@ class Settings:
     modern_batch: bool = True
     #: Deepest nesting of arrays/objects in a message; deeper is -32700.
     max_depth: int = 100
-    #: Most live sessions kept in memory; the least recently used is ended past it.
+    #: Most live sessions kept. Past it, room is made by ending the oldest session that
+    #: has not made a second request yet, else the least recently used one idle for
+    #: ``session_protect_seconds``; when every session is busier than that, the new
+    #: ``initialize`` is refused (HTTP 503) instead.
     max_sessions: int = 10_000
+    #: Most sessions that have not yet made a second request (a flood of ``initialize``
+    #: churns only these, never the established sessions).
+    max_new_sessions: int = 1_000
+    #: An established session used within this many seconds is never ended to make room.
+    session_protect_seconds: float = 60.0
+    #: The most a session keeps of what its client sent at ``initialize`` (capabilities and
+    #: clientInfo, as JSON bytes); more is refused with -32602.
+    max_client_data_bytes: int = 16 * 1024
     #: Seconds a session may sit idle before it is ended.
     session_idle_seconds: float = 3600.0
     #: Extra origins and hosts accepted besides localhost (DNS-rebinding protection).

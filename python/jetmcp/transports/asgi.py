@@ -30,18 +30,26 @@ Send = Callable[[Message], Awaitable[None]]
 
 
 class _Headers:
-    """Request headers as RSGI gives them: lower-case names, the first value of each."""
+    """Request headers as RSGI gives them: lower-case names; ``get`` the first value of a
+    name, ``get_all`` every value."""
 
-    __slots__ = ("_map",)
+    __slots__ = ("_all", "_map")
 
     def __init__(self, raw: list[tuple[bytes, bytes]]) -> None:
         found: dict[str, str] = {}
+        every: dict[str, list[str]] = {}
         for name, value in raw:
-            found.setdefault(name.decode("latin-1").lower(), value.decode("latin-1"))
+            key, text = name.decode("latin-1").lower(), value.decode("latin-1")
+            found.setdefault(key, text)
+            every.setdefault(key, []).append(text)
         self._map = found
+        self._all = every
 
     def get(self, name: str, default: Any = None) -> Any:
         return self._map.get(name, default)
+
+    def get_all(self, name: str) -> list[str]:
+        return list(self._all.get(name, ()))
 
     def items(self) -> Any:
         return self._map.items()
@@ -51,10 +59,12 @@ class _Headers:
 
 
 class _RsgiScope:
-    __slots__ = ("headers", "method", "path", "proto", "query_string")
+    __slots__ = ("authority", "headers", "method", "path", "proto", "query_string")
 
     def __init__(self, scope: Scope) -> None:
         self.proto = "http"
+        #: HTTP/2's ``:authority``; ASGI servers fold it into ``host``.
+        self.authority: str | None = None
         self.method = str(scope.get("method", "GET"))
         path = str(scope.get("path", "/"))
         root = str(scope.get("root_path", "") or "")

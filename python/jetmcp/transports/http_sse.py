@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 from jetmcp import _wire
-from jetmcp.call import Session
+from jetmcp.call import Outgoing, Session
 from jetmcp.dispatch import Exchange, InFlight
 from jetmcp.errors import INVALID_REQUEST
 from jetmcp.protocol import revisions
@@ -42,13 +42,15 @@ class SseConnection:
     """One client's event stream: the sink of every exchange it POSTs, and its session's
     ``outbound``."""
 
-    __slots__ = ("id", "inflight", "listener", "session", "tasks")
+    __slots__ = ("id", "inflight", "listener", "outgoing", "session", "tasks")
 
     def __init__(self, connection_id: str, transport: Any) -> None:
         self.id = connection_id
         self.listener = Listener(transport, connection_id)
         self.session: Session | None = None
         self.inflight = InFlight()
+        #: Its server-to-client requests: answers POSTed for this connection only.
+        self.outgoing = Outgoing()
         #: Requests still being worked on (their replies go out when they finish).
         self.tasks: set[asyncio.Task[None]] = set()
 
@@ -151,6 +153,7 @@ class LegacySse:
             session,
             conn,
             conn.inflight,
+            outgoing=conn.outgoing,
         )
         pending = self.dispatcher.start(frame, ex)
         new = ex.new_session

@@ -53,7 +53,10 @@ class StdioServer:
     def __init__(self, server: Server, settings: Settings | None = None) -> None:
         self.settings = settings or Settings()
         self.dispatcher = Dispatcher(
-            server, modern_batch=self.settings.modern_batch, max_batch=self.settings.max_batch
+            server,
+            modern_batch=self.settings.modern_batch,
+            max_batch=self.settings.max_batch,
+            max_client_data_bytes=self.settings.max_client_data_bytes,
         )
         self.session: Session | None = None
         self.inflight = InFlight()

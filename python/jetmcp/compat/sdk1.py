@@ -15,7 +15,6 @@ native tools; their exceptions and non-primitive returns are shaped as the SDK s
 from __future__ import annotations
 
 import importlib
-import inspect
 from collections.abc import AsyncIterator, Awaitable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from typing import Any
@@ -27,7 +26,7 @@ from jetmcp.compat.base import (
     LiftedTool,
     lifting_enabled,
     log,
-    plain_annotation,
+    plain_return,
     sdk_error,
 )
 from jetmcp.errors import INVALID_PARAMS, McpError
@@ -239,11 +238,7 @@ class FastMcp1Adapter(SdkServer1):
     def _lift(self, tool: Any) -> None:
         if tool.context_kwarg is not None or tool.is_async:
             return
-        try:
-            annotation = inspect.signature(tool.fn).return_annotation
-        except (TypeError, ValueError):
-            return
-        if not plain_annotation(annotation):
+        if not plain_return(tool.fn):
             return
         meta = tool.fn_metadata
         has_output = tool.output_schema is not None

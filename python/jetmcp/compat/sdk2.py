@@ -15,7 +15,6 @@ non-primitive returns are shaped by the SDK's own conversion.
 from __future__ import annotations
 
 import importlib
-import inspect
 import weakref
 from collections.abc import Awaitable, Mapping
 from contextlib import AbstractAsyncContextManager
@@ -35,7 +34,7 @@ from jetmcp.compat.base import (
     LiftedTool,
     lifting_enabled,
     log,
-    plain_annotation,
+    plain_return,
     sdk_error,
 )
 from jetmcp.errors import McpError
@@ -282,11 +281,7 @@ class McpServerAdapter(SdkServer):
         if tool.context_kwarg is not None or tool.resolved_params or tool.is_async:
             return
         fn = tool.fn
-        try:
-            annotation = inspect.signature(fn).return_annotation
-        except (TypeError, ValueError):
-            return
-        if not plain_annotation(annotation):
+        if not plain_return(fn):
             return
         meta = tool.fn_metadata
         has_output = tool.output_schema is not None
@@ -296,7 +291,11 @@ class McpServerAdapter(SdkServer):
         tool_types = _sdk("mcp_types")
 
         def convert(value: Any, revision: Revision) -> dict[str, Any]:
-            result = meta.convert_result(value)
+            try:
+                result = meta.convert_result(value)
+            except Exception as exc:
+                # The SDK's Tool.run: a return value that fails output conversion is a crash.
+                return explain(exc, revision)
             return self._dump_tool_result(result, revision)
 
         def explain(exc: Exception, revision: Revision) -> dict[str, Any]:

@@ -136,3 +136,34 @@ def test_lifted_tools_answer_as_the_sdk_does(
     crash = lifted[[name for name, _ in CALLS].index("crash")]
     assert crash["content"][0]["text"] == "Error executing tool crash"
     assert lifted[-1] == (-32050, "no", {"n": 1})
+
+
+def test_completion_handlers_get_the_sdk_types() -> None:
+    import mcp.types as sdk
+
+    from jetmcp.server import completion
+
+    seen: list[Any] = []
+
+    def handler(ref: Any, argument: Any, context: Any) -> list[str]:
+        seen.append((ref, argument, context))
+        return ["x"]
+
+    result = completion.complete(
+        handler,
+        completion.PromptReference("greet"),
+        completion.CompletionArgument("name", "a"),
+        completion.CompletionContext({"k": "v"}),
+    )
+    assert result == {"completion": {"values": ["x"]}}
+    ref, argument, context = seen[0]
+    # The SDK's own classes, as a handler written for the SDK checks them...
+    assert isinstance(ref, sdk.PromptReference) and ref.name == "greet"
+    assert isinstance(argument, sdk.CompletionArgument) and argument.value == "a"
+    assert isinstance(context, sdk.CompletionContext) and context.arguments == {"k": "v"}
+    # ...and still jetmcp's, for handlers written for jetmcp.
+    assert isinstance(ref, completion.PromptReference)
+    assert not isinstance(ref, completion.ResourceTemplateReference)
+    assert ref == completion.PromptReference("greet")
+    assert completion.PromptReference("greet") == ref
+    assert argument == completion.CompletionArgument("name", "a")

@@ -54,6 +54,8 @@ case "$cmd" in
     echo "== pytest"
     "$VENV/bin/pytest" -p no:cacheprovider tests
     bash scripts/conformance.sh
+    echo "== the SDK's everything-server, unchanged, under jetmcp: the conformance scenarios it passes on its SDK"
+    bash scripts/dropin-conformance.sh
     ;;
   *)
     echo "usage: bash scripts/dev.sh serve|test" >&2

@@ -115,6 +115,36 @@ class AdaptedServer(Server):
         raise NotImplementedError
 
 
+class _SchemaOnly:
+    __slots__ = ("input_schema",)
+
+    def __init__(self, input_schema: dict[str, Any]) -> None:
+        self.input_schema = input_schema
+
+
+class ToolTable(dict[str, Tool]):
+    """The lifted tools, by name. ``get`` of a tool the SDK serves itself gives an object
+    holding only its input schema, the SDK's own (``get_tool_input_schema``), so the
+    dispatcher checks the 2026-07-28 ``Mcp-Param-*`` headers of every tool, lifted or not."""
+
+    __slots__ = ("schema_of",)
+
+    def __init__(self, schema_of: Callable[[str], Any]) -> None:
+        super().__init__()
+        self.schema_of = schema_of
+
+    def get(self, key: str, default: Any = None) -> Any:
+        found = super().get(key)
+        if found is not None or type(key) is not str:
+            return found if found is not None else default
+        try:
+            schema = self.schema_of(key)
+        except Exception:  # the SDK then serves the call unvalidated; so does jetmcp
+            log.debug("no input schema for tool %r", key, exc_info=True)
+            return default
+        return _SchemaOnly(schema) if isinstance(schema, dict) else default
+
+
 class SdkHandlers(dict[str, Any]):
     """The adapted server's method table: a method it does not list still goes to the SDK,
     which answers it as it would (its own "method not found", or a custom handler added

@@ -32,6 +32,7 @@ from jetmcp.call import (
 from jetmcp.compat.base import (
     AdaptedServer,
     LiftedTool,
+    ToolTable,
     lifting_enabled,
     log,
     plain_return,
@@ -169,6 +170,11 @@ class SdkServer(AdaptedServer):
         self._transport_plain = transport(kind="jetmcp", can_send_request=False)
         methods = [m for m in low._request_handlers if m not in ("ping", "server/discover")]
         self.sdk_handlers(methods)
+        self._tools = ToolTable(self._input_schema)
+
+    def _input_schema(self, name: str) -> Any:
+        schema_of = getattr(self.low, "get_tool_input_schema", None)
+        return schema_of(name) if callable(schema_of) else None
 
     # -- the handshake ------------------------------------------------------------------------
 

@@ -116,7 +116,7 @@ def test_stdio_targets(project: Path, target: str, name: str) -> None:
         ("srv:nope", "module has no attribute 'nope'"),
         ("nothing.py", "holds no MCP server"),
         ("two.py", "holds several servers (first, second)"),
-        ("srv:add", "could not be called with no arguments"),
+        ("srv:add", "could not be called: add() missing 2 required positional arguments"),
         ("srv:LABEL", "not an MCP server"),
         ("broken.py", "No module named 'not_a_module_anywhere'"),
         ("srv:", "names no attribute"),
@@ -194,3 +194,77 @@ def test_load_app_returns_the_same_server(project: Path) -> None:
     server = load_app(str(project / "other.py") + ":my_server")
     assert server.name == "other"
     assert load_app(str(project / "other.py")) is server
+
+
+PROGRAM = """
+import argparse
+
+from jetmcp import Server
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--name", required=True)
+    args = parser.parse_args()
+    server = Server(args.name)
+
+    @server.tool()
+    def hello() -> str:
+        return "hi"
+
+    server.run()
+"""
+
+SDK_PROGRAM = """
+import asyncio
+
+import mcp.types as types
+from mcp.server.lowlevel import Server
+from mcp.server.models import InitializationOptions
+from mcp.server.stdio import stdio_server
+
+
+async def serve():
+    server = Server("built-inside")
+    async with stdio_server() as (read, write):
+        await server.run(
+            read,
+            write,
+            InitializationOptions(
+                server_name="named-by-its-program",
+                server_version="9.9",
+                capabilities=server.get_capabilities(),
+            ),
+        )
+
+
+def main():
+    asyncio.run(serve())
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "argv", "name"),
+    [
+        (PROGRAM, "prog.py:main", ["--", "--name", "from-argv"], "from-argv"),
+        # The SDK's own stdio_server() opened first reads nothing of the client's stdin,
+        # and the InitializationOptions the program passed are the handshake.
+        (SDK_PROGRAM, "prog.py:main", [], "named-by-its-program"),
+    ],
+    ids=["jetmcp program with arguments", "SDK low-level program"],
+)
+def test_a_program_that_runs_its_server(
+    tmp_path: Path, source: str, target: str, argv: list[str], name: str
+) -> None:
+    (tmp_path / "prog.py").write_text(source)
+    proc = subprocess.run(
+        [*jetmcp_command(), "run", target, "--transport", "stdio", *argv],
+        input=(json.dumps(INIT) + "\n").encode(),
+        capture_output=True,
+        cwd=tmp_path,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    reply = json.loads(proc.stdout.splitlines()[0])
+    assert reply["result"]["serverInfo"]["name"] == name

@@ -15,7 +15,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from jetmcp.loader import WORKDIR_ENV, LoadError, find_module, load_or_explain, split_target
+from jetmcp.loader import (
+    TARGET_ARGV_ENV,
+    WORKDIR_ENV,
+    LoadError,
+    find_module,
+    load_or_explain,
+    split_target,
+)
 from jetmcp.settings import Settings
 
 #: The exit status of a target that names no server.
@@ -35,14 +42,22 @@ def _parser() -> argparse.ArgumentParser:
     defaults = Settings()
     parser = argparse.ArgumentParser(prog="jetmcp", description="A fast MCP server.")
     sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="serve an MCP app over HTTP or stdio")
+    run = sub.add_parser(
+        "run",
+        help="serve an MCP app over HTTP or stdio",
+        usage="jetmcp run [TARGET] [options] [-- ARGS...]",
+        epilog="ARGS after -- are the sys.argv[1:] a called TARGET sees "
+        "(a console script's main parses its own arguments).",
+    )
     run.add_argument(
         "app",
         nargs="?",
         default=defaults.app,
         metavar="TARGET",
-        help="module, module:attr, path/to/file.py or file.py:attr (attr may be factory())",
+        help="module, module:attr, path/to/file.py or file.py:attr (attr may be factory() "
+        "or a program's main: the server it runs is served)",
     )
+
     run.add_argument("--transport", choices=("http", "stdio"), default="http")
     run.add_argument("--host", default=defaults.host)
     run.add_argument("--port", type=int, default=defaults.port)
@@ -278,7 +293,13 @@ def _serve_stdio(settings: Settings) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ns = _parser().parse_args(argv)
+    args = list(sys.argv[1:] if argv is None else argv)
+    target_args: list[str] = []
+    if args[:1] == ["run"] and "--" in args:
+        cut = args.index("--")
+        args, target_args = args[:cut], args[cut + 1 :]
+    ns = _parser().parse_args(args)
+    ns.argv = target_args
     if ns.command == "bench":
         return _bench(ns)
     logging.basicConfig(
@@ -287,6 +308,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     settings = _settings(ns)
+    os.environ[TARGET_ARGV_ENV] = json.dumps(ns.argv)
     if ns.transport == "stdio":
         _serve_stdio(settings)
     else:

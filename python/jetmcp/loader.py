@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 #: Where ``jetmcp run`` was started, for worker processes that start elsewhere (Granian's).
 WORKDIR_ENV = "JETMCP_WORKDIR"
+#: The arguments after ``--`` (JSON), the ``sys.argv[1:]`` a called target sees.
+TARGET_ARGV_ENV = "JETMCP_TARGET_ARGV"
 #: Attribute names tried, in order, when a target names no attribute.
 SERVER_NAMES = ("mcp", "server", "app")
 #: Factory names tried after them.
@@ -127,17 +129,43 @@ def is_server(obj: Any) -> bool:
     return kind_of(obj) is not None
 
 
+def target_argv() -> list[str]:
+    """The arguments given after ``--`` to ``jetmcp run`` (exported for its workers)."""
+    import json
+
+    raw = os.environ.get(TARGET_ARGV_ENV)
+    value = json.loads(raw) if raw else []
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
 def _call_factory(
     factory: Any, label: str, args: list[Any] | None = None, kwargs: dict[str, Any] | None = None
 ) -> Any:
-    try:
-        value = factory(*(args or []), **(kwargs or {}))
-    except TypeError as exc:
-        raise LoadError(f"{label} could not be called with no arguments: {exc}") from None
-    if inspect.isawaitable(value):
-        import asyncio
+    """What calling ``factory`` gives: the server it returns, or the server it starts to
+    run (a console script's ``main``: :mod:`jetmcp.compat.capture`), called with
+    ``sys.argv`` set to the arguments after ``--``."""
+    from jetmcp.compat.capture import captured_in, capturing
 
-        value = asyncio.run(_awaited(value))
+    name = getattr(factory, "__name__", "target")
+    try:
+        with capturing([name, *target_argv()]):
+            try:
+                value = factory(*(args or []), **(kwargs or {}))
+            except TypeError as exc:
+                if exc.__traceback__ is not None and exc.__traceback__.tb_next is None:
+                    raise LoadError(f"{label} could not be called: {exc}") from None
+                raise
+            if inspect.isawaitable(value):
+                import asyncio
+
+                value = asyncio.run(_awaited(value))
+    except LoadError:
+        raise
+    except BaseException as exc:
+        captured = captured_in(exc)
+        if captured is None:
+            raise
+        return captured.server
     return value
 
 

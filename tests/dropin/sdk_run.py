@@ -3,6 +3,7 @@ drop-in tests compare jetmcp against.
 
     python sdk_run.py TARGET stdio
     python sdk_run.py TARGET http PORT
+    python sdk_run.py MODULE:FUNC program ARGS...   # a console script, run as it is
 
 TARGET is found exactly as ``jetmcp run`` finds it (:func:`jetmcp.loader.load_object`), so
 both sides serve the same object. stdio runs the framework's own stdio entry; HTTP serves
@@ -63,8 +64,21 @@ def http_app(obj: Any) -> Any:
     return Starlette(routes=[Mount("/mcp", app=handle)], lifespan=lifespan)
 
 
+def program(target: str, args: list[str]) -> None:
+    """Run a console script's function with ``sys.argv`` as its command line gives it."""
+    import importlib
+
+    module_name, _, name = target.partition(":")
+    func = getattr(importlib.import_module(module_name), name)
+    sys.argv = [name, *args]
+    func()
+
+
 def main() -> int:
     target, transport = sys.argv[1], sys.argv[2]
+    if transport == "program":
+        program(target, sys.argv[3:])
+        return 0
     obj = load_object(target)
     if transport == "stdio":
         stdio(obj)

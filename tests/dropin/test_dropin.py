@@ -45,6 +45,9 @@ class Entry:
     label: str
     target: str
     cwd: Path
+    #: A program (a console script's ``main``) run with these arguments, rather than a
+    #: server object: on its SDK it runs itself; jetmcp serves the server it starts.
+    program: tuple[str, ...] | None = None
 
     def __str__(self) -> str:
         return self.label
@@ -97,6 +100,28 @@ def corpus() -> list[Entry]:
         Entry("v2", "pypi/mcp-server-git", "mcp_server_git.server:create_server(None)", work),
         Entry("v2", "pypi/mcp-server-fetch", "mcp_server_fetch.server:create_server()", work),
         Entry("v1", "pypi/mcp-server-calculator", "mcp_server_calculator.calculator:mcp", work),
+        # Console scripts, unchanged: each builds its server in main() and runs it.
+        Entry(
+            "v2",
+            "pypi/mcp-server-time (console script)",
+            "mcp_server_time:main",
+            work,
+            ("--local-timezone", "UTC"),
+        ),
+        Entry(
+            "v1",
+            "pypi/mcp-server-sqlite (console script)",
+            "mcp_server_sqlite:main",
+            work,
+            ("--db-path", str(work / "corpus.sqlite")),
+        ),
+        Entry(
+            "v2",
+            "pypi/excel-mcp-server (console script)",
+            "excel_mcp.cli:main",
+            work,
+            ("stdio", "--allow-dir", str(work / "sheets")),
+        ),
         Entry(
             "v2",
             "mcp2-everything-server",
@@ -137,6 +162,14 @@ HTTP_ENTRIES = {
 def _sides(entry: Entry, transport: str) -> dict[str, list[str]]:
     python = str(PYTHON[entry.env])
     sdk_run = str(HERE / "sdk_run.py")
+    if entry.program is not None:
+        return {
+            "sdk": [python, sdk_run, entry.target, "program", *entry.program],
+            "jetmcp": [
+                *(python, "-m", "jetmcp", "run", entry.target, "--transport", "stdio"),
+                *("--", *entry.program),
+            ],
+        }
     if transport == "stdio":
         return {
             "sdk": [python, sdk_run, entry.target, "stdio"],
@@ -162,7 +195,7 @@ def _env() -> dict[str, str]:
 def _run_batches(folder: Path, cases: list[tuple[Entry, str]]) -> dict[str, Any]:
     """Every transcript of ``cases``, from one batch driver per environment (both at once):
     each process imports its SDK client once and drives its entries in turn."""
-    (CACHE / "work").mkdir(parents=True, exist_ok=True)
+    (CACHE / "work" / "sheets").mkdir(parents=True, exist_ok=True)
     running = []
     for env in ("v1", "v2"):
         spec = [
@@ -237,7 +270,7 @@ def _last_error(text: str) -> str:
 
 CORPUS = corpus()
 CASES = [(entry, "stdio") for entry in CORPUS] + [
-    (entry, "http") for entry in CORPUS if entry.label in HTTP_ENTRIES
+    (entry, "http") for entry in CORPUS if entry.label in HTTP_ENTRIES and entry.program is None
 ]
 
 

@@ -29,6 +29,7 @@ from jetmcp.compat.base import (
     plain_return,
     sdk_error,
 )
+from jetmcp.compat.capture import INIT_OPTIONS_ATTR
 from jetmcp.errors import INVALID_PARAMS, McpError
 from jetmcp.protocol.revisions import Revision
 
@@ -318,7 +319,8 @@ def adapt_v1(obj: Any, transport: str | None = None) -> AdaptedServer:
     if isinstance(obj, fastmcp.FastMCP):
         return FastMcp1Adapter(obj)
     if hasattr(obj, "request_handlers"):
-        return SdkServer1(obj, obj)
+        # The options its program passed to run(), where jetmcp captured it running.
+        return SdkServer1(obj, obj, getattr(obj, INIT_OPTIONS_ATTR, None))
     low = obj._mcp_server
     options = None
     if transport == "stdio":

@@ -38,6 +38,7 @@ from jetmcp.compat.base import (
     plain_return,
     sdk_error,
 )
+from jetmcp.compat.capture import INIT_OPTIONS_ATTR
 from jetmcp.errors import McpError
 from jetmcp.protocol.revisions import Revision
 
@@ -187,7 +188,9 @@ class SdkServer(AdaptedServer):
                 "serverInfo": self.low.server_info_stamp,
             }
         connection = self._connection_cls(_Outbound(None, None), protocol_version=version)
-        runner = self._runner_cls(self.low, connection, None)
+        # The options its program passed to run(), where jetmcp captured it running.
+        options = getattr(self.low, INIT_OPTIONS_ATTR, None)
+        runner = self._runner_cls(self.low, connection, None, init_options=options)
         params = {
             "protocolVersion": version,
             "capabilities": {},

@@ -21,6 +21,22 @@ Result = dict[str, Any] | Awaitable[dict[str, Any]]
 Handler = Callable[[dict[str, Any], "Call"], Result]
 
 
+class Timed:
+    """A handler's awaitable result that carries its own deadline: ``seconds`` instead of
+    the server's request timeout (a tool's ``timeout``), or ``math.inf`` for a request that
+    waits by design (``subscriptions/listen``, ``tasks/result``). Awaiting it awaits the
+    result, so code that knows nothing of deadlines can still use it."""
+
+    __slots__ = ("awaitable", "seconds")
+
+    def __init__(self, awaitable: Awaitable[dict[str, Any]], seconds: float) -> None:
+        self.awaitable = awaitable
+        self.seconds = seconds
+
+    def __await__(self) -> Any:
+        return self.awaitable.__await__()
+
+
 class EncodedResult(dict[str, Any]):
     """A result that stays as it is once built (a listing served again and again), with its
     JSON made once: the dispatcher writes that instead of encoding the dict on every reply.
@@ -300,5 +316,6 @@ __all__ = [
     "Result",
     "Session",
     "Sink",
+    "Timed",
     "dumps",
 ]

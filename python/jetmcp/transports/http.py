@@ -20,13 +20,15 @@ import asyncio
 import contextlib
 import logging
 import signal
+import time
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from jetmcp import _wire
 from jetmcp.call import NULL_SINK, Session, Sink
+from jetmcp.deadlines import STOP_SHUTDOWN
 from jetmcp.dispatch import Dispatcher, Exchange
-from jetmcp.errors import INTERNAL_ERROR, INVALID_REQUEST
+from jetmcp.errors import INTERNAL_ERROR, INVALID_REQUEST, SERVER_ERROR
 from jetmcp.protocol import modern, revisions
 from jetmcp.server.app import Server
 from jetmcp.server.lifespan import LifespanScope
@@ -47,6 +49,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("jetmcp.http")
 
 _JSON = [("content-type", "application/json")]
+#: Sent with the 429s and 503s of the caps: the refusals that a later retry may get past.
+RETRY_AFTER = ("retry-after", "1")
+_monotonic = time.monotonic
 _decode = _wire.decode
 _FRAME_SINGLE = _wire.FRAME_SINGLE
 _FRAME_PARSE_ERROR = _wire.FRAME_PARSE_ERROR
@@ -129,12 +134,7 @@ class McpHttpApp:
         #: runner holds it open itself: an embedded server, an ASGI app).
         self.manage_lifespan = manage_lifespan
         self.server = server
-        self.dispatcher = Dispatcher(
-            server,
-            modern_batch=self.settings.modern_batch,
-            max_batch=self.settings.max_batch,
-            max_client_data_bytes=self.settings.max_client_data_bytes,
-        )
+        self.dispatcher = Dispatcher.from_settings(server, self.settings)
         self.store: SessionStore = store or MemorySessionStore(
             self.settings.max_sessions,
             self.settings.session_idle_seconds,
@@ -152,6 +152,18 @@ class McpHttpApp:
         #: ``Content-Length`` values already found within the limit.
         self._lengths_ok: set[str] = set()
         self._lifespan = LifespanScope(server)
+        #: Body reads under way (the future of each, and when it began by :attr:`_clock`),
+        #: oldest first: the watch started by :meth:`__rsgi_init__` cancels those past
+        #: ``body_timeout_seconds``.
+        self._reading: dict[Any, float] = {}
+        #: ``time.monotonic()`` as of the watch's last look (it looks every second or
+        #: quarter of the timeout): a read is stamped with it, which is cheaper than the
+        #: clock itself, and the watch allows for its lag.
+        self._clock = 0.0
+        #: Open GET streams of every session (what ``max_streams`` counts).
+        self.open_streams = 0
+        #: Set once the shutdown grace ran out: what is still being read is refused 503.
+        self._stopping = False
         self.legacy: LegacySse | None = None
         if self.settings.sse_path and not self.settings.stateless:
             from jetmcp.transports.http_sse import LegacySse
@@ -200,15 +212,19 @@ class McpHttpApp:
                 )
 
     def __rsgi_init__(self, loop: Any) -> None:
-        """Enter the server's lifespan before the worker serves anything, and close every
-        open SSE stream when the worker is told to stop: granian drains in-flight responses
-        before it exits, and a stream left open would hold it."""
+        """Enter the server's lifespan before the worker serves anything, start the watch on
+        body reads, and stop gracefully when the worker is told to: open SSE streams close at
+        once (granian drains in-flight responses before it exits, and a stream left open
+        would hold it); requests still running get ``shutdown_grace_seconds`` to finish,
+        then are answered with an error."""
         if self.manage_lifespan:
             self._lifespan.start_on(loop)
+        if self.settings.body_timeout_seconds > 0:
+            loop.call_soon(self._watch_bodies)
         for signum in (signal.SIGTERM, signal.SIGINT):
             try:
                 previous = signal.getsignal(signum)
-                signal.signal(signum, _chained(previous, loop, self.close_streams))
+                signal.signal(signum, _chained(previous, loop, self.shutdown))
             except (ValueError, OSError):  # not the main thread: nothing to hook
                 return
 
@@ -216,6 +232,79 @@ class McpHttpApp:
         """Leave the server's lifespan once the worker has stopped serving."""
         if self.manage_lifespan:
             self._lifespan.stop_on(loop)
+
+    def shutdown(self) -> None:
+        """Begin a graceful stop (see :meth:`__rsgi_init__`); a second call changes nothing."""
+        if self._closing is not None:
+            return
+        self.close_streams()
+        asyncio.get_running_loop().call_later(
+            self.settings.shutdown_grace_seconds, self.stop_requests
+        )
+
+    def stop_requests(self) -> None:
+        """The grace period is over: answer every request still waiting with an error
+        (-32000, HTTP 503) and refuse the bodies still being read."""
+        self._stopping = True
+        # A request that still comes in on a connection kept open is refused at once.
+        self.dispatcher.max_inflight = 0
+        stopped = self.dispatcher.deadlines.stop_all(STOP_SHUTDOWN)
+        reading = list(self._reading)
+        self._reading.clear()
+        for future in reading:
+            future.cancel()
+        if stopped or reading:
+            log.warning(
+                "shutdown grace over: stopped %d requests and %d body reads",
+                stopped,
+                len(reading),
+            )
+
+    def _watch_bodies(self) -> None:
+        """Cancel every body read older than ``body_timeout_seconds`` (its request answers
+        408), then look again in a while: reads begin in time order, so only the oldest
+        are looked at. A read's stamp may lag its start by one interval, so a read is
+        cancelled between one and three intervals past the timeout."""
+        limit = self.settings.body_timeout_seconds
+        interval = min(1.0, limit / 4)
+        now = self._clock = _monotonic()
+        since = now - limit - interval
+        reading = self._reading
+        while reading:
+            future, began = next(iter(reading.items()))
+            if began > since:
+                break
+            del reading[future]
+            future.cancel()
+        asyncio.get_running_loop().call_later(interval, self._watch_bodies)
+
+    def _body_refusal(self) -> HttpError:
+        """What a body read cancelled by the watch (or by the end of the grace) answers."""
+        if self._stopping:
+            return HttpError(503, SERVER_ERROR, "Server shutting down; retry later", [RETRY_AFTER])
+        return HttpError(
+            408,
+            INVALID_REQUEST,
+            f"Request body not received within {self.settings.body_timeout_seconds:g} seconds",
+        )
+
+    async def _read_sized(self, proto: Any) -> bytes:
+        """The body of a request with a ``Content-Length`` (checked by the caller), within
+        ``body_timeout_seconds``. :meth:`_post` has the same lines inline."""
+        reading = proto()
+        watch = self._reading
+        watch[reading] = self._clock
+        try:
+            body: bytes = await reading
+        except asyncio.CancelledError:
+            if _cancelling():
+                raise
+            raise self._body_refusal() from None
+        except RuntimeError:  # granian's RSGIProtocolClosed: the body was cut short
+            raise _incomplete_body() from None
+        finally:
+            watch.pop(reading, None)
+        return body
 
     def close_streams(self) -> None:
         """End every open SSE stream of this app (GET streams of every session, legacy
@@ -259,24 +348,26 @@ class McpHttpApp:
         length = headers.get("content-length")
         if length is not None:
             self._check_length(length)
-            try:
-                body: bytes = await proto()
-            except RuntimeError:
-                raise _incomplete_body() from None
-            return body
+            return await self._read_sized(proto)
         return await self._read_chunked(proto)
 
     async def _read_chunked(self, proto: Any) -> bytes:
-        """A body sent without ``Content-Length``, refused (413) once past the limit."""
+        """A body sent without ``Content-Length``, refused (413) once past the limit and
+        (408) when it takes longer than ``body_timeout_seconds`` (an ``asyncio.timeout``
+        here: this path is rare, the watch of :meth:`_read_sized` is for the usual one)."""
         limit = self.settings.max_body_bytes
+        seconds = self.settings.body_timeout_seconds
         chunks: list[bytes] = []
         total = 0
         try:
-            async for chunk in proto:
-                total += len(chunk)
-                if total > limit:
-                    raise HttpError(413, INVALID_REQUEST, f"Body exceeds {limit} bytes")
-                chunks.append(chunk)
+            async with asyncio.timeout(seconds if seconds > 0 else None):
+                async for chunk in proto:
+                    total += len(chunk)
+                    if total > limit:
+                        raise HttpError(413, INVALID_REQUEST, f"Body exceeds {limit} bytes")
+                    chunks.append(chunk)
+        except TimeoutError:
+            raise self._body_refusal() from None
         except RuntimeError:
             raise _incomplete_body() from None
         return b"".join(chunks)
@@ -311,10 +402,20 @@ class McpHttpApp:
         if length is not None:
             if length not in self._lengths_ok:
                 self._check_length(length)
+            # _read_sized, inline: every POST pays for this.
+            reading = proto()
+            watch = self._reading
+            watch[reading] = self._clock
             try:
-                body: bytes = await proto()
+                body: bytes = await reading
+            except asyncio.CancelledError:
+                if _cancelling():
+                    raise
+                raise self._body_refusal() from None
             except RuntimeError:  # granian's RSGIProtocolClosed: the body was cut short
                 raise _incomplete_body() from None
+            finally:
+                watch.pop(reading, None)
         else:
             body = await self._read_chunked(proto)
         frame = _decode(body, settings.max_depth, settings.max_batch)
@@ -445,7 +546,35 @@ class McpHttpApp:
             raise HttpError(
                 400, INVALID_REQUEST, "Last-Event-ID names no stream this session can replay"
             ) from None
+        settings = self.settings
+        if self.open_streams >= settings.max_streams:
+            raise HttpError(503, SERVER_ERROR, "Too many open streams; retry later", [RETRY_AFTER])
+        if hub.connections >= settings.max_session_streams and not (
+            resume is not None and hub.connected(resume[0])
+        ):
+            # A resumption of a stream that is open replaces its connection: let it in.
+            raise HttpError(
+                409,
+                INVALID_REQUEST,
+                f"Conflict: this session has {hub.connections} open streams, the most allowed",
+            )
+        self.open_streams += 1
+        hub.connections += 1
+        try:
+            await self._stream(proto, hub, resume, session, session_id)
+        finally:
+            self.open_streams -= 1
+            hub.connections -= 1
 
+    async def _stream(
+        self,
+        proto: Any,
+        hub: SessionStreams,
+        resume: tuple[str, int] | None,
+        session: Session,
+        session_id: str,
+    ) -> None:
+        """Serve an accepted GET: replay and carry a POST stream, or a standalone stream."""
         transport = proto.response_stream(200, SSE_HEADERS)
         if resume is not None and resume[0].startswith("p"):
             listener, replay, post = hub.open_resumed_post(transport, *resume)
@@ -502,6 +631,13 @@ class McpHttpApp:
         if not await self.store.remove(session_id):
             raise HttpError(404, INVALID_REQUEST, "Session not found")
         proto.response_empty(204, [])
+
+
+def _cancelling() -> bool:
+    """Whether the current task is being cancelled. A body read that raised CancelledError
+    while it is not was cancelled itself, by the body watch."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 def _incomplete_body() -> HttpError:
@@ -607,7 +743,10 @@ async def _respond(
     if reply is None:
         proto.response_empty(202, [])
         return
-    proto.response_bytes(ex.http_status, headers, reply)
+    status = ex.http_status
+    if status == 503 or status == 429:
+        headers = [*headers, RETRY_AFTER]
+    proto.response_bytes(status, headers, reply)
 
 
 class _ClientGone(Exception):

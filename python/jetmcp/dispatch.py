@@ -767,8 +767,10 @@ class Dispatcher:
                 params = entry.params() if entry.has_params else None
             except Exception:
                 return
-            if isinstance(params, dict) and "requestId" in params:
-                ex.inflight.cancel(params["requestId"])
+            request_id = params.get("requestId") if isinstance(params, dict) else None
+            # Only a string or an integer can name a request (an array is no id at all).
+            if type(request_id) in (str, int):
+                ex.inflight.cancel(request_id)
         # Other notifications (progress, roots/list_changed, unknown ones) need no action.
 
 

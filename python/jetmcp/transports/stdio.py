@@ -107,6 +107,15 @@ class StdioServer:
             line = line[:-1]
             if line.endswith(b"\r"):
                 line = line[:-1]
+            if len(line) > limit:
+                # The reader's bound leaves room for the line ending: a message one byte
+                # over the limit arrives whole and is refused here.
+                sink.write(
+                    _wire.encode_error(
+                        None, INVALID_REQUEST, f"Invalid Request: message exceeds {limit} bytes"
+                    )
+                )
+                continue
             if not line.strip():
                 continue
             self._start(line, sink)
@@ -163,7 +172,7 @@ async def serve_stdio(server: Server, settings: Settings | None = None) -> None:
     """Serve ``server`` on this process's stdin and stdout until stdin ends."""
     settings = settings or Settings()
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=settings.max_body_bytes + 1)
+    reader = asyncio.StreamReader(limit=settings.max_body_bytes + 2)
     in_fd, out_fd = sys.stdin.fileno(), sys.stdout.fileno()
     if _pollable(in_fd):
         await loop.connect_read_pipe(
@@ -184,4 +193,13 @@ async def serve_stdio(server: Server, settings: Settings | None = None) -> None:
             await StdioServer(server, settings).serve(reader, sink)
     finally:
         if transport is not None:
+            # Replies still buffered must reach stdout before the loop (and with it the
+            # process) ends; a reader that stopped reading gets the shutdown grace.
+            deadline = loop.time() + settings.shutdown_grace_seconds
+            while (
+                transport.get_write_buffer_size()
+                and not transport.is_closing()
+                and loop.time() < deadline
+            ):
+                await asyncio.sleep(0.005)
             transport.close()

@@ -10,6 +10,7 @@ too). Logs go to stderr only.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import stat
@@ -168,6 +169,16 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
+class _StdoutProtocol(asyncio.Protocol):
+    """Tells when stdout's pipe is closed (its buffer written out) or lost."""
+
+    def __init__(self, closed: asyncio.Event) -> None:
+        self.closed = closed
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed.set()
+
+
 async def serve_stdio(server: Server, settings: Settings | None = None) -> None:
     """Serve ``server`` on this process's stdin and stdout until stdin ends."""
     settings = settings or Settings()
@@ -181,8 +192,11 @@ async def serve_stdio(server: Server, settings: Settings | None = None) -> None:
     else:
         _read_in_thread(in_fd, reader, loop)
     transport: asyncio.WriteTransport | None = None
+    closed = asyncio.Event()
     if _pollable(out_fd):
-        transport, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(out_fd, "wb", 0))
+        transport, _ = await loop.connect_write_pipe(
+            lambda: _StdoutProtocol(closed), os.fdopen(out_fd, "wb", 0)
+        )
         sink = StdoutSink(transport.write, transport.is_closing)
     else:
         sink = StdoutSink(lambda data: _write_all(out_fd, data), lambda: False)
@@ -193,13 +207,9 @@ async def serve_stdio(server: Server, settings: Settings | None = None) -> None:
             await StdioServer(server, settings).serve(reader, sink)
     finally:
         if transport is not None:
-            # Replies still buffered must reach stdout before the loop (and with it the
-            # process) ends; a reader that stopped reading gets the shutdown grace.
-            deadline = loop.time() + settings.shutdown_grace_seconds
-            while (
-                transport.get_write_buffer_size()
-                and not transport.is_closing()
-                and loop.time() < deadline
-            ):
-                await asyncio.sleep(0.005)
+            # close() writes out what is still buffered, then reports the pipe lost: the
+            # replies reach stdout before the loop (and with it the process) ends. A reader
+            # that stopped reading gets the shutdown grace.
             transport.close()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(closed.wait(), settings.shutdown_grace_seconds)

@@ -624,7 +624,8 @@ class Color(Enum):
 
 
 def _elicit_server() -> Server:
-    server = Server("s")
+    # The answers a tool cannot use fail it with their own text (nothing masked).
+    server = Server("s", mask_error_details=False)
 
     @server.tool()
     async def ask_model(ctx: Context) -> str:
@@ -998,7 +999,7 @@ async def test_close_sse_stream() -> None:
 
 
 def _task_server(**kw: Any) -> tuple[Server, dict[str, Any]]:
-    server = Server("s", **kw)
+    server = Server("s", **{"mask_error_details": False, **kw})
     state: dict[str, Any] = {"gate": None, "notes": []}
 
     async def wait_gate() -> None:

@@ -1,36 +1,38 @@
-"""The ``jetmcp`` command: ``jetmcp run [APP]`` serves a :class:`jetmcp.Server`."""
+"""The ``jetmcp`` command: ``jetmcp run [TARGET]`` serves an MCP server (see
+:mod:`jetmcp.loader` for what TARGET may name)."""
 
 from __future__ import annotations
 
 import argparse
 import errno
-import importlib
 import json
 import logging
 import math
+import os
 import socket
+import subprocess
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
+from jetmcp.loader import (
+    TARGET_ARGV_ENV,
+    WORKDIR_ENV,
+    LoadError,
+    find_module,
+    load_or_explain,
+    split_target,
+)
 from jetmcp.settings import Settings
 
-if TYPE_CHECKING:
-    from jetmcp.server.app import Server
+#: The exit status of a target that names no server.
+EXIT_BAD_TARGET = 2
 
 
-def load_app(target: str) -> Server:
-    """Import ``module:attribute`` and return the Server it names."""
-    from jetmcp.server.app import Server
-
-    module_name, _, attr = target.partition(":")
-    if not module_name:
-        raise SystemExit(f"jetmcp: APP must be module:attribute, got {target!r}")
-    module = importlib.import_module(module_name)
-    obj = getattr(module, attr or "app", None)
-    if not isinstance(obj, Server):
-        raise SystemExit(f"jetmcp: {target!r} is not a jetmcp.Server")
-    return obj
+def _refuse(message: str) -> SystemExit:
+    print(f"jetmcp: {message}", file=sys.stderr)
+    return SystemExit(EXIT_BAD_TARGET)
 
 
 def _version() -> str:
@@ -76,8 +78,22 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="jetmcp", description="A fast MCP server.")
     parser.add_argument("--version", action="version", version=f"jetmcp {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="serve an MCP app over HTTP or stdio")
-    run.add_argument("app", nargs="?", default=defaults.app, help="module:attribute")
+    run = sub.add_parser(
+        "run",
+        help="serve an MCP app over HTTP or stdio",
+        usage="jetmcp run [TARGET] [options] [-- ARGS...]",
+        epilog="ARGS after -- are the sys.argv[1:] a called TARGET sees "
+        "(a console script's main parses its own arguments).",
+    )
+    run.add_argument(
+        "app",
+        nargs="?",
+        default=defaults.app,
+        metavar="TARGET",
+        help="module, module:attr, path/to/file.py or file.py:attr (attr may be factory() "
+        "or a program's main: the server it runs is served)",
+    )
+
     run.add_argument("--transport", choices=("http", "stdio"), default="http")
     run.add_argument("--host", default=defaults.host)
     run.add_argument("--port", type=int, default=defaults.port)
@@ -293,6 +309,30 @@ def _settings(ns: argparse.Namespace) -> Settings:
     )
 
 
+def _check_target(target: str) -> None:
+    """Refuse a target that names no server before any worker starts (exit status 2).
+
+    The workers import the app themselves; this check imports it once in a short-lived
+    child, so a bad attribute or a module that fails to import is one line here, not a
+    traceback per worker."""
+    try:
+        source, _ = split_target(target)
+        find_module(source)
+    except LoadError as exc:
+        raise _refuse(str(exc)) from None
+    check = subprocess.run(
+        [sys.executable, "-m", "jetmcp.loader", target],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        check=False,
+    )
+    if check.returncode != 0:
+        lines = check.stderr.decode(errors="replace").strip().splitlines()
+        sys.stderr.write((lines[-1] if lines else f"jetmcp: {target!r} failed to load") + "\n")
+        raise SystemExit(EXIT_BAD_TARGET)
+
+
 #: File descriptors a worker keeps for itself besides its connections (the listening
 #: socket, pipes, the event loop's, the app's own files).
 _SPARE_FDS = 64
@@ -396,6 +436,12 @@ def _serve_http(settings: Settings, log_level: str) -> None:
 
     check_port_free(settings.host, settings.port)
     settings.export()
+    # Granian resolves its import target against the working directory, and inside a Python
+    # package (a folder with __init__.py) it prefixes the package's name to it. The workers
+    # start from jetmcp's own parent folder instead and return to the user's (the app and
+    # its imports are found from there: jetmcp.loader).
+    os.environ[WORKDIR_ENV] = os.getcwd()
+    os.chdir(Path(__file__).resolve().parent.parent)
     Granian(
         "jetmcp.transports.http:app_from_env",
         address=settings.host,
@@ -431,12 +477,21 @@ def _serve_stdio(settings: Settings) -> int:
 
     from jetmcp.transports.stdio import serve_stdio
 
-    server = load_app(settings.app)
+    try:
+        server = load_or_explain(settings.app, "stdio")
+    except LoadError as exc:
+        raise _refuse(str(exc)) from None
     return 0 if uvloop.run(serve_stdio(server, settings)) else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ns = _parser().parse_args(argv)
+    args = list(sys.argv[1:] if argv is None else argv)
+    target_args: list[str] = []
+    if args[:1] == ["run"] and "--" in args:
+        cut = args.index("--")
+        args, target_args = args[:cut], args[cut + 1 :]
+    ns = _parser().parse_args(args)
+    ns.argv = target_args
     if ns.command == "bench":
         return _bench(ns)
     logging.basicConfig(
@@ -445,11 +500,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     settings = _settings(ns)
+    os.environ[TARGET_ARGV_ENV] = json.dumps(ns.argv)
     if ns.transport == "stdio":
         return _serve_stdio(settings)
     # The app is imported by the worker processes only: this process supervises them,
     # and whatever it imported before they fork would be counted again in each of them.
-    # A bad APP still fails at once: the worker prints why and granian exits with 1.
+    _check_target(settings.app)
     _serve_http(settings, ns.log_level)
     return 0
 

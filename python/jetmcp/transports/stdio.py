@@ -35,6 +35,7 @@ from jetmcp.dispatch import Dispatcher, Exchange, InFlight
 from jetmcp.errors import INTERNAL_ERROR, INVALID_REQUEST
 from jetmcp.protocol import revisions
 from jetmcp.server.app import Server
+from jetmcp.server.lifespan import LifespanScope
 from jetmcp.settings import Settings
 
 log = logging.getLogger("jetmcp.stdio")
@@ -460,4 +461,7 @@ async def serve_stdio(server: Server, settings: Settings | None = None) -> bool:
         else:
             stdio.input = _ThreadInput(in_fd, stdio, loop)
 
-    return await StdioServer(server, settings).serve(attach)
+    # The lifespan opens before the first line is read and closes at EOF, once every request
+    # still running has finished.
+    async with LifespanScope(server):
+        return await StdioServer(server, settings).serve(attach)

@@ -257,7 +257,7 @@ class Call:
     def client_capabilities(self) -> dict[str, Any]:
         """What the client declared: per request on 2026-07-28 (never cached), else at
         initialize."""
-        if self.revision.modern:
+        if self.revision.per_request_capabilities:
             caps = (self.meta or {}).get(META_CLIENT_CAPABILITIES)
             return caps if isinstance(caps, dict) else {}
         return self.session.client_capabilities if self.session is not None else {}

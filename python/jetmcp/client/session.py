@@ -287,7 +287,7 @@ class Client:
             return None
         if self._batching is False:
             return False
-        if rev.modern:
+        if rev.batch_extension:
             return self._batch_extension()
         if not rev.batching:
             return False
@@ -297,11 +297,11 @@ class Client:
         """The client capabilities declared at ``rev``: those of the handlers given."""
         caps: dict[str, Any] = {}
         if self.roots is not None:
-            caps["roots"] = {} if rev.modern else {"listChanged": True}
+            caps["roots"] = {"listChanged": True} if rev.sessions else {}
         if self.sampling_handler is not None:
             caps["sampling"] = {}
         if self.elicitation_handler is not None and rev.elicitation:
-            caps["elicitation"] = {"form": {}} if rev.url_elicitation or rev.modern else {}
+            caps["elicitation"] = {"form": {}} if rev.elicitation_modes else {}
         return caps
 
     # ------------------------------------------------------------------ lifecycle
@@ -341,7 +341,7 @@ class Client:
                 await task
         transport = self._transport
         rev = self._revision
-        if isinstance(transport, HttpTransport) and rev is not None and not rev.modern:
+        if isinstance(transport, HttpTransport) and rev is not None and rev.sessions:
             with contextlib.suppress(Exception):
                 async with asyncio.timeout(2.0):
                     await transport.delete_session()
@@ -374,7 +374,7 @@ class Client:
     async def _negotiate(self) -> None:
         forced = self._forced
         supported: list[str] = []
-        if forced is None or forced.modern:
+        if forced is None or not forced.sessions:
             tried: set[str] = set()
             candidate: Revision | None = forced or revisions.MODERN[-1]
             while candidate is not None and candidate.version not in tried:
@@ -479,7 +479,7 @@ class Client:
             assert resp.result is not None
             result = InitializeResult.model_validate(resp.result)
             chosen = revisions.lookup(result.protocol_version)
-            if chosen is None or chosen.modern:
+            if chosen is None or not chosen.sessions:
                 raise McpError(
                     UNSUPPORTED_PROTOCOL_VERSION,
                     f"the server chose protocol version {result.protocol_version!r}, "
@@ -514,7 +514,7 @@ class Client:
         self.initialize_result = initialize
         self.discover_result = discover
         self._transport.set_state(rev.version)
-        if rev.modern:
+        if rev.per_request_capabilities:
             self._meta = self._modern_meta(rev)
             self._meta_raw = _wire.RawJSON(_wire.dumps(self._meta))
 
@@ -665,7 +665,7 @@ class Client:
         ]
         rev = self._revision
         transport = self._transport
-        if not live or rev is None or (rev.modern and transport.is_http):
+        if not live or rev is None or (not rev.sessions and transport.is_http):
             return
         notices = [
             _wire.encode_notification(
@@ -788,7 +788,7 @@ class Client:
 
     def _legacy_session(self) -> str | None:
         transport = self._transport
-        if isinstance(transport, HttpTransport) and not self.revision.modern:
+        if isinstance(transport, HttpTransport) and self.revision.sessions:
             return transport.session_id
         return None
 
@@ -967,7 +967,7 @@ class Client:
     async def ping(self) -> None:
         """``ping`` (legacy revisions; 2026-07-28 removed it)."""
         rev = self.revision
-        if rev.modern:
+        if not rev.serves("ping"):
             raise McpError(
                 METHOD_NOT_FOUND,
                 f"ping was removed in {rev.version}: this session speaks {rev.version}; "

@@ -181,7 +181,7 @@ class SdkServer(AdaptedServer):
 
     def initialize_result(self, revision: Revision) -> dict[str, Any]:
         version = revision.version
-        if revision.modern:
+        if not revision.serves("initialize"):  # no handshake: the SDK's stateless runner
             caps = self.low.get_capabilities(protocol_version=version)
             return {
                 "capabilities": caps.model_dump(by_alias=True, mode="json", exclude_none=True),
@@ -205,7 +205,7 @@ class SdkServer(AdaptedServer):
 
     def _connection(self, call: Call) -> Any:
         revision = call.revision
-        if revision.modern:
+        if revision.per_request_capabilities:
             meta = call.meta or {}
             return self._connection_cls.from_envelope(
                 revision.version, meta.get(META_CLIENT_INFO), meta.get(META_CLIENT_CAPABILITIES)
@@ -248,7 +248,7 @@ class SdkServer(AdaptedServer):
     async def _run(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
         connection = self._connection(call)
         runner = self._runner_cls(self.low, connection, self.lifespan_context)
-        legacy = not call.revision.modern and call.outgoing is not None
+        legacy = not call.revision.mrtr and call.outgoing is not None
         dispatch = _Dispatch(call, self._transport_legacy if legacy else self._transport_plain)
         try:
             result: dict[str, Any] = await runner._on_request(dispatch, call.method, params)
@@ -259,7 +259,7 @@ class SdkServer(AdaptedServer):
     def _error(self, exc: Exception, revision: Revision) -> McpError:
         """The JSON-RPC error the SDK sends for ``exc`` (the catch-all is the SDK's too:
         code 0 and the text on the handshake eras, a masked -32603 on 2026-07-28)."""
-        if revision.modern:
+        if not revision.serves("initialize"):
             data = _sdk("mcp.server.runner").modern_error_data(exc)
         else:
             data = _sdk("mcp.shared.jsonrpc_dispatcher").handler_exception_to_error_data(exc)

@@ -40,23 +40,8 @@ from jetmcp.protocol.revisions import Revision
 #: The requests a 2026-07-28 server answers (core, plus the tasks extension's three).
 #: ``initialize``, ``ping``, ``logging/setLevel``, ``resources/subscribe`` and
 #: ``resources/unsubscribe`` are legacy-only, so unknown here.
-METHODS: frozenset[str] = frozenset(
-    {
-        "server/discover",
-        "completion/complete",
-        "prompts/get",
-        "prompts/list",
-        "resources/list",
-        "resources/templates/list",
-        "resources/read",
-        "subscriptions/listen",
-        "tools/call",
-        "tools/list",
-        "tasks/get",
-        "tasks/update",
-        "tasks/cancel",
-    }
-)
+#: The methods 2026-07-28 has (the revision table's set).
+METHODS: frozenset[str] = revisions.R2026_07_28.methods
 #: Requests whose answer is a stream that stays open: never inside a batch (one batch
 #: reply cannot hold it).
 STREAMING_METHODS: frozenset[str] = frozenset({"subscriptions/listen"})

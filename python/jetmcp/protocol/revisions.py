@@ -6,7 +6,46 @@ comparing version strings.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+
+#: The methods of the first revision (2024-11-05); each later one states what it adds or
+#: drops. A method in none of these sets is a server's own (served where it is registered,
+#: in the legacy era).
+_BASE_METHODS = frozenset(
+    {
+        "initialize",
+        "ping",
+        "logging/setLevel",
+        "tools/list",
+        "tools/call",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "prompts/list",
+        "prompts/get",
+        "completion/complete",
+    }
+)
+_TASK_METHODS = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
+_MODERN_METHODS = frozenset(
+    {
+        "server/discover",
+        "completion/complete",
+        "prompts/get",
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "subscriptions/listen",
+        "tools/call",
+        "tools/list",
+        "tasks/get",
+        "tasks/update",
+        "tasks/cancel",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,8 +92,34 @@ class Revision:
     mrtr: bool = False
     #: HTTP requests carry ``Mcp-Method``/``Mcp-Name``/``Mcp-Param-*`` checked against the body;
     routing_headers: bool = False
-    #: logs only when the request's ``_meta`` names a ``logLevel``.
+    #: logs only when the request's ``_meta`` names a ``logLevel``;
     per_request_log_level: bool = False
+    #: the client's capabilities and info come with each request (``_meta``), not from a
+    #: session (there are none);
+    per_request_capabilities: bool = False
+    #: ``initialize`` opens a session (``Mcp-Session-Id`` over HTTP) that the server keeps:
+    #: every legacy revision; 2026-07-28 has none (each request stands alone);
+    sessions: bool = True
+    #: arrays are the ``io.jetmcp/batch`` extension's (2026-07-28; ``batching`` is the
+    #: revision's own JSON-RPC batches);
+    batch_extension: bool = False
+    #: elicitation capabilities name their modes (``{"form": {}}``; 2025-11-25 on);
+    elicitation_modes: bool = False
+    #: tasks are the ``io.modelcontextprotocol/tasks`` extension (``tasks/update``...).
+    tasks_extension: bool = False
+    #: ``_meta`` on tool, resource and prompt definitions (2025-06-18 on).
+    definition_meta: bool = False
+    #: ``websiteUrl`` in ``serverInfo`` (2025-11-25 on).
+    website_url: bool = False
+    #: ``instructions`` in the ``initialize`` result (2025-03-26 on).
+    instructions: bool = False
+    #: The methods a client may call at this revision (see ``_BASE_METHODS``).
+    methods: frozenset[str] = field(default=_BASE_METHODS)
+
+    def serves(self, method: str) -> bool:
+        """Whether ``method`` may be called at this revision: one of its methods, or (before
+        2026-07-28) a server's own method that no revision defines."""
+        return method in self.methods or (not self.modern and method not in KNOWN_METHODS)
 
 
 # Each revision states only what changed from the one before it.
@@ -82,6 +147,7 @@ R2025_03_26 = replace(
     annotations=True,
     audio=True,
     progress_message=True,
+    instructions=True,
 )
 R2025_06_18 = replace(
     R2025_03_26,
@@ -92,6 +158,7 @@ R2025_06_18 = replace(
     resource_links=True,
     elicitation=True,
     completion_context=True,
+    definition_meta=True,
 )
 R2025_11_25 = replace(
     R2025_06_18,
@@ -101,6 +168,9 @@ R2025_11_25 = replace(
     sse_priming=True,
     url_elicitation=True,
     sampling_tools=True,
+    website_url=True,
+    elicitation_modes=True,
+    methods=_BASE_METHODS | _TASK_METHODS,
 )
 R2026_07_28 = replace(
     R2025_11_25,
@@ -116,7 +186,14 @@ R2026_07_28 = replace(
     mrtr=True,
     routing_headers=True,
     per_request_log_level=True,
+    per_request_capabilities=True,
+    sessions=False,
+    batch_extension=True,
+    tasks_extension=True,
+    methods=_MODERN_METHODS,
 )
+#: Every method some revision defines.
+KNOWN_METHODS: frozenset[str] = _BASE_METHODS | _TASK_METHODS | _MODERN_METHODS
 #: The stateless-era revisions (no initialize; every request says its revision in ``_meta``).
 MODERN: tuple[Revision, ...] = (R2026_07_28,)
 

@@ -249,7 +249,7 @@ class Server(Serving):
         if revision.tasks:
             caps["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
         caps["tools"] = {"listChanged": True}
-        if revision.modern:
+        if revision.tasks_extension:
             caps["extensions"] = {TASKS_EXTENSION: {}}
         return caps
 
@@ -264,11 +264,10 @@ class Server(Serving):
         if revision.titles and self.title is not None:
             info["title"] = self.title
         info["version"] = self.version
-        if revision.icons:
-            if self.website_url is not None:
-                info["websiteUrl"] = self.website_url
-            if self.icons:
-                info["icons"] = self.icons
+        if revision.website_url and self.website_url is not None:
+            info["websiteUrl"] = self.website_url
+        if revision.icons and self.icons:
+            info["icons"] = self.icons
         return info
 
     # -- decorators ---------------------------------------------------------------------------
@@ -864,40 +863,34 @@ class Server(Serving):
         return {}
 
     # -- tasks ---------------------------------------------------------------------------------
-
-    def _tasks_for(self, call: Call) -> TaskManager:
-        if not call.revision.tasks:
-            raise McpError(METHOD_NOT_FOUND, f"Method not found: {call.method}")
-        return self._tasks
+    # Which revision has which tasks/* method is the revision table's business (the
+    # dispatcher refuses the others); a method both kinds of task have goes to the kind the
+    # revision has.
 
     def _handle_get_task(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
-        if call.revision.modern:
+        if call.revision.tasks_extension:
             return self._modern_tasks.get(params, call)
-        return self._tasks_for(call).get(params, call)
+        return self._tasks.get(params, call)
 
     def _handle_task_result(self, params: dict[str, Any], call: Call) -> Result:
         # Waits for the task, which runs as long as it must: no request deadline.
-        return _no_deadline(self._tasks_for(call).result(params, call))
+        return _no_deadline(self._tasks.result(params, call))
 
     def _handle_list_tasks(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
-        tasks = self._tasks_for(call).list(call)
+        tasks = self._tasks.list(call)
         return self._page("tasks", tasks, params, self.page_size or TASKS_PAGE_SIZE)
 
     def _handle_cancel_task(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
-        if call.revision.modern:
+        if call.revision.tasks_extension:
             return self._modern_tasks.cancel(params, call)
-        return self._tasks_for(call).cancel(params, call)
+        return self._tasks.cancel(params, call)
 
     def _handle_update_task(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
-        if not call.revision.modern:
-            raise McpError(METHOD_NOT_FOUND, f"Method not found: {call.method}")
         return self._modern_tasks.update(params, call)
 
     # -- subscriptions/listen (2026-07-28) ---------------------------------------------------
 
     def _handle_listen(self, params: dict[str, Any], call: Call) -> Result:
-        if not call.revision.modern:
-            raise McpError(METHOD_NOT_FOUND, f"Method not found: {call.method}")
         supported = supported_filters(self.capabilities(call.revision))
         # Open until the client leaves or the server stops: no request deadline.
         return _no_deadline(self._subscriptions.listen(params, call, supported))

@@ -119,7 +119,9 @@ class Context:
         call = self._call
         server = self._server
         if call.session is None or server is None:
-            return self.request_state if not call.revision.modern else {}
+            # Without a session: the call's own state, unless it would be sealed into a
+            # 2026-07-28 requestState (input rounds carry only what the handler puts there).
+            return self.request_state if not call.revision.mrtr else {}
         return server.session_state(call.session)
 
     def get_state(self, key: str, default: Any = None) -> Any:
@@ -186,7 +188,7 @@ class Context:
         """The client's ``clientInfo`` (name, version, ...) from ``initialize`` (from the
         request's ``_meta`` on 2026-07-28); may be empty."""
         call = self._call
-        if call.revision.modern:
+        if call.revision.per_request_capabilities:
             info = self.meta.get(META_CLIENT_INFO)
             return info if isinstance(info, dict) else {}
         session = call.session

@@ -123,7 +123,7 @@ class Prompt:
         entry["arguments"] = self.listed_arguments
         if revision.icons and self.icons:
             entry["icons"] = self.icons
-        if revision.titles and self.meta:
+        if revision.definition_meta and self.meta:
             entry["_meta"] = self.meta
         return entry
 

@@ -116,7 +116,7 @@ def contents_to_wire(
     entry: dict[str, Any] = {"uri": uri}
     if item.mime_type is not None:
         entry["mimeType"] = item.mime_type
-    if revision.titles and meta:
+    if revision.definition_meta and meta:
         entry["_meta"] = meta
     if isinstance(item.content, str):
         entry["text"] = item.content
@@ -183,7 +183,7 @@ class _ResourceBase:
             entry["icons"] = self.icons
         if self.annotations:
             entry["annotations"] = self.annotations
-        if revision.titles and self.meta:
+        if revision.definition_meta and self.meta:
             entry["_meta"] = self.meta
         return entry
 

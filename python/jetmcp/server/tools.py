@@ -228,7 +228,7 @@ class Tool:
         if revision.tasks and self.task_support != "forbidden":
             entry["execution"] = {"taskSupport": self.task_support}
         # ``_meta`` on definitions arrived with titles (2025-06-18).
-        if revision.titles and self.meta:
+        if revision.definition_meta and self.meta:
             entry["_meta"] = self.meta
         return entry
 

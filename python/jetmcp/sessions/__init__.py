@@ -9,7 +9,7 @@ from collections import OrderedDict
 from typing import Protocol
 
 from jetmcp.call import Session
-from jetmcp.dispatch import InFlight
+from jetmcp.inflight import InFlight
 
 
 def end_session(session: Session) -> None:

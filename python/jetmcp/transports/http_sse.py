@@ -21,8 +21,9 @@ from urllib.parse import parse_qs
 
 from jetmcp import _wire
 from jetmcp.call import Outgoing, Session
-from jetmcp.dispatch import Exchange, InFlight
+from jetmcp.dispatch import Exchange
 from jetmcp.errors import INVALID_REQUEST, SERVER_ERROR
+from jetmcp.inflight import InFlight
 from jetmcp.protocol import revisions
 from jetmcp.sessions import new_session_id
 from jetmcp.transports.sse import SSE_HEADERS, Listener, encode_event, hold_open

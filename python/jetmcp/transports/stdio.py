@@ -31,8 +31,9 @@ from typing import Any, Protocol, cast
 from jetmcp import _wire
 from jetmcp.call import Session
 from jetmcp.deadlines import STOP_SHUTDOWN
-from jetmcp.dispatch import Dispatcher, Exchange, InFlight
+from jetmcp.dispatch import Dispatcher, Exchange
 from jetmcp.errors import INTERNAL_ERROR, INVALID_REQUEST
+from jetmcp.inflight import InFlight
 from jetmcp.protocol import revisions
 from jetmcp.server.app import Server
 from jetmcp.server.lifespan import LifespanScope

@@ -3,6 +3,8 @@
 //! Everything appends to one `Vec<u8>`; the Python layer (`py_encode`) walks objects into it and
 //! copies the result into a `bytes` once.
 
+use crate::cursor::plain_end;
+
 /// Start of every envelope, up to the id value.
 pub const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
 /// Start of a notification, up to the method value.
@@ -34,20 +36,6 @@ static ESCAPE: [u8; 256] = {
 };
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
-
-/// Whether any of 8 bytes is a control character, `"` or `\`. Exact as an "any" test: the
-/// borrow tricks only err on bytes above a true hit.
-#[inline(always)]
-fn word_needs_escape(w: u64) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let control = w.wrapping_sub(ONES * 0x20) & !w;
-    let q = w ^ (ONES * b'"' as u64);
-    let quote = q.wrapping_sub(ONES) & !q;
-    let b = w ^ (ONES * b'\\' as u64);
-    let backslash = b.wrapping_sub(ONES) & !b;
-    (control | quote | backslash) & HIGH != 0
-}
 
 #[inline]
 fn push_escape(buf: &mut Vec<u8>, byte: u8, esc: u8) {
@@ -87,22 +75,12 @@ pub fn write_str_bytes(buf: &mut Vec<u8>, s: &[u8]) {
     }
 }
 
-/// The index of the first byte of `s` that needs escaping.
+/// The index of the first byte of `s` that needs escaping: the bytes that end a string's
+/// plain run when reading are exactly those.
 #[inline]
 fn find_escape(s: &[u8]) -> Option<usize> {
-    let mut base = 0;
-    for chunk in s.chunks_exact(8) {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        if word_needs_escape(u64::from_ne_bytes(word)) {
-            break;
-        }
-        base += 8;
-    }
-    s.get(base..)?
-        .iter()
-        .position(|&b| ESCAPE[b as usize] != 0)
-        .map(|p| base + p)
+    let i = plain_end(s, 0);
+    (i < s.len()).then_some(i)
 }
 
 /// The slow path of [`write_str_bytes`]: `s[first]` is the first byte to escape.
@@ -119,10 +97,8 @@ fn write_str_escaped(buf: &mut Vec<u8>, s: &[u8], first: usize) {
             push_escape(buf, byte, esc);
             start = i + 1;
             i += 1;
-        } else if let Some(next) = s.get(i..).and_then(find_escape) {
-            i += next;
         } else {
-            break;
+            i = plain_end(s, i);
         }
     }
     buf.extend_from_slice(&s[start..]);

@@ -3,6 +3,8 @@
 //! Everything appends to one `Vec<u8>`; the Python layer (`py_encode`) walks objects into it and
 //! copies the result into a `bytes` once.
 
+use std::convert::Infallible;
+
 use crate::cursor::plain_end;
 
 /// Start of every envelope, up to the id value.
@@ -160,23 +162,165 @@ pub fn write_head(buf: &mut Vec<u8>, raw_id: Option<&[u8]>) {
     buf.extend_from_slice(raw_id.unwrap_or(b"null"));
 }
 
-/// A whole result reply around an already encoded `result`.
-pub fn result_reply(raw_id: &[u8], result: &[u8]) -> Vec<u8> {
-    let mut buf =
-        Vec::with_capacity(HEAD.len() + raw_id.len() + RESULT_KEY.len() + result.len() + 1);
-    write_head(&mut buf, Some(raw_id));
+// Every envelope is written by one of the functions below, whoever calls it: the Python
+// encoders pass a closure that writes a Python value, the tool runner plain bytes. A
+// closure's error stops the writing and is handed back (the buffer is then partly written).
+
+/// `{"jsonrpc":"2.0","id":<raw_id>,"result":<what result writes>}`
+#[inline]
+pub fn write_result<E>(
+    buf: &mut Vec<u8>,
+    raw_id: &[u8],
+    result: impl FnOnce(&mut Vec<u8>) -> Result<(), E>,
+) -> Result<(), E> {
+    write_head(buf, Some(raw_id));
     buf.extend_from_slice(RESULT_KEY);
-    buf.extend_from_slice(result);
+    result(buf)?;
     buf.push(b'}');
-    buf
+    Ok(())
 }
 
-/// `,"error":{"code":<code>,"message":<message>` (the caller closes it).
-pub fn write_error_start(buf: &mut Vec<u8>, code: i64, message: &str) {
+/// A JSON-RPC error reply: `"id":null` when `raw_id` is None, `data` only when given.
+pub fn write_error<E>(
+    buf: &mut Vec<u8>,
+    raw_id: Option<&[u8]>,
+    code: i64,
+    message: &str,
+    data: Option<impl FnOnce(&mut Vec<u8>) -> Result<(), E>>,
+) -> Result<(), E> {
+    write_head(buf, raw_id);
     buf.extend_from_slice(ERROR_CODE_KEY);
     write_i64(buf, code);
     buf.extend_from_slice(MESSAGE_KEY);
     write_str(buf, message);
+    if let Some(data) = data {
+        buf.extend_from_slice(DATA_KEY);
+        data(buf)?;
+    }
+    buf.extend_from_slice(b"}}");
+    Ok(())
+}
+
+/// A JSON-RPC request, `params` only when given.
+pub fn write_request<E>(
+    buf: &mut Vec<u8>,
+    raw_id: &[u8],
+    method: &str,
+    params: Option<impl FnOnce(&mut Vec<u8>) -> Result<(), E>>,
+) -> Result<(), E> {
+    write_head(buf, Some(raw_id));
+    buf.extend_from_slice(METHOD_KEY);
+    write_str(buf, method);
+    if let Some(params) = params {
+        buf.extend_from_slice(PARAMS_KEY);
+        params(buf)?;
+    }
+    buf.push(b'}');
+    Ok(())
+}
+
+/// A JSON-RPC notification, `params` only when given.
+pub fn write_notification<E>(
+    buf: &mut Vec<u8>,
+    method: &str,
+    params: Option<impl FnOnce(&mut Vec<u8>) -> Result<(), E>>,
+) -> Result<(), E> {
+    buf.extend_from_slice(NOTIFICATION_HEAD);
+    write_str(buf, method);
+    if let Some(params) = params {
+        buf.extend_from_slice(PARAMS_KEY);
+        params(buf)?;
+    }
+    buf.push(b'}');
+    Ok(())
+}
+
+/// The key of the server's identity in a 2026-07-28 result's `_meta`.
+pub const META_SERVER_INFO: &[u8] = b"io.modelcontextprotocol/serverInfo";
+/// What completes a 2026-07-28 result that has neither `resultType` nor `_meta`, up to the
+/// server info value: written after the result's own members, as the dispatcher's
+/// completion appends them (`resultType` first, then `_meta`).
+pub const COMPLETION_HEAD: &[u8] =
+    br#","resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":"#;
+
+/// `,"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":<server_info>}`:
+/// the members that complete a 2026-07-28 result, written before its closing brace.
+#[inline]
+pub fn write_completion(buf: &mut Vec<u8>, server_info: &[u8]) {
+    buf.extend_from_slice(COMPLETION_HEAD);
+    buf.extend_from_slice(server_info);
+    buf.push(b'}');
+}
+
+/// A return value a tool result carries as text (and as `structuredContent.result`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Primitive<'a> {
+    Int(i64),
+    Bool(bool),
+    Str(&'a str),
+}
+
+/// The whole reply to a `tools/call` whose tool returned `value`, as the Python shaping
+/// builds it: `{"content":[{"type":"text","text":<text>}],` then, when `structured`,
+/// `"structuredContent":{"result":<value>},`, then `"isError":false`, and the 2026-07-28
+/// completion when `server_info` is given.
+pub fn write_text_result(
+    buf: &mut Vec<u8>,
+    raw_id: &[u8],
+    value: Primitive<'_>,
+    structured: bool,
+    server_info: Option<&[u8]>,
+) {
+    let mut digits = itoa::Buffer::new();
+    // The value as JSON, and whether that is already the text as a JSON string.
+    let mut escaped = Vec::new();
+    let (json, quoted): (&[u8], bool) = match value {
+        Primitive::Int(v) => (digits.format(v).as_bytes(), false),
+        Primitive::Bool(v) => (if v { b"true" } else { b"false" }, false),
+        Primitive::Str(s) => {
+            write_str(&mut escaped, s);
+            (&escaped, true)
+        }
+    };
+    let Ok(()) = write_result(buf, raw_id, |buf| -> Result<(), Infallible> {
+        buf.extend_from_slice(br#"{"content":[{"type":"text","text":"#);
+        if quoted {
+            buf.extend_from_slice(json);
+        } else {
+            buf.push(b'"');
+            buf.extend_from_slice(json);
+            buf.push(b'"');
+        }
+        buf.extend_from_slice(b"}]");
+        if structured {
+            buf.extend_from_slice(br#","structuredContent":{"result":"#);
+            buf.extend_from_slice(json);
+            buf.push(b'}');
+        }
+        buf.extend_from_slice(br#","isError":false"#);
+        if let Some(info) = server_info {
+            write_completion(buf, info);
+        }
+        buf.push(b'}');
+        Ok(())
+    });
+}
+
+/// A closure that writes bytes as they are (for the byte-level envelope helpers).
+#[inline]
+fn verbatim(bytes: &[u8]) -> impl FnOnce(&mut Vec<u8>) -> Result<(), Infallible> + '_ {
+    move |buf| {
+        buf.extend_from_slice(bytes);
+        Ok(())
+    }
+}
+
+/// A whole result reply around an already encoded `result`.
+pub fn result_reply(raw_id: &[u8], result: &[u8]) -> Vec<u8> {
+    let mut buf =
+        Vec::with_capacity(HEAD.len() + raw_id.len() + RESULT_KEY.len() + result.len() + 1);
+    let Ok(()) = write_result(&mut buf, raw_id, verbatim(result));
+    buf
 }
 
 /// A whole error reply, `data` already encoded when given.
@@ -187,13 +331,7 @@ pub fn error_reply(
     data: Option<&[u8]>,
 ) -> Vec<u8> {
     let mut buf = Vec::with_capacity(96 + message.len() + data.map_or(0, <[u8]>::len));
-    write_head(&mut buf, raw_id);
-    write_error_start(&mut buf, code, message);
-    if let Some(data) = data {
-        buf.extend_from_slice(DATA_KEY);
-        buf.extend_from_slice(data);
-    }
-    buf.extend_from_slice(b"}}");
+    let Ok(()) = write_error(&mut buf, raw_id, code, message, data.map(verbatim));
     buf
 }
 
@@ -201,28 +339,64 @@ pub fn error_reply(
 pub fn request(raw_id: &[u8], method: &str, params: Option<&[u8]>) -> Vec<u8> {
     let mut buf =
         Vec::with_capacity(64 + raw_id.len() + method.len() + params.map_or(0, <[u8]>::len));
-    write_head(&mut buf, Some(raw_id));
-    buf.extend_from_slice(METHOD_KEY);
-    write_str(&mut buf, method);
-    if let Some(params) = params {
-        buf.extend_from_slice(PARAMS_KEY);
-        buf.extend_from_slice(params);
-    }
-    buf.push(b'}');
+    let Ok(()) = write_request(&mut buf, raw_id, method, params.map(verbatim));
     buf
 }
 
 /// A whole notification, `params` already encoded when given.
 pub fn notification(method: &str, params: Option<&[u8]>) -> Vec<u8> {
     let mut buf = Vec::with_capacity(48 + method.len() + params.map_or(0, <[u8]>::len));
-    buf.extend_from_slice(NOTIFICATION_HEAD);
-    write_str(&mut buf, method);
-    if let Some(params) = params {
-        buf.extend_from_slice(PARAMS_KEY);
-        buf.extend_from_slice(params);
-    }
-    buf.push(b'}');
+    let Ok(()) = write_notification(&mut buf, method, params.map(verbatim));
     buf
+}
+
+/// A batch reply written into one buffer as its replies are made.
+pub struct BatchOut {
+    buf: Vec<u8>,
+    empty: bool,
+}
+
+impl BatchOut {
+    /// An open batch (`[` written) with room for `capacity` bytes.
+    pub fn with_capacity(capacity: usize) -> Self {
+        let mut buf = Vec::with_capacity(capacity.max(2));
+        buf.push(b'[');
+        BatchOut { buf, empty: true }
+    }
+
+    /// The buffer to write the next reply into (after a `,` when one came before).
+    #[inline]
+    pub fn reply(&mut self) -> &mut Vec<u8> {
+        if !self.empty {
+            self.buf.push(b',');
+        }
+        self.empty = false;
+        &mut self.buf
+    }
+
+    /// The bytes written so far (the replies of `start..end` ranges taken from [`Self::len`]).
+    #[inline]
+    pub fn bytes(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// How many bytes are written so far.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Whether no reply was written yet.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.empty
+    }
+
+    /// The whole batch reply (`]` written).
+    pub fn finish(mut self) -> Vec<u8> {
+        self.buf.push(b']');
+        self.buf
+    }
 }
 
 /// The exact size of [`write_batch`]'s output.
@@ -412,6 +586,134 @@ mod tests {
         }
         for bad in [&b""[..], b"\"", b"x", b"1,2", b"{}", b"1}", b"true"] {
             assert!(check_raw_id(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    const INFO: &[u8] = br#"{"name":"srv","version":"1"}"#;
+
+    fn text_result(value: Primitive<'_>, structured: bool, info: Option<&[u8]>) -> String {
+        let mut buf = b"[".to_vec();
+        write_text_result(&mut buf, b"7", value, structured, info);
+        String::from_utf8(buf.split_off(1)).unwrap()
+    }
+
+    #[test]
+    fn tool_text_results() {
+        let c = r#""resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"srv","version":"1"}}"#;
+        // (value, structured, completed, reply)
+        let cases: Vec<(Primitive<'_>, bool, bool, String)> = vec![
+            (
+                Primitive::Int(-42),
+                false,
+                false,
+                r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"-42"}],"isError":false}}"#.into(),
+            ),
+            (
+                Primitive::Int(i64::MAX),
+                true,
+                false,
+                r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"9223372036854775807"}],"structuredContent":{"result":9223372036854775807},"isError":false}}"#.into(),
+            ),
+            (
+                Primitive::Bool(true),
+                true,
+                false,
+                r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"true"}],"structuredContent":{"result":true},"isError":false}}"#.into(),
+            ),
+            (
+                Primitive::Str("a\"b\n😀"),
+                true,
+                false,
+                r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"a\"b\n😀"}],"structuredContent":{"result":"a\"b\n😀"},"isError":false}}"#.into(),
+            ),
+            (
+                Primitive::Bool(false),
+                false,
+                true,
+                format!(r#"{{"jsonrpc":"2.0","id":7,"result":{{"content":[{{"type":"text","text":"false"}}],"isError":false,{c}}}}}"#),
+            ),
+            (
+                Primitive::Str(""),
+                true,
+                true,
+                format!(r#"{{"jsonrpc":"2.0","id":7,"result":{{"content":[{{"type":"text","text":""}}],"structuredContent":{{"result":""}},"isError":false,{c}}}}}"#),
+            ),
+        ];
+        for (value, structured, completed, want) in cases {
+            let info = completed.then_some(INFO);
+            assert_eq!(text_result(value, structured, info), want, "{value:?}");
+        }
+    }
+
+    #[test]
+    fn completion_members() {
+        let mut buf = br#"{"content":[]"#.to_vec();
+        write_completion(&mut buf, INFO);
+        buf.push(b'}');
+        assert_eq!(
+            String::from_utf8(buf).unwrap(),
+            r#"{"content":[],"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"srv","version":"1"}}}"#
+        );
+        assert!(COMPLETION_HEAD
+            .windows(META_SERVER_INFO.len())
+            .any(|w| w == META_SERVER_INFO));
+    }
+
+    #[test]
+    fn envelope_writers_stop_at_an_error() {
+        let mut buf = Vec::new();
+        let err = write_result(&mut buf, b"1", |b| {
+            b.extend_from_slice(b"{\"a\":");
+            Err("no")
+        });
+        assert_eq!(err, Err("no"));
+        assert_eq!(buf, br#"{"jsonrpc":"2.0","id":1,"result":{"a":"#);
+        let mut buf = Vec::new();
+        let failing = Some(|_: &mut Vec<u8>| Err(7));
+        assert_eq!(write_error(&mut buf, None, 1, "m", failing), Err(7));
+        assert_eq!(
+            write_request(&mut Vec::new(), b"1", "m", Some(|_: &mut Vec<u8>| Err(1))),
+            Err(1)
+        );
+        assert_eq!(
+            write_notification(&mut Vec::new(), "m", Some(|_: &mut Vec<u8>| Err(2))),
+            Err(2)
+        );
+        // And they write what the byte helpers write.
+        let mut buf = Vec::new();
+        let Ok(()) = write_error(
+            &mut buf,
+            Some(b"\"x\""),
+            -32601,
+            "Method not found: x",
+            None::<fn(&mut Vec<u8>) -> Result<(), Infallible>>,
+        );
+        assert_eq!(
+            buf,
+            error_reply(Some(b"\"x\""), -32601, "Method not found: x", None)
+        );
+    }
+
+    #[test]
+    fn batch_out_joins_as_batch_does() {
+        for n in 0..4 {
+            let replies: Vec<Vec<u8>> = (0..n)
+                .map(|i| format!("{{\"r\":{i}}}").into_bytes())
+                .collect();
+            let mut out = BatchOut::with_capacity(0);
+            assert!(out.is_empty());
+            let mut places = Vec::new();
+            for r in &replies {
+                let buf = out.reply();
+                let start = buf.len();
+                buf.extend_from_slice(r);
+                places.push((start, out.len()));
+            }
+            for (r, (start, end)) in replies.iter().zip(&places) {
+                assert_eq!(&out.bytes()[*start..*end], r.as_slice());
+            }
+            let refs: Vec<&[u8]> = replies.iter().map(Vec::as_slice).collect();
+            assert_eq!(out.finish(), batch(&refs));
         }
     }
 }

@@ -287,6 +287,16 @@ fn encode_with<'py>(
     Ok(PyBytes::new(py, &buf))
 }
 
+/// A writer of an optional argument's value, when it was given.
+fn given<'a, 'py>(
+    value: &'a Omittable<'py>,
+) -> Option<impl FnOnce(&mut Vec<u8>) -> PyResult<()> + 'a> {
+    match value {
+        Omittable::Given(v) => Some(move |buf: &mut Vec<u8>| write_value(buf, v, 0)),
+        Omittable::Omitted => None,
+    }
+}
+
 fn check_raw_id(raw_id: &[u8]) -> PyResult<()> {
     encode::check_raw_id(raw_id).map_err(PyValueError::new_err)
 }
@@ -308,11 +318,7 @@ pub fn encode_result<'py>(
 ) -> PyResult<Bound<'py, PyBytes>> {
     check_raw_id(raw_id)?;
     encode_with(py, |buf| {
-        encode::write_head(buf, Some(raw_id));
-        buf.extend_from_slice(encode::RESULT_KEY);
-        write_value(buf, result, 0)?;
-        buf.push(b'}');
-        Ok(())
+        encode::write_result(buf, raw_id, |buf| write_value(buf, result, 0))
     })
 }
 
@@ -333,14 +339,7 @@ pub fn encode_error<'py>(
         check_raw_id(raw_id)?;
     }
     encode_with(py, |buf| {
-        encode::write_head(buf, raw_id);
-        encode::write_error_start(buf, code, message);
-        if let Omittable::Given(data) = data {
-            buf.extend_from_slice(encode::DATA_KEY);
-            write_value(buf, &data, 0)?;
-        }
-        buf.extend_from_slice(b"}}");
-        Ok(())
+        encode::write_error(buf, raw_id, code, message, given(&data))
     })
 }
 
@@ -358,15 +357,7 @@ pub fn encode_request<'py>(
 ) -> PyResult<Bound<'py, PyBytes>> {
     check_raw_id(raw_id)?;
     encode_with(py, |buf| {
-        encode::write_head(buf, Some(raw_id));
-        buf.extend_from_slice(encode::METHOD_KEY);
-        encode::write_str(buf, method);
-        if let Omittable::Given(params) = params {
-            buf.extend_from_slice(encode::PARAMS_KEY);
-            write_value(buf, &params, 0)?;
-        }
-        buf.push(b'}');
-        Ok(())
+        encode::write_request(buf, raw_id, method, given(&params))
     })
 }
 
@@ -382,14 +373,7 @@ pub fn encode_notification<'py>(
     params: Omittable<'py>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     encode_with(py, |buf| {
-        buf.extend_from_slice(encode::NOTIFICATION_HEAD);
-        encode::write_str(buf, method);
-        if let Omittable::Given(params) = params {
-            buf.extend_from_slice(encode::PARAMS_KEY);
-            write_value(buf, &params, 0)?;
-        }
-        buf.push(b'}');
-        Ok(())
+        encode::write_notification(buf, method, given(&params))
     })
 }
 

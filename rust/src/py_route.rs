@@ -20,7 +20,6 @@
 //! `fallback` callable at its place in the order, so side effects keep the order they had.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::os::raw::c_int;
 use std::ptr;
 
@@ -186,35 +185,12 @@ impl ToolRoute {
     }
 }
 
-/// FNV-1a: tool names are short, and hashing them is most of a lookup.
-#[derive(Default)]
-struct Fnv(u64);
-
-impl Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
-        for &b in bytes {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-        self.0 = h;
-    }
-}
-
 /// The tools the extension may call, by name: a mapping the server keeps up to date as
 /// tools come and go, looked up by the name's bytes as they stand in the request.
 #[pyclass(module = "jetmcp._wire", name = "Routes")]
 #[derive(Default)]
 pub struct Routes {
-    map: HashMap<Box<[u8]>, Py<ToolRoute>, BuildHasherDefault<Fnv>>,
+    map: HashMap<Box<[u8]>, Py<ToolRoute>, ahash::RandomState>,
     /// Counts changes, so a lookup remembered within one batch is known to be current.
     generation: u64,
 }

@@ -39,7 +39,81 @@ pub struct Call {
     /// The `arguments` object.
     pub arguments: Span,
     /// The `_meta` object, when present.
-    pub meta: Option<Span>,
+    pub meta: Option<Meta>,
+}
+
+/// What a call's `_meta` object holds, as far as planning cares (read in the same pass as
+/// the rest of `params`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Meta {
+    pub span: Span,
+    /// Whether a key is written with escapes (it could spell any name).
+    pub escaped_key: bool,
+    /// How many protocol version members there are, and the last one's value.
+    pub versions: u8,
+    pub version: Option<Span>,
+    /// How many client capabilities members there are, and whether each is an object.
+    pub capabilities: u8,
+    pub capabilities_objects: bool,
+}
+
+/// The `_meta` keys every 2026-07-28 request carries, each with its quotes and colon as a
+/// compact writer puts them: recognised by one compare instead of a scan.
+const KNOWN_META_KEYS: [&[u8]; 3] = [
+    b"\"io.modelcontextprotocol/protocolVersion\":",
+    b"\"io.modelcontextprotocol/clientCapabilities\":",
+    b"\"io.modelcontextprotocol/clientInfo\":",
+];
+
+/// At a member of `_meta` (after whitespace): the name of a key of [`KNOWN_META_KEYS`]
+/// written compactly, consumed with its colon; None (nothing consumed) for any other.
+#[inline]
+fn known_meta_key<'a>(cur: &mut Cursor<'a>) -> Option<&'a [u8]> {
+    cur.peek()?;
+    let key = KNOWN_META_KEYS.into_iter().find(|k| cur.starts_with(k))?;
+    let name = cur.data.get(cur.pos + 1..cur.pos + key.len() - 2)?;
+    cur.pos += key.len();
+    Some(name)
+}
+
+/// The `_meta` object at the cursor (at its `{`), consumed.
+pub fn read_meta(cur: &mut Cursor<'_>) -> Option<Meta> {
+    cur.peek()?;
+    let start = cur.pos;
+    let mut meta = Meta {
+        span: Span { start, end: start },
+        escaped_key: false,
+        versions: 0,
+        version: None,
+        capabilities: 0,
+        capabilities_objects: true,
+    };
+    let mut more = cur.object_open()?;
+    while more {
+        let name = match known_meta_key(cur) {
+            Some(name) => name,
+            None => {
+                let (key, escaped) = cur.key()?;
+                meta.escaped_key |= escaped;
+                key.of(cur.data)
+            }
+        };
+        let value = cur.skip()?;
+        match name {
+            META_PROTOCOL_VERSION => {
+                meta.versions = meta.versions.saturating_add(1);
+                meta.version = Some(value);
+            }
+            META_CLIENT_CAPABILITIES => {
+                meta.capabilities = meta.capabilities.saturating_add(1);
+                meta.capabilities_objects &= value.of(cur.data).first() == Some(&b'{');
+            }
+            _ => {}
+        }
+        more = cur.object_next()?;
+    }
+    meta.span.end = cur.pos;
+    Some(meta)
 }
 
 /// The call `entry` (framed from `body`) makes, when it has the shape of a plannable
@@ -58,7 +132,7 @@ pub fn read_call(body: &[u8], entry: &Entry) -> Option<Call> {
     };
     let mut name: Option<Span> = None;
     let mut arguments: Option<Span> = None;
-    let mut meta: Option<Span> = None;
+    let mut meta: Option<Meta> = None;
     let mut more = cur.object_open()?;
     while more {
         let (key, escaped) = cur.key()?;
@@ -66,24 +140,18 @@ pub fn read_call(body: &[u8], entry: &Entry) -> Option<Call> {
             return None;
         }
         let first = cur.peek()?;
-        let (slot, want) = match key.of(body) {
-            b"name" => (&mut name, b'"'),
-            b"arguments" => (&mut arguments, b'{'),
-            b"_meta" => (&mut meta, b'{'),
-            _ => return None,
-        };
-        if slot.is_some() || first != want {
-            return None;
-        }
-        *slot = Some(if want == b'"' {
-            let (content, escaped) = cur.string()?;
-            if escaped {
-                return None;
+        match key.of(body) {
+            b"name" if name.is_none() && first == b'"' => {
+                let (content, escaped) = cur.string()?;
+                if escaped {
+                    return None;
+                }
+                name = Some(content);
             }
-            content
-        } else {
-            cur.skip()?
-        });
+            b"arguments" if arguments.is_none() && first == b'{' => arguments = Some(cur.skip()?),
+            b"_meta" if meta.is_none() && first == b'{' => meta = Some(read_meta(&mut cur)?),
+            _ => return None, // another member, a repeated one, or one of another type
+        }
         more = cur.object_next()?;
     }
     Some(Call {
@@ -103,7 +171,8 @@ pub fn arguments(body: &[u8], entry: &Entry) -> Option<Span> {
     }
     let params = entry.params?;
     let mut found = None;
-    for (key, escaped, value) in members(params.of(body))? {
+    let mut members = Members::new(params.of(body));
+    for (key, escaped, value) in members.by_ref() {
         if escaped {
             return None;
         }
@@ -117,66 +186,65 @@ pub fn arguments(body: &[u8], entry: &Entry) -> Option<Span> {
             });
         }
     }
-    found
+    members.finished().then_some(found?)
 }
 
-/// The members of an object (at its `{`), as (key content, whether the key has escapes,
-/// value) spans; None when it is not an object.
-pub fn members(data: &[u8]) -> Option<Vec<(Span, bool, Span)>> {
-    let mut cur = Cursor::new(data);
-    let mut out = Vec::new();
-    let mut more = cur.object_open()?;
-    while more {
-        let (key, escaped) = cur.key()?;
-        let value = cur.skip()?;
-        out.push((key, escaped, value));
-        more = cur.object_next()?;
+/// The members of an object (at its `{`, valid JSON), each as (key content, whether the key
+/// has escapes, value) spans, in order.
+pub struct Members<'a> {
+    cur: Cursor<'a>,
+    /// Whether a member follows; None once the object is done or unreadable.
+    more: Option<bool>,
+}
+
+impl<'a> Members<'a> {
+    pub fn new(data: &'a [u8]) -> Self {
+        let mut cur = Cursor::new(data);
+        let more = cur.object_open();
+        Members { cur, more }
     }
-    Some(out)
+
+    /// Whether every member was read (false for what is not an object).
+    pub fn finished(&self) -> bool {
+        self.more == Some(false)
+    }
 }
 
-/// Whether a call's `_meta` object (its bytes) may be planned at a legacy revision: every
-/// key written without escapes, none naming a protocol version.
-pub fn legacy_meta(meta: &[u8]) -> bool {
-    members(meta).is_some_and(|members| {
-        members
-            .iter()
-            .all(|&(key, escaped, _)| !escaped && key.of(meta) != META_PROTOCOL_VERSION)
-    })
-}
+impl Iterator for Members<'_> {
+    type Item = (Span, bool, Span);
 
-/// The protocol version a call's `_meta` object (its bytes) names, when it passes
-/// `modern.check_meta`: every key written without escapes, the protocol version exactly
-/// once and a string, the client capabilities exactly once and an object (`clientInfo` and
-/// anything else are not looked at). The version is the string's decoded text.
-pub fn modern_version(meta: &[u8]) -> Option<Cow<'_, [u8]>> {
-    let mut version: Option<Span> = None;
-    let mut capabilities = false;
-    for (key, escaped, value) in members(meta)? {
-        if escaped {
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.more != Some(true) {
             return None;
         }
-        match key.of(meta) {
-            META_PROTOCOL_VERSION => {
-                if version.is_some() || value.of(meta).first() != Some(&b'"') {
-                    return None;
-                }
-                version = Some(value);
-            }
-            META_CLIENT_CAPABILITIES => {
-                if capabilities || value.of(meta).first() != Some(&b'{') {
-                    return None;
-                }
-                capabilities = true;
-            }
-            _ => {}
-        }
+        self.more = None;
+        let (key, escaped) = self.cur.key()?;
+        let value = self.cur.skip()?;
+        self.more = Some(self.cur.object_next()?);
+        Some((key, escaped, value))
     }
-    if !capabilities {
+}
+
+/// Whether a call's `_meta` may be planned at a legacy revision: every key written without
+/// escapes, none naming a protocol version.
+pub fn legacy_meta(meta: &Meta) -> bool {
+    !meta.escaped_key && meta.versions == 0
+}
+
+/// The protocol version a call's `_meta` names, when it passes `modern.check_meta`: every
+/// key written without escapes, the protocol version exactly once and a string, the client
+/// capabilities exactly once and an object (`clientInfo` and anything else are not looked
+/// at). The version is the string's decoded text.
+pub fn modern_version<'b>(body: &'b [u8], meta: &Meta) -> Option<Cow<'b, [u8]>> {
+    if meta.escaped_key
+        || meta.versions != 1
+        || meta.capabilities != 1
+        || !meta.capabilities_objects
+    {
         return None;
     }
-    let lexeme = version?.of(meta);
-    let content = lexeme.get(1..lexeme.len().checked_sub(1)?)?;
+    let lexeme = meta.version?.of(body);
+    let content = lexeme.strip_prefix(b"\"")?.strip_suffix(b"\"")?;
     if !content.contains(&b'\\') {
         return Some(Cow::Borrowed(content));
     }
@@ -205,12 +273,9 @@ pub fn admits(
     in_batch: bool,
 ) -> bool {
     match era {
-        Era::Legacy => call.meta.is_none_or(|meta| legacy_meta(meta.of(body))),
+        Era::Legacy => call.meta.as_ref().is_none_or(legacy_meta),
         Era::Modern { versions } => {
-            let Some(meta) = call.meta else {
-                return false;
-            };
-            let Some(version) = modern_version(meta.of(body)) else {
+            let Some(version) = call.meta.and_then(|meta| modern_version(body, &meta)) else {
                 return false;
             };
             if !versions.iter().any(|v| **v == *version) {
@@ -383,7 +448,7 @@ mod tests {
             assert_eq!(call.name.of(b), name.as_bytes(), "{params}");
             assert_eq!(call.arguments.of(b), arguments.as_bytes(), "{params}");
             assert_eq!(
-                call.meta.map(|m| m.of(b)),
+                call.meta.map(|m| m.span.of(b)),
                 meta.map(str::as_bytes),
                 "{params}"
             );
@@ -462,6 +527,38 @@ mod tests {
     }
 
     #[test]
+    fn members_in_order() {
+        let data = br#"{ "a" : 1 , "b\n" : {"c":[]} }"#;
+        let mut members = Members::new(data);
+        let got: Vec<(&[u8], bool, &[u8])> = members
+            .by_ref()
+            .map(|(k, e, v)| (k.of(data), e, v.of(data)))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (&b"a"[..], false, &b"1"[..]),
+                (b"b\\n", true, br#"{"c":[]}"#)
+            ]
+        );
+        assert!(members.finished());
+        let mut empty = Members::new(b"{}");
+        assert_eq!(empty.next(), None);
+        assert!(empty.finished());
+        for data in [&b"[1]"[..], b"", b"{\"a\":1", b"{\"a\" 1}"] {
+            let mut members = Members::new(data);
+            while members.next().is_some() {}
+            assert!(!members.finished(), "{data:?}");
+        }
+    }
+
+    fn meta_of(json: &str) -> Meta {
+        let meta = read_meta(&mut Cursor::new(json.as_bytes())).unwrap();
+        assert_eq!(meta.span.of(json.as_bytes()), json.trim().as_bytes());
+        meta
+    }
+
+    #[test]
     fn legacy_meta_rule() {
         let cases: &[(String, bool)] = &[
             ("{}".into(), true),
@@ -474,7 +571,7 @@ mod tests {
             (r#"{"progress\u0054oken":1}"#.into(), false),
         ];
         for (meta, want) in cases {
-            assert_eq!(legacy_meta(meta.as_bytes()), *want, "{meta}");
+            assert_eq!(legacy_meta(&meta_of(meta)), *want, "{meta}");
         }
     }
 
@@ -503,10 +600,9 @@ mod tests {
             (format!(r#"{{"{PV}":"a","{PV}":"a","{CC}":{{}}}}"#), None),
             (format!(r#"{{"{PV}":"a","{CC}":{{}},"{CC}":{{}}}}"#), None),
             (format!(r#"{{"{PV}":"a","{CC}":{{}},"x\u0041":1}}"#), None),
-            ("[]".into(), None),
         ];
         for (meta, want) in cases {
-            let got = modern_version(meta.as_bytes());
+            let got = modern_version(meta.as_bytes(), &meta_of(meta));
             assert_eq!(got.as_deref(), want.map(str::as_bytes), "{meta}");
         }
     }

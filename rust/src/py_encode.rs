@@ -260,7 +260,7 @@ thread_local! {
 /// Run `f` on an empty buffer and return its content as `bytes`. The thread's buffer is used
 /// when it is free (a call made while it is in use, say from a finalizer that runs during an
 /// encoding, gets a fresh one).
-fn encode_with<'py>(
+pub(crate) fn encode_with<'py>(
     py: Python<'py>,
     f: impl FnOnce(&mut Vec<u8>) -> PyResult<()>,
 ) -> PyResult<Bound<'py, PyBytes>> {

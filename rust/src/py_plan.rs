@@ -11,14 +11,18 @@
 //! and runs nothing, for Python to serve it the general way), so every entry sees the tools
 //! as they are when it runs, as on the general path.
 
+use std::sync::{Mutex, MutexGuard};
+
 use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 use pyo3::{PyTraverseError, PyVisit};
+use smallvec::SmallVec;
 
 use crate::encode::{self, BatchOut};
 use crate::frame::{self, FrameKind};
 use crate::plan::{Era, Headers};
+use crate::py_encode::encode_with;
 use crate::py_frame::PyFrame;
 use crate::py_route::{
     batch_out, call_tool, plan_entry, plannable_kind, primitive, structured, tool_of, Called, Memo,
@@ -220,8 +224,11 @@ enum Slot {
     Ran,
 }
 
+/// One slot per entry (a single message's inline).
+type Slots = SmallVec<[Slot; 1]>;
+
 /// The plans for one frame, made by `Routes.plan`.
-#[pyclass(module = "jetmcp._wire", name = "Plans")]
+#[pyclass(frozen, module = "jetmcp._wire", name = "Plans")]
 pub struct Plans {
     frame: Py<PyFrame>,
     routes: Py<Routes>,
@@ -229,7 +236,8 @@ pub struct Plans {
     headers: Option<Py<PyHeaders>>,
     /// `Routes.generation` when the plans were made.
     generation: u64,
-    slots: Vec<Slot>,
+    /// Never locked while a tool runs (a tool may use the plans).
+    slots: Mutex<Slots>,
     complete: bool,
 }
 
@@ -247,20 +255,9 @@ pub(crate) fn plan_frame(
     }
     let entries = f.parsed();
     let body = f.body(py).as_bytes();
-    let s = shape.get();
-    let era = s.era();
-    let rules = Rules {
-        era,
-        meta: true,
-        // The routing headers are a 2026-07-28 matter.
-        headers: match era {
-            Era::Modern { .. } => headers.map(|h| &h.get().inner),
-            Era::Legacy => None,
-        },
-        in_batch: f.kind == FrameKind::Batch as u8,
-    };
+    let rules = rules(f, shape.get(), headers.map(Bound::get));
     let mut memo: Memo<'_, '_> = None;
-    let mut slots = Vec::with_capacity(entries.len());
+    let mut slots = Slots::with_capacity(entries.len());
     let mut any = false;
     let mut complete = true;
     for entry in entries {
@@ -284,24 +281,32 @@ pub(crate) fn plan_frame(
         shape: shape.clone().unbind(),
         headers: headers.map(|h| h.clone().unbind()),
         generation: routes.borrow().generation(),
-        slots,
+        slots: Mutex::new(slots),
         complete,
     }))
 }
 
-/// Where a run writes a finished reply.
-enum Out<'a> {
-    Single(&'a mut Vec<u8>),
-    Batch(&'a mut BatchOut),
+/// The rules the entries of `frame` are planned under.
+fn rules<'a>(frame: &PyFrame, shape: &'a Shape, headers: Option<&'a PyHeaders>) -> Rules<'a> {
+    let era = shape.era();
+    Rules {
+        era,
+        meta: true,
+        // The routing headers are a 2026-07-28 matter.
+        headers: match era {
+            Era::Modern { .. } => headers.map(|h| &h.inner),
+            Era::Legacy => None,
+        },
+        in_batch: frame.kind == FrameKind::Batch as u8,
+    }
 }
 
-impl Out<'_> {
-    fn buf(&mut self) -> &mut Vec<u8> {
-        match self {
-            Out::Single(buf) => buf,
-            Out::Batch(out) => out.reply(),
-        }
-    }
+/// Where a run puts a finished reply.
+enum Out<'a, 'py> {
+    /// A single reply, as `bytes`.
+    Single(&'a mut Option<Bound<'py, PyBytes>>),
+    /// The next reply of a batch.
+    Batch(&'a mut BatchOut),
 }
 
 /// What running one entry came to.
@@ -322,10 +327,15 @@ enum Item<'py> {
 }
 
 impl Plans {
+    fn slots(&self) -> MutexGuard<'_, Slots> {
+        // A panic cannot leave the slots half-changed: each change is one assignment.
+        self.slots.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// Take entry `i`'s plan for running (the slot is marked as run).
-    fn take(slf: &Bound<'_, Self>, i: usize) -> PyResult<Plan> {
-        let mut this = slf.borrow_mut();
-        let Some(slot) = this.slots.get_mut(i) else {
+    fn take(&self, i: usize) -> PyResult<Plan> {
+        let mut slots = self.slots();
+        let Some(slot) = slots.get_mut(i) else {
             return Err(PyIndexError::new_err(format!("no entry {i}")));
         };
         match std::mem::replace(slot, Slot::Ran) {
@@ -338,65 +348,63 @@ impl Plans {
         }
     }
 
-    /// `plan` as it stands against the tool table now: the same when its name still maps
-    /// to its route, else planned again (None: it no longer plans).
-    fn current(slf: &Bound<'_, Self>, i: usize, plan: Plan) -> PyResult<Option<Plan>> {
-        let py = slf.py();
-        let this = slf.borrow();
-        let routes = this.routes.bind(py);
-        let frame = this.frame.get();
-        let body = frame.body(py).as_bytes();
-        {
-            let table = routes.borrow();
-            if table.generation() == this.generation || table.maps(plan.name.of(body), &plan.route)
-            {
-                return Ok(Some(plan));
-            }
-        }
+    /// Whether `plan` stands against the tool table as it is now: the table did not change
+    /// since planning, or the plan's name still maps to its route.
+    fn is_current(&self, py: Python<'_>, plan: &Plan) -> bool {
+        let table = self.routes.bind(py).borrow();
+        table.generation() == self.generation
+            || table.maps(
+                plan.name.of(self.frame.get().body(py).as_bytes()),
+                &plan.route,
+            )
+    }
+
+    /// Entry `i` planned again against the tool table as it is now (None: it no longer
+    /// plans).
+    #[cold]
+    fn replan(&self, py: Python<'_>, i: usize) -> PyResult<Option<Plan>> {
+        let frame = self.frame.get();
         let Some(entry) = frame.parsed().get(i) else {
             return Ok(None);
         };
-        let shape = this.shape.get();
-        let rules = Rules {
-            era: shape.era(),
-            meta: true,
-            headers: match shape.era() {
-                Era::Modern { .. } => this.headers.as_ref().map(|h| &h.get().inner),
-                Era::Legacy => None,
-            },
-            in_batch: frame.kind == FrameKind::Batch as u8,
-        };
-        plan_entry(py, body, entry, routes, &mut None, rules)
+        let headers = self.headers.as_ref().map(|h| h.get());
+        let rules = rules(frame, self.shape.get(), headers);
+        let body = frame.body(py).as_bytes();
+        plan_entry(py, body, entry, self.routes.bind(py), &mut None, rules)
     }
 
-    /// Run entry `i`: its reply written to `out`, or its outcome.
-    fn execute<'py>(slf: &Bound<'py, Self>, i: usize, out: &mut Out<'_>) -> PyResult<Ran<'py>> {
-        let py = slf.py();
-        let plan = Self::take(slf, i)?;
-        let Some(plan) = Self::current(slf, i, plan)? else {
-            slf.borrow_mut().slots[i] = Slot::Unplanned;
-            return Ok(Ran::Stale);
-        };
-        // Nothing of the plans is borrowed while the tool runs: it may use them.
-        let (frame, shape) = {
-            let this = slf.borrow();
-            (this.frame.clone_ref(py), this.shape.clone_ref(py))
-        };
+    /// Run entry `i`: its reply put in `out`, or its outcome.
+    fn execute<'py>(&self, py: Python<'py>, i: usize, out: Out<'_, 'py>) -> PyResult<Ran<'py>> {
+        let mut plan = self.take(i)?;
+        if !self.is_current(py, &plan) {
+            match self.replan(py, i)? {
+                Some(again) => plan = again,
+                None => {
+                    self.slots()[i] = Slot::Unplanned;
+                    return Ok(Ran::Stale);
+                }
+            }
+        }
         let route = plan.route.get();
         let called = call_tool(py, route, &plan.args)?;
-        let body = frame.get().body(py).as_bytes();
-        let raw_id = plan.raw_id.of(body);
+        let raw_id = plan.raw_id.of(self.frame.get().body(py).as_bytes());
         let (value, failed) = match called {
             Called::Returned(value) => {
                 if let Some(p) = primitive(route, &value) {
-                    let shape = shape.get();
-                    encode::write_text_result(
-                        out.buf(),
-                        raw_id,
-                        p,
-                        structured(route, shape.structured),
-                        shape.server_info.as_deref(),
-                    );
+                    let shape = self.shape.get();
+                    let structured = structured(route, shape.structured);
+                    let info = shape.server_info.as_deref();
+                    match out {
+                        Out::Single(reply) => {
+                            *reply = Some(encode_with(py, |buf| {
+                                encode::write_text_result(buf, raw_id, p, structured, info);
+                                Ok(())
+                            })?);
+                        }
+                        Out::Batch(batch) => {
+                            encode::write_text_result(batch.reply(), raw_id, p, structured, info)
+                        }
+                    }
                     return Ok(Ran::Written);
                 }
                 (value, false)
@@ -412,13 +420,23 @@ impl Plans {
         };
         Ok(Ran::Outcome(Bound::new(py, outcome)?))
     }
+
+    /// Run entry `i` of any frame as a single reply: bytes, outcome or None.
+    fn run_one<'py>(&self, py: Python<'py>, i: usize) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let mut reply = None;
+        Ok(match self.execute(py, i, Out::Single(&mut reply))? {
+            Ran::Written => reply.map(Bound::into_any),
+            Ran::Outcome(outcome) => Some(outcome.into_any()),
+            Ran::Stale => None,
+        })
+    }
 }
 
 #[pymethods]
 impl Plans {
     /// The number of entries in the frame (planned or not).
     fn __len__(&self) -> usize {
-        self.slots.len()
+        self.slots().len()
     }
 
     /// Whether every entry of the frame is planned.
@@ -429,7 +447,7 @@ impl Plans {
 
     /// Whether entry `i` is planned and has not run.
     fn planned(&self, i: usize) -> PyResult<bool> {
-        match self.slots.get(i) {
+        match self.slots().get(i) {
             Some(slot) => Ok(matches!(slot, Slot::Planned(_))),
             None => Err(PyIndexError::new_err(format!("no entry {i}"))),
         }
@@ -437,49 +455,34 @@ impl Plans {
 
     /// Call entry `i`'s tool: its finished reply, its `Outcome`, or None (nothing ran) when
     /// the tools changed since planning and the entry no longer plans.
-    fn run<'py>(slf: &Bound<'py, Self>, i: usize) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let py = slf.py();
-        let mut buf = Vec::with_capacity(160);
-        Ok(match Self::execute(slf, i, &mut Out::Single(&mut buf))? {
-            Ran::Written => Some(PyBytes::new(py, &buf).into_any()),
-            Ran::Outcome(outcome) => Some(outcome.into_any()),
-            Ran::Stale => None,
-        })
+    fn run<'py>(&self, py: Python<'py>, i: usize) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.run_one(py, i)
     }
 
     /// Run every entry in order (only when `complete`): the whole reply when every entry
     /// finished here (a single message's reply, or a batch's array), else the list of each
     /// entry's reply bytes or `Outcome` in order. From an entry that no longer plans (the
     /// tools changed under it) on, the list holds None: those entries did not run.
-    fn run_all<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        let py = slf.py();
-        let (n, single, mut out) = {
-            let this = slf.borrow();
-            if !this.complete {
-                return Err(PyValueError::new_err(
-                    "run_all needs every entry planned (see Plans.complete)",
-                ));
-            }
-            let frame = this.frame.get();
-            (
-                this.slots.len(),
-                frame.kind == FrameKind::Single as u8,
-                batch_out(frame.body(py).as_bytes()),
-            )
-        };
-        if single {
-            let mut buf = Vec::with_capacity(160);
-            return Ok(match Self::execute(slf, 0, &mut Out::Single(&mut buf))? {
-                Ran::Written => PyBytes::new(py, &buf).into_any(),
-                Ran::Outcome(outcome) => PyList::new(py, [outcome])?.into_any(),
-                Ran::Stale => PyList::new(py, [py.None()])?.into_any(),
+    fn run_all<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        if !self.complete {
+            return Err(PyValueError::new_err(
+                "run_all needs every entry planned (see Plans.complete)",
+            ));
+        }
+        let frame = self.frame.get();
+        if frame.kind == FrameKind::Single as u8 {
+            return Ok(match self.run_one(py, 0)? {
+                Some(item) if item.is_instance_of::<PyBytes>() => item,
+                item => PyList::new(py, [item])?.into_any(),
             });
         }
+        let n = self.slots().len();
+        let mut out = batch_out(frame.body(py).as_bytes());
         let mut items: Vec<Item<'py>> = Vec::with_capacity(n);
         let mut finished = true;
         for i in 0..n {
             let start = out.len() + usize::from(!out.is_empty());
-            match Self::execute(slf, i, &mut Out::Batch(&mut out))? {
+            match self.execute(py, i, Out::Batch(&mut out))? {
                 Ran::Written => items.push(Item::Reply(start, out.len())),
                 Ran::Outcome(outcome) => {
                     finished = false;
@@ -508,14 +511,14 @@ impl Plans {
     }
 
     fn __repr__(&self) -> String {
-        let planned = self
-            .slots
+        let slots = self.slots();
+        let planned = slots
             .iter()
             .filter(|s| matches!(s, Slot::Planned(_)))
             .count();
         format!(
             "<Plans entries={} planned={} complete={}>",
-            self.slots.len(),
+            slots.len(),
             planned,
             self.complete
         )
@@ -528,19 +531,22 @@ impl Plans {
         if let Some(h) = &self.headers {
             visit.call(h)?;
         }
-        for slot in &self.slots {
-            if let Slot::Planned(plan) = slot {
-                visit.call(&plan.route)?;
-                for arg in &plan.args {
-                    visit.call(arg)?;
+        // A collection never runs while the slots are locked (no Python runs then), but a
+        // lock held elsewhere is skipped rather than waited for.
+        if let Ok(slots) = self.slots.try_lock() {
+            for slot in slots.iter() {
+                if let Slot::Planned(plan) = slot {
+                    visit.call(&plan.route)?;
+                    for arg in &plan.args {
+                        visit.call(arg)?;
+                    }
                 }
             }
         }
         Ok(())
     }
 
-    fn __clear__(&mut self) {
-        self.slots.clear();
-        self.headers = None;
+    fn __clear__(&self) {
+        self.slots().clear();
     }
 }

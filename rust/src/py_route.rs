@@ -311,8 +311,8 @@ impl Routes {
     }
 }
 
-/// One value per parameter, in signature order (few enough to live on the stack).
-pub(crate) type Args = SmallVec<[Py<PyAny>; 8]>;
+/// One value per parameter, in signature order (few enough to live inline).
+pub(crate) type Args = SmallVec<[Py<PyAny>; 4]>;
 
 /// What a request comes to once its arguments are read: its raw id, the tool's name, the
 /// route and the arguments for each parameter, in order. Spans are of the frame's body.

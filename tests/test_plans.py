@@ -22,7 +22,13 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, TypeAdapter
 
-from conftest import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, modern_meta, modern_request
+from conftest import (
+    META_CLIENT_CAPABILITIES,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
+    modern_meta,
+    modern_request,
+)
 from jetmcp import Context, Server, _wire
 from jetmcp.dispatch import Dispatcher, Exchange
 from jetmcp.errors import INTERNAL_ERROR, McpError
@@ -889,4 +895,50 @@ def test_raw_arguments_validate_as_the_built_ones(x: Any, y: Any) -> None:
     built = entry.params()["arguments"]
     assert outcome(lambda: adapter.validate_json(raw)) == outcome(
         lambda: adapter.validate_python(built)
+    )
+
+
+# ------------------------------------------------------------------------- completion
+
+meta_values = st.one_of(
+    json_values,
+    st.dictionaries(
+        st.sampled_from([META_SERVER_INFO, "progressToken", "a", "io.x/y"]), json_values, max_size=3
+    ),
+)
+results = st.dictionaries(
+    st.sampled_from(["content", "isError", "resultType", "structuredContent", "_meta", "x"]),
+    json_values,
+    max_size=5,
+).flatmap(lambda r: st.builds(lambda m: {**r, "_meta": m} if "_meta" in r else r, meta_values))
+
+
+@settings(max_examples=300, deadline=None)
+@given(result=results, raw_id=st.sampled_from([b"1", b'"a"']))
+def test_encode_result_completes_as_the_dispatcher_does(
+    result: dict[str, Any], raw_id: bytes
+) -> None:
+    """``encode_result(raw_id, result, server_info)`` is ``Dispatcher._complete`` then
+    ``encode_result``, byte for byte (resultType kept or added, ``_meta`` merged in place)."""
+    info = shape(R_MODERN).server_info
+    assert info is not None
+    before = dict(result)
+    want = _wire.encode_result(raw_id, GENERAL._complete(result, R_MODERN))
+    assert _wire.encode_result(raw_id, result, info) == want
+    assert result == before  # the result is left as it was
+    assert _wire.encode_result(raw_id, result) == _wire.encode_result(raw_id, result, None)
+
+
+def test_encode_result_completion_errors() -> None:
+    info = b'{"name":"s"}'
+    with pytest.raises(TypeError, match="must be a dict"):
+        _wire.encode_result(b"1", [1], info)
+    for bad in ({1: 2}, {"_meta": {1: 2}}):
+        with pytest.raises(TypeError, match="keys must be str"):
+            _wire.encode_result(b"1", bad, info)
+    with pytest.raises(TypeError):
+        _wire.encode_result(b"1", {"x": object()}, info)
+    assert _wire.encode_result(b"1", {}, info) == (
+        b'{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete",'
+        b'"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s"}}}}'
     )

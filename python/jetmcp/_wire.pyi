@@ -104,8 +104,15 @@ def dumps(obj: Any) -> bytes:
     and for a str with a lone surrogate (UnicodeEncodeError, a ValueError). Subclasses of
     str/int/float/dict/list/tuple (enums, named tuples) are written as their base type."""
 
-def encode_result(raw_id: bytes, result: Any) -> bytes:
+def encode_result(raw_id: bytes, result: Any, server_info: bytes | None = None) -> bytes:
     """``{"jsonrpc":"2.0","id":<raw_id>,"result":<result>}`` with ``raw_id`` spliced in as is.
+
+    With ``server_info`` (the JSON text of the server's ``serverInfo``, as a 2026-07-28
+    :class:`Shape` holds it) the result, a dict, is completed exactly as
+    ``Dispatcher._complete`` completes it, without copying it: its members in order, its
+    ``_meta`` (when a dict) holding ``io.modelcontextprotocol/serverInfo`` first (its own such
+    member, if any, wins) and replaced when not a dict, then ``"resultType":"complete"`` unless
+    it has a ``resultType``, then ``_meta`` unless it has one. TypeError when it is not a dict.
 
     Every ``encode_*`` taking a ``raw_id`` runs a cheap sanity check on it (a quoted string,
     a number lexeme, or ``null``) and raises ValueError otherwise; pass ``Entry.raw_id``."""

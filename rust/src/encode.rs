@@ -237,17 +237,24 @@ pub fn write_notification<E>(
 
 /// The key of the server's identity in a 2026-07-28 result's `_meta`.
 pub const META_SERVER_INFO: &[u8] = b"io.modelcontextprotocol/serverInfo";
-/// What completes a 2026-07-28 result that has neither `resultType` nor `_meta`, up to the
-/// server info value: written after the result's own members, as the dispatcher's
-/// completion appends them (`resultType` first, then `_meta`).
-pub const COMPLETION_HEAD: &[u8] =
-    br#","resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":"#;
+/// The member that says a 2026-07-28 result is complete.
+pub const RESULT_TYPE_COMPLETE: &[u8] = br#""resultType":"complete""#;
+/// The key of a result's `_meta` member, with its colon.
+pub const META_KEY: &[u8] = br#""_meta":"#;
+/// A completed result's `_meta` value up to the server info value (the rest of `_meta`, if
+/// any, and its closing brace follow).
+pub const SERVER_META_OPEN: &[u8] = br#"{"io.modelcontextprotocol/serverInfo":"#;
 
 /// `,"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":<server_info>}`:
-/// the members that complete a 2026-07-28 result, written before its closing brace.
+/// the members that complete a 2026-07-28 result that has neither, written before its
+/// closing brace, as the dispatcher's completion appends them (`resultType` first).
 #[inline]
 pub fn write_completion(buf: &mut Vec<u8>, server_info: &[u8]) {
-    buf.extend_from_slice(COMPLETION_HEAD);
+    buf.push(b',');
+    buf.extend_from_slice(RESULT_TYPE_COMPLETE);
+    buf.push(b',');
+    buf.extend_from_slice(META_KEY);
+    buf.extend_from_slice(SERVER_META_OPEN);
     buf.extend_from_slice(server_info);
     buf.push(b'}');
 }
@@ -654,9 +661,10 @@ mod tests {
             String::from_utf8(buf).unwrap(),
             r#"{"content":[],"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"srv","version":"1"}}}"#
         );
-        assert!(COMPLETION_HEAD
-            .windows(META_SERVER_INFO.len())
-            .any(|w| w == META_SERVER_INFO));
+        assert_eq!(
+            &SERVER_META_OPEN[2..SERVER_META_OPEN.len() - 2],
+            META_SERVER_INFO
+        );
     }
 
     #[test]

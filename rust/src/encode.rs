@@ -271,6 +271,7 @@ pub enum Primitive<'a> {
 /// builds it: `{"content":[{"type":"text","text":<text>}],` then, when `structured`,
 /// `"structuredContent":{"result":<value>},`, then `"isError":false`, and the 2026-07-28
 /// completion when `server_info` is given.
+#[inline]
 pub fn write_text_result(
     buf: &mut Vec<u8>,
     raw_id: &[u8],
@@ -278,39 +279,50 @@ pub fn write_text_result(
     structured: bool,
     server_info: Option<&[u8]>,
 ) {
-    let mut digits = itoa::Buffer::new();
-    // The value as JSON, and whether that is already the text as a JSON string.
-    let mut escaped = Vec::new();
-    let (json, quoted): (&[u8], bool) = match value {
-        Primitive::Int(v) => (digits.format(v).as_bytes(), false),
-        Primitive::Bool(v) => (if v { b"true" } else { b"false" }, false),
+    const TEXT_HEAD: &[u8] = br#","result":{"content":[{"type":"text","text":"#;
+    const STRUCTURED: &[u8] = br#"}],"structuredContent":{"result":"#;
+    const NOT_AN_ERROR: &[u8] = br#","isError":false"#;
+    let info_len = server_info.map_or(0, |i| i.len() + 96);
+    buf.reserve(HEAD.len() + raw_id.len() + 112 + info_len);
+    write_head(buf, Some(raw_id));
+    buf.extend_from_slice(TEXT_HEAD);
+    // The text, as a JSON string; the value as JSON is the same bytes (a str) or the same
+    // without the quotes (an int's digits, true or false).
+    let start = buf.len();
+    let quoted = match value {
+        Primitive::Int(v) => {
+            buf.push(b'"');
+            buf.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+            buf.push(b'"');
+            false
+        }
+        Primitive::Bool(v) => {
+            buf.extend_from_slice(if v { b"\"true\"" } else { b"\"false\"" });
+            false
+        }
         Primitive::Str(s) => {
-            write_str(&mut escaped, s);
-            (&escaped, true)
+            write_str(buf, s);
+            true
         }
     };
-    let Ok(()) = write_result(buf, raw_id, |buf| -> Result<(), Infallible> {
-        buf.extend_from_slice(br#"{"content":[{"type":"text","text":"#);
+    let end = buf.len();
+    if structured {
+        buf.extend_from_slice(STRUCTURED);
         if quoted {
-            buf.extend_from_slice(json);
+            buf.extend_from_within(start..end);
         } else {
-            buf.push(b'"');
-            buf.extend_from_slice(json);
-            buf.push(b'"');
-        }
-        buf.extend_from_slice(b"}]");
-        if structured {
-            buf.extend_from_slice(br#","structuredContent":{"result":"#);
-            buf.extend_from_slice(json);
-            buf.push(b'}');
-        }
-        buf.extend_from_slice(br#","isError":false"#);
-        if let Some(info) = server_info {
-            write_completion(buf, info);
+            buf.extend_from_within(start + 1..end - 1);
         }
         buf.push(b'}');
-        Ok(())
-    });
+        buf.extend_from_slice(NOT_AN_ERROR);
+    } else {
+        buf.extend_from_slice(&STRUCTURED[..2]);
+        buf.extend_from_slice(NOT_AN_ERROR);
+    }
+    if let Some(info) = server_info {
+        write_completion(buf, info);
+    }
+    buf.extend_from_slice(b"}}");
 }
 
 /// A closure that writes bytes as they are (for the byte-level envelope helpers).

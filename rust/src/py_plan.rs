@@ -385,6 +385,19 @@ impl Plans {
                 }
             }
         }
+        let ran = self.call(py, i, &plan, out);
+        plan.release(py);
+        ran
+    }
+
+    /// Call `plan` (entry `i`'s): its reply put in `out`, or its outcome.
+    fn call<'py>(
+        &self,
+        py: Python<'py>,
+        i: usize,
+        plan: &Plan,
+        out: Out<'_, 'py>,
+    ) -> PyResult<Ran<'py>> {
         let route = plan.route.get();
         let called = call_tool(py, route, &plan.args)?;
         let raw_id = plan.raw_id.of(self.frame.get().body(py).as_bytes());

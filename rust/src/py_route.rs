@@ -323,6 +323,17 @@ pub(crate) struct Plan {
     pub args: Args,
 }
 
+impl Plan {
+    /// Let go of the plan's references with the GIL at hand (a plain drop has to find out
+    /// whether it is held).
+    pub(crate) fn release(self, py: Python<'_>) {
+        self.route.drop_ref(py);
+        for arg in self.args {
+            arg.drop_ref(py);
+        }
+    }
+}
+
 /// The last tool looked up in a body, with the [`Routes::generation`] it was found at: the
 /// entries of a batch mostly call one tool.
 pub(crate) type Memo<'b, 'py> = Option<(u64, &'b [u8], Bound<'py, ToolRoute>)>;

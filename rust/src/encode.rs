@@ -271,7 +271,7 @@ pub enum Primitive<'a> {
 /// builds it: `{"content":[{"type":"text","text":<text>}],` then, when `structured`,
 /// `"structuredContent":{"result":<value>},`, then `"isError":false`, and the 2026-07-28
 /// completion when `server_info` is given.
-#[inline]
+#[inline(always)]
 pub fn write_text_result(
     buf: &mut Vec<u8>,
     raw_id: &[u8],

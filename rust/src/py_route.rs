@@ -453,6 +453,7 @@ pub(crate) enum Called<'py> {
 /// Call the tool with the planned arguments. Errs only for what the Python path would not
 /// catch either (an exception that is not an `Exception`: KeyboardInterrupt, SystemExit,
 /// CancelledError).
+#[inline(always)]
 pub(crate) fn call_tool<'py>(
     py: Python<'py>,
     route: &ToolRoute,
@@ -492,6 +493,7 @@ pub(crate) fn call_tool<'py>(
 
 /// The reply text of an `int`, `str` or `bool` return value the tool's output allows, as the
 /// Python shaping writes it; None for anything else (Python shapes it).
+#[inline(always)]
 pub(crate) fn primitive<'a>(
     route: &ToolRoute,
     value: &'a Bound<'_, PyAny>,
@@ -606,7 +608,7 @@ pub fn route<'py>(
     let Some(plan) = plan_entry(py, body, entry, routes, &mut None, ROUTE_RULES)? else {
         return Ok(None);
     };
-    let mut out = Vec::with_capacity(128);
+    let mut out = Vec::with_capacity(256);
     run(py, body, plan, revision, structured, on_python, &mut out)?;
     Ok(Some(PyBytes::new(py, &out)))
 }

@@ -52,22 +52,34 @@ def case(body: bytes, revision: revisions.Revision) -> Callable[[], object]:
     return run
 
 
-class _Scope:
-    """The parts of a Granian RSGI scope the transport reads (headers as a dict)."""
+class _Headers(dict[str, str]):
+    """Granian's header map as far as the transport reads it (one value per name)."""
 
-    __slots__ = ("headers", "method", "path", "proto")
+    def get_all(self, name: str) -> list[str]:
+        value = self.get(name)
+        return [] if value is None else [value]
+
+
+class _Scope:
+    """The parts of a Granian RSGI scope the transport reads."""
+
+    __slots__ = ("authority", "headers", "http_version", "method", "path", "proto")
 
     def __init__(self, version: str) -> None:
         self.proto = "http"
         self.method = "POST"
         self.path = "/mcp"
-        self.headers = {
-            "host": "127.0.0.1:8000",
-            "content-type": "application/json",
-            "accept": "application/json, text/event-stream",
-            "mcp-protocol-version": version,
-            "content-length": "100",
-        }
+        self.http_version = "1.1"
+        self.authority = None
+        self.headers = _Headers(
+            {
+                "host": "127.0.0.1:8000",
+                "content-type": "application/json",
+                "accept": "application/json, text/event-stream",
+                "mcp-protocol-version": version,
+                "content-length": "100",
+            }
+        )
 
 
 class _Proto:

@@ -2,6 +2,9 @@
 # The two entry points of the README:
 #   bash scripts/dev.sh serve [jetmcp run args...]   build into .venv (release) and serve the demo app
 #   bash scripts/dev.sh test                         build into .venv (fast profile) and run every check
+# and, for packaging:
+#   bash scripts/dev.sh wheel                        a release wheel in dist/, manylinux2014 (see
+#                                                    docs/packaging.md)
 # Both create .venv/ on first use and install what they need; nothing else is assumed
 # beyond Debian with Rust, Python 3.11 and pip.
 set -euo pipefail
@@ -25,6 +28,21 @@ build() {  # $1 = cargo profile for maturin (release | ci)
   test -x "$VENV/bin/jetmcp"
 }
 
+# Build a wheel with the ci profile (the artifacts `build ci` left, so it costs seconds), install
+# it with pinned dependencies into a fresh venv under $TMPDIR, and smoke-test it from there.
+wheel_smoke() {
+  local tmp
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/jetmcp-wheel.XXXXXX")
+  VIRTUAL_ENV=$VENV "$VENV/bin/maturin" build -q --profile ci -i "$PY" -o "$tmp/dist"
+  # No pip of its own: the project's pip installs into it (--python), which saves seconds.
+  "$VENV/bin/python" -m venv --without-pip "$tmp/venv"
+  "$VENV/bin/pip" --python "$tmp/venv/bin/python" install -q --disable-pip-version-check \
+    -c requirements/dev.txt "$tmp"/dist/jetmcp-*.whl
+  (cd "$tmp" && env -u PYTHONPATH -u VIRTUAL_ENV "$tmp/venv/bin/python" -I \
+    "$ROOT/scripts/smoke_wheel.py" "$ROOT/pyproject.toml")
+  rm -rf "$tmp"
+}
+
 cmd=${1:-}
 shift || true
 case "$cmd" in
@@ -43,9 +61,16 @@ case "$cmd" in
     echo "== build the extension (profile ci)"
     build ci
     echo "== python: ruff, mypy"
-    "$VENV/bin/ruff" check python tests bench
-    "$VENV/bin/ruff" format --check python tests bench
+    "$VENV/bin/ruff" check python tests bench examples scripts
+    "$VENV/bin/ruff" format --check python tests bench examples scripts
     "$VENV/bin/mypy" --strict python/jetmcp
+    echo "== the wheel, installed into a fresh venv outside the tree"
+    wheel_smoke
+    echo "== the documentation site (warnings are errors)"
+    site=$(mktemp -d "${TMPDIR:-/tmp}/jetmcp-site.XXXXXX")
+    # Not --quiet: it hides the warnings that --strict counts, and the build then passes.
+    NO_MKDOCS_2_WARNING=1 "$VENV/bin/mkdocs" build --strict --site-dir "$site"
+    rm -rf "$site"
     echo "== the TypeScript SDK for the real-client tests (npm, pinned by its lockfile)"
     [ -d tests/clients/node_modules ] || \
       (cd tests/clients && npm ci --no-audit --no-fund --loglevel=error)
@@ -53,8 +78,15 @@ case "$cmd" in
     "$VENV/bin/pytest" -p no:cacheprovider tests
     bash scripts/conformance.sh
     ;;
+  wheel)
+    setup_venv
+    # zig links against an old glibc, so the wheel installs on any manylinux2014 system.
+    "$PY" -m pip install -q --disable-pip-version-check ziglang==0.17.1
+    PATH=$VENV/bin:$PATH VIRTUAL_ENV=$VENV "$VENV/bin/maturin" build --release --zig \
+      --compatibility manylinux2014 -i "$PY" -o dist "$@"
+    ;;
   *)
-    echo "usage: bash scripts/dev.sh serve|test" >&2
+    echo "usage: bash scripts/dev.sh serve|test|wheel" >&2
     exit 2
     ;;
 esac

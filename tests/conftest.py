@@ -103,6 +103,7 @@ class HttpServer:
         self.base = f"http://127.0.0.1:{self.port}"
         self.url = f"{self.base}/mcp"
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the process)
+        self._stdout = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the process)
         args = [
             *jetmcp_command(),
             "run",
@@ -118,7 +119,7 @@ class HttpServer:
         self.proc = subprocess.Popen(
             args,
             stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
+            stdout=self._stdout,
             stderr=self._stderr,
             env=_server_env(),
             cwd=ROOT,
@@ -129,6 +130,11 @@ class HttpServer:
     def stderr(self) -> str:
         self._stderr.seek(0)
         return self._stderr.read().decode("utf-8", "replace")
+
+    def stdout(self) -> bytes:
+        """Everything the server wrote to stdout (an HTTP server should write nothing)."""
+        self._stdout.seek(0)
+        return self._stdout.read()
 
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + START_TIMEOUT
@@ -162,6 +168,7 @@ class HttpServer:
     def stop(self) -> None:
         _stop(self.proc)
         self._stderr.close()
+        self._stdout.close()
 
 
 class AppServer:

@@ -196,17 +196,30 @@ def test_each_entry_is_checked_on_its_own(on: Channel) -> None:
     assert_error(by_id[9], -32600, 9)
 
 
-def test_unsupported_version_entry(client: httpx.Client, http_on: str) -> None:
-    # Header and entry agree on a version nobody serves: -32022 for that entry alone.
+def test_unsupported_version_header_refuses_the_batch(client: httpx.Client, http_on: str) -> None:
+    # The header names a version nobody serves: the HTTP request is refused whole (400,
+    # -32022), as the spec has it for that header, before any entry is looked at.
     body = [
         modern_request("tools/list", id=1, meta=modern_meta("v999.0.0")),
         modern_request("tools/list", id=2, meta=modern_meta("v999.0.0")),
     ]
     resp = client.post(http_on, content=encode(body), headers=modern_headers(version="v999.0.0"))
-    assert resp.status_code == 200
-    for i, msg in enumerate(resp.json(), 1):
-        assert_error(msg, -32022, i)
-        assert msg["error"]["data"]["requested"] == "v999.0.0"
+    assert resp.status_code == 400
+    assert_error(resp.json(), -32022, None)
+    assert resp.json()["error"]["data"]["requested"] == "v999.0.0"
+
+
+def test_unsupported_version_entry(on: Channel) -> None:
+    # An entry naming a version nobody serves is refused alone: -32022 on stdio (no
+    # header); over HTTP it contradicts the batch's 2026-07-28 header first (-32020).
+    body = [
+        modern_request("tools/list", id=1, meta=modern_meta("v999.0.0")),
+        modern_request("tools/list", id=2),
+    ]
+    status, reply = on.send(body)
+    ok(status)
+    assert_error(reply[0], -32022 if on.transport == "stdio" else -32020, 1)
+    assert_result(reply[1], 2)
 
 
 def test_entry_needing_input_answers_its_slot(on: Channel) -> None:

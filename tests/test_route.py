@@ -9,6 +9,7 @@ byte-identical replies from both, and the same side effects in the same order.
 from __future__ import annotations
 
 import functools
+import json
 import string
 from typing import Any, Optional
 
@@ -22,6 +23,7 @@ from jetmcp.dispatch import Dispatcher, Exchange
 from jetmcp.errors import McpError
 from jetmcp.protocol import revisions
 from jetmcp.server.elicitation import UrlElicitationRequired
+from jetmcp.server.schema import _REQUIRED as REQUIRED
 
 LEGACY = list(revisions.LEGACY)
 LOG: list[str] = []
@@ -473,3 +475,277 @@ def test_routes_do_not_keep_tools_alive() -> None:
     del kept, other
     gc.collect()
     assert ref() is None
+
+
+# --------------------------------------------------------------------------- the argument reader
+# The extension reads `params` and `arguments` with a reader of its own (no grammar checks: the
+# frame scanner validated the body). Bodies written lexeme by lexeme, with whitespace anywhere,
+# escapes in keys and values, brackets and quotes inside strings, numbers in every form,
+# repeated and extra members, and then byte-level edits, must be answered byte for byte as the
+# Python path answers them.
+
+WS = st.sampled_from(["", "", "", " ", "\n", "\t", " \r\n\t "])
+#: String contents that trip a reader: quotes, backslashes and brackets first (hypothesis
+#: draws early items most).
+STRING_TEXT = st.lists(
+    st.sampled_from(
+        ['"', "\\", "}", "]", "a", "{", "[", ",", ":", "/", " ", "\u00e9", "\U0001f600"]
+    )
+    | st.sampled_from(["\x00", "\x1f", "\n", "\t", "\u20ac"]),
+    max_size=6,
+).map("".join)
+SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b"}
+
+
+@st.composite
+def string_lexeme(draw: st.DrawFn, text: st.SearchStrategy[str] | None = None) -> str:
+    """``text`` as a JSON string: mostly written plainly, else with characters escaped."""
+    value = draw(text if text is not None else STRING_TEXT)
+    mode = draw(st.integers(0, 9))  # 0-7: plain, 8: some characters escaped, 9: all
+    if mode == 8:
+        escape = draw(st.lists(st.booleans(), min_size=len(value), max_size=len(value)))
+    else:
+        escape = [mode == 9] * len(value)
+    out = ['"']
+    for ch, esc in zip(value, escape, strict=True):
+        if ch in SHORT_ESCAPES and (esc or ch in '"\\' or ord(ch) < 0x20):
+            out.append(SHORT_ESCAPES[ch])
+        elif ord(ch) < 0x20 or esc:
+            code = ord(ch)
+            if code > 0xFFFF:
+                code -= 0x10000
+                out.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04X}")
+            elif ch == "/" and draw(st.booleans()):
+                out.append("\\/")
+            else:
+                out.append(f"\\u{code:04x}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+ODD_NUMBERS = ["0", "-0", "1", "-1", "2", "25", "1.0", "1.5", "-2.5e-3", "1e2", "1E+2", "0.0"]
+HUGE_NUMBERS = ["1e400", "-1e400", "9007199254740993", "123456789012345678901234567890"]
+NUMBER_LEXEMES = st.sampled_from([*ODD_NUMBERS, *HUGE_NUMBERS]) | st.integers(-(2**64), 2**64).map(
+    str
+)
+
+
+@st.composite
+def value_lexeme(draw: st.DrawFn, depth: int = 0) -> str:
+    kind = draw(st.sampled_from(["num", "str", "lit", "arr", "obj"] if depth < 3 else ["num"]))
+    if kind == "num":
+        return draw(NUMBER_LEXEMES)
+    if kind == "str":
+        return draw(string_lexeme())
+    if kind == "lit":
+        return draw(st.sampled_from(["true", "false", "null"]))
+    items = draw(st.lists(value_lexeme(depth + 1), max_size=3))
+    if kind == "arr":
+        return "[" + ",".join(draw(WS) + v + draw(WS) for v in items) + "]"
+    keys = draw(st.lists(string_lexeme(), min_size=len(items), max_size=len(items)))
+    members = (
+        draw(WS) + k + draw(WS) + ":" + draw(WS) + v for k, v in zip(keys, items, strict=True)
+    )
+    return "{" + ",".join(members) + draw(WS) + "}"
+
+
+INT_LEXEMES = st.sampled_from(["0", "-0", "7", "-12", "9007199254740993", "1" + "0" * 30]) | (
+    st.integers(-(2**64), 2**64).map(str)
+)
+FLOAT_LEXEMES = st.sampled_from(["0.0", "-0.0", "1.5", "1e2", "1E+2", "-2.5e-3", "1e400"]) | (
+    st.floats(allow_nan=False, allow_infinity=False).map(repr)
+)
+KIND_LEXEMES = {
+    int: INT_LEXEMES,
+    float: FLOAT_LEXEMES,
+    bool: st.sampled_from(["true", "false"]),
+    str: string_lexeme(),
+}
+
+
+@st.composite
+def typed_lexeme(draw: st.DrawFn, kind: type | None = None) -> str:
+    """A value for a parameter of ``kind``, in any spelling; now and then of another type."""
+    # (hypothesis leans to the smallest draw: 0 stands for the common case throughout)
+    if kind is not None and draw(st.integers(0, 5)) < 5:
+        return draw(KIND_LEXEMES[kind])
+    return draw(st.one_of(*KIND_LEXEMES.values(), st.just("null"), value_lexeme()))
+
+
+@st.composite
+def object_lexeme(draw: st.DrawFn, members: list[tuple[str, str]]) -> tuple[str, list[str]]:
+    """An object of ``members`` (key, value lexeme), and its key lexemes as written."""
+    keys = [draw(string_lexeme(st.just(key))) for key, _ in members]
+    parts = [
+        draw(WS) + k + draw(WS) + ":" + draw(WS) + v
+        for k, (_, v) in zip(keys, members, strict=True)
+    ]
+    return "{" + ",".join(parts) + draw(WS) + "}", keys
+
+
+def built(lexeme: str) -> Any:
+    """A value lexeme as the extension's builder makes it (the one ``Entry.params()`` uses)."""
+    body = '{"jsonrpc":"2.0","method":"m","params":[' + lexeme + "]}"
+    return _wire.decode(body.encode()).entries[0].params()[0]
+
+
+def reads_itself(
+    name: str, params_keys: list[str], arguments: list[tuple[str, str]] | None
+) -> bool:
+    """Whether the extension must answer a call itself, by the rules ``py_route.rs`` states:
+    ``params`` holds exactly ``name`` (a string naming a routed tool) and ``arguments``, keys
+    and name written without escapes; each argument that names a parameter appears once with
+    a value of exactly the parameter's type (or null where None is allowed); every required
+    one is there. Other arguments are ignored, unless their key has escapes."""
+    if any("\\" in k for k in params_keys) or sorted(map(json.loads, params_keys)) != [
+        "arguments",
+        "name",
+    ]:
+        return False
+    if not name.startswith('"') or "\\" in name or arguments is None:
+        return False
+    tool = FAST.server.tools.get(json.loads(name))
+    if tool is None or tool.route is None:
+        return False
+    plain = {p[0]: p for p in tool.arguments.plain or ()}
+    seen: set[str] = set()
+    for key_lexeme, value in arguments:
+        if "\\" in key_lexeme:
+            return False
+        key = json.loads(key_lexeme)
+        if key not in plain:
+            continue
+        if key in seen:
+            return False
+        seen.add(key)
+        _, kind, _, nullable = plain[key]
+        v = built(value)
+        if not (type(v) is kind or (nullable and v is None)):
+            return False
+    return all(n in seen or d is not REQUIRED for n, _, d, _ in plain.values())
+
+
+#: Argument keys no routed tool has: ignored by both paths, whatever their value.
+OTHER_KEYS = st.sampled_from(["zz", "_meta", "other", "a b", ""])
+
+
+@st.composite
+def call_lexeme(draw: st.DrawFn, request_id: int) -> tuple[bytes, bool]:
+    """One ``tools/call`` request, written lexeme by lexeme, and whether the extension must
+    answer it itself."""
+    tool_name = draw(st.sampled_from([*NAMES, "nope", "ad", "add "]))
+    tool = FAST.server.tools.get(tool_name)
+    plain = tool.arguments.plain if tool is not None else None
+    # Mostly the tool's own parameters (in any order, some left out, some repeated), then
+    # other keys with values of any kind.
+    arg_members: list[tuple[str, str]] = []
+    for param, kind, _, _ in plain or ():
+        for _ in range({8: 0, 9: 2}.get(draw(st.integers(0, 9)), 1)):
+            arg_members.append((param, draw(typed_lexeme(kind))))
+    arg_members += draw(st.lists(st.tuples(OTHER_KEYS, value_lexeme()), max_size=2))
+    if draw(st.integers(0, 3)) == 3:
+        arg_members += draw(st.lists(st.tuples(arg_keys, typed_lexeme()), max_size=2))
+    arg_members = draw(st.permutations(arg_members))
+    arguments, arg_keys_written = draw(object_lexeme(arg_members))
+    if draw(st.integers(0, 5)) < 5:
+        name = draw(string_lexeme(st.just(tool_name)))
+    else:
+        name = draw(st.sampled_from(["3", "null", '["add"]']))
+    members = [("name", name), ("arguments", arguments)]
+    if draw(st.integers(0, 5)) == 5:
+        members.append((draw(st.sampled_from(["_meta", "task", "name", "arguments", "x"])), "{}"))
+    if draw(st.integers(0, 7)) == 7:
+        members = [m for m in members if m[0] != "arguments"]
+    members = draw(st.permutations(members))
+    params, params_keys = draw(object_lexeme(members))
+    ws = draw(WS)
+    body = (
+        f'{{"jsonrpc":"2.0",{ws}"id":{request_id},"method":{ws}"tools/call",'
+        f'"params":{ws}{params}{ws}}}'
+    ).encode()
+    args = [(k, v) for k, (_, v) in zip(arg_keys_written, arg_members, strict=True)]
+    kept = any(member == "arguments" for member, _ in members)
+    return body, reads_itself(name, params_keys, args if kept else None)
+
+
+def edit(body: bytes, edits: list[tuple[float, bytes, int]]) -> bytes:
+    """Replace ``n`` bytes at each relative position by the given bytes."""
+    out = bytearray(body)
+    for where, new, n in edits:
+        at = int(where * len(out))
+        out[at : at + n] = new
+    return bytes(out)
+
+
+EDITS = st.lists(
+    st.tuples(
+        st.floats(0, 1),
+        st.sampled_from([b"", b",", b"}", b"]", b'"', b"\\", b":", b" ", b"{", b"["])
+        | st.binary(max_size=3),
+        st.integers(0, 2),
+    ),
+    max_size=3,
+)
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(call=call_lexeme(7), edits=EDITS, revision=st.sampled_from(LEGACY))
+def test_written_calls_match_the_python_path(
+    call: tuple[bytes, bool], edits: list[tuple[float, bytes, int]], revision: revisions.Revision
+) -> None:
+    body, routed = call
+    if not edits:
+        # The reader neither gives up on a call it can take nor takes one it must not.
+        LOG.clear()
+        assert (FAST.route(_wire.decode(body), revision) is not None) == routed, body
+    same(edit(body, edits), revision)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    calls=st.lists(st.integers(0, 5), min_size=1, max_size=4).flatmap(
+        lambda ids: st.tuples(*(call_lexeme(i) for i in ids))
+    ),
+    edits=EDITS,
+    revision=st.sampled_from(LEGACY),
+)
+def test_written_batches_match_the_python_path(
+    calls: tuple[tuple[bytes, bool], ...],
+    edits: list[tuple[float, bytes, int]],
+    revision: revisions.Revision,
+) -> None:
+    body = b"[" + b",".join(c[0] for c in calls) + b"]"
+    same(edit(body, edits) if edits else body, revision)
+
+
+@pytest.mark.parametrize(
+    ("params", "routed"),
+    [
+        # Odd spellings the reader takes itself.
+        (b' {\n"name"\t:\r"add" ,"arguments" : {  "b" :2 ,\n"a":\t1 } } ', True),
+        (b'{"arguments":{"a":1,"b":2},"name":"add"}', True),
+        (b'{"name":"echo","arguments":{"s":"]}\\"\\\\[{,:","times":2}}', True),
+        (b'{"name":"echo","arguments":{"zz":{"k":["]}","\\"",{"}":"{"}]},"s":"q"}}', True),
+        (b'{"name":"echo","arguments":{"s":"\\u00e9\\ud83d\\ude00\\/\\n"}}', True),
+        (b'{"name":"add","arguments":{"a":-0,"b":123456789012345678901234567890}}', True),
+        (b'{"name":"scale","arguments":{"x":1E+2,"k":-2.5e-3}}', True),
+        (b'{"name":"opt","arguments":{"a":null,"s":null,"x":null}}', True),
+        # What it leaves to Python, having run nothing: a key or a name with escapes, a
+        # repeated argument, another member beside name and arguments.
+        (b'{"name":"flag","arguments":{"\\u0061":1,"x":false}}', False),
+        (b'{"name":"\\u0061dd","arguments":{"a":1,"b":2}}', False),
+        (b'{"name":"add","arguments":{"a":1,"a":1,"b":2}}', False),
+        (b'{"name":"add","arguments":{"a":1,"b":2},"_meta":{}}', False),
+    ],
+)
+def test_odd_spellings(params: bytes, routed: bool) -> None:
+    body = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":' + params + b"}"
+    LOG.clear()
+    reply = FAST.route(_wire.decode(body), R)
+    assert (reply is not None) == routed
+    if reply is None:
+        assert LOG == []
+        reply = answer(FAST, body, R)[0]
+    assert reply == answer(SLOW, body, R)[0]

@@ -420,11 +420,11 @@ async def test_cancelling_a_call_waiting_for_the_client_drops_its_request() -> N
     await peer.initialize(capabilities={"elicitation": {}})
     call = peer.spawn("tools/call", {"name": "ask"}, id="c1")
     await peer.stream.request("elicitation/create")
-    assert len(peer.dispatcher.outgoing) == 1
+    assert len(peer.session.outgoing) == 1
     peer.notify("notifications/cancelled", {"requestId": "c1"})
     assert await call is None
     assert notes == ["cancelled"]
-    assert len(peer.dispatcher.outgoing) == 0
+    assert len(peer.session.outgoing) == 0
 
 
 # --------------------------------------------------------------------------- pagination

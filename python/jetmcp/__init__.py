@@ -9,8 +9,9 @@ if TYPE_CHECKING:
     from jetmcp.client import Client
     from jetmcp.server import Audio, Context, Image, Server
 
+    __version__: str
+
 __all__ = ["Audio", "Client", "Context", "Image", "McpError", "Server"]
-__version__ = "0.1.0"
 
 #: Names loaded on first use, and their modules. Importing ``jetmcp`` (as ``jetmcp run``'s
 #: main process does, or a client) then costs nothing of the server (pydantic and the
@@ -24,7 +25,21 @@ _LAZY = {
 }
 
 
+def _package_version() -> str:
+    """The installed distribution's version: pyproject.toml's, the one source of truth."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("jetmcp")
+    except PackageNotFoundError:  # imported from a source tree that was never installed
+        return "0+unknown"
+
+
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        value: Any = _package_version()
+        globals()[name] = value
+        return value
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'jetmcp' has no attribute {name!r}")

@@ -8,6 +8,8 @@ import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+from orjson import loads
+
 from jetmcp._wire import RawJSON, dumps, encode_notification, encode_request
 from jetmcp.errors import INTERNAL_ERROR, REQUEST_TIMEOUT, McpError
 from jetmcp.protocol.revisions import Revision
@@ -17,6 +19,22 @@ from jetmcp.protocol.revisions import Revision
 Result = dict[str, Any] | Awaitable[dict[str, Any]]
 #: A method handler: params (``{}`` when absent) and the call, to a result.
 Handler = Callable[[dict[str, Any], "Call"], Result]
+
+
+class Timed:
+    """A handler's awaitable result that carries its own deadline: ``seconds`` instead of
+    the server's request timeout (a tool's ``timeout``), or ``math.inf`` for a request that
+    waits by design (``subscriptions/listen``, ``tasks/result``). Awaiting it awaits the
+    result, so code that knows nothing of deadlines can still use it."""
+
+    __slots__ = ("awaitable", "seconds")
+
+    def __init__(self, awaitable: Awaitable[dict[str, Any]], seconds: float) -> None:
+        self.awaitable = awaitable
+        self.seconds = seconds
+
+    def __await__(self) -> Any:
+        return self.awaitable.__await__()
 
 
 class EncodedResult(dict[str, Any]):
@@ -71,16 +89,23 @@ LOG_RANK: dict[str, int] = {name: i for i, name in enumerate(LOG_LEVELS)}
 
 
 class Session:
-    """A legacy-era session: what ``initialize`` negotiated with one client."""
+    """A legacy-era session: what ``initialize`` negotiated with one client.
+
+    The client's capabilities and info are kept as the JSON they were given in (bounded by
+    ``Settings.max_client_data_bytes`` at ``initialize``) and read into fresh dicts when
+    asked for: a session costs the memory of those bytes, never the much larger object graph
+    a crafted ``initialize`` could expand into.
+    """
 
     __slots__ = (
         "__weakref__",
-        "client_capabilities",
-        "client_info",
+        "_caps_json",
+        "_info_json",
         "id",
         "initialized",
         "log_level",
         "outbound",
+        "outgoing",
         "revision",
         "subscriptions",
     )
@@ -89,13 +114,13 @@ class Session:
         self,
         session_id: str | None,
         revision: Revision,
-        client_capabilities: dict[str, Any] | None = None,
-        client_info: dict[str, Any] | None = None,
+        client_capabilities: dict[str, Any] | bytes | None = None,
+        client_info: dict[str, Any] | bytes | None = None,
     ) -> None:
         self.id = session_id
         self.revision = revision
-        self.client_capabilities: dict[str, Any] = client_capabilities or {}
-        self.client_info: dict[str, Any] = client_info or {}
+        self._caps_json = _as_json(client_capabilities)
+        self._info_json = _as_json(client_info)
         self.initialized = False
         #: The minimum level of ``notifications/message`` to send; None sends every level.
         self.log_level: str | None = None
@@ -104,21 +129,48 @@ class Session:
         #: Where messages not tied to a request go: stdout on stdio, the session's GET
         #: streams over HTTP. The transport sets it; nowhere until then.
         self.outbound: Sink = NULL_SINK
+        #: The server-to-client requests sent to this session: only an answer the same
+        #: session sends back can reach them.
+        self.outgoing = Outgoing()
+
+    @property
+    def client_capabilities(self) -> dict[str, Any]:
+        """The capabilities the client declared at ``initialize`` (a fresh dict)."""
+        value: dict[str, Any] = loads(self._caps_json)
+        return value
+
+    @property
+    def client_info(self) -> dict[str, Any]:
+        """The ``clientInfo`` the client sent at ``initialize`` (a fresh dict)."""
+        value: dict[str, Any] = loads(self._info_json)
+        return value
+
+    @property
+    def client_data_size(self) -> int:
+        """Bytes of client data this session keeps (capabilities and info as JSON)."""
+        return len(self._caps_json) + len(self._info_json)
+
+
+def _as_json(value: dict[str, Any] | bytes | None) -> bytes:
+    if value is None:
+        return b"{}"
+    return value if isinstance(value, bytes) else dumps(value)
 
 
 class Outgoing:
-    """Server-to-client requests still waiting for the client's answer.
+    """Server-to-client requests of one client scope (a session, a stdio process, an
+    HTTP+SSE connection, or the session-less requests of an HTTP endpoint) still waiting for
+    the client's answer.
 
-    Ids are strings the server makes up (an unguessable prefix and a counter), so an answer
-    can only reach the request it belongs to, whichever stream or body carries it back.
+    An answer is looked up only in the table of the scope it arrived in, so one client can
+    never answer another's request. Ids are drawn at random for each request (128 bits), so
+    nobody can name a request they were not sent, not even in the shared session-less scope.
     """
 
-    __slots__ = ("_n", "_pending", "_prefix")
+    __slots__ = ("_pending",)
 
     def __init__(self) -> None:
         self._pending: dict[str, asyncio.Future[Any]] = {}
-        self._prefix = secrets.token_hex(6)
-        self._n = 0
 
     def __len__(self) -> int:
         return len(self._pending)
@@ -127,8 +179,7 @@ class Outgoing:
         self, method: str, params: dict[str, Any] | None
     ) -> tuple[str, bytes, asyncio.Future[Any]]:
         """A new request: its id, its encoded message, and the future its answer sets."""
-        self._n += 1
-        request_id = f"{self._prefix}-{self._n}"
+        request_id = secrets.token_urlsafe(16)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
         raw_id = dumps(request_id)
@@ -191,8 +242,6 @@ class Call:
     @property
     def request_id(self) -> Any:
         """The request id as a JSON value (str or int); None for a notification."""
-        from orjson import loads
-
         return None if self.raw_id is None else loads(self.raw_id)
 
     @property
@@ -267,5 +316,6 @@ __all__ = [
     "Result",
     "Session",
     "Sink",
+    "Timed",
     "dumps",
 ]

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import json
 import logging
+import math
+import socket
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -30,13 +33,41 @@ def load_app(target: str) -> Server:
     return obj
 
 
+def _version() -> str:
+    import jetmcp
+
+    return jetmcp.__version__
+
+
 def _csv(value: str) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def _positive_int(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
+    return number
+
+
+def _seconds(value: str) -> float:
+    number = float(value)
+    if not number > 0:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds above 0, not {value}")
+    return number
+
+
+def _seconds_or_zero(value: str) -> float:
+    number = float(value)
+    if not number >= 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or a number of seconds, not {value}")
+    return number
 
 
 def _parser() -> argparse.ArgumentParser:
     defaults = Settings()
     parser = argparse.ArgumentParser(prog="jetmcp", description="A fast MCP server.")
+    parser.add_argument("--version", action="version", version=f"jetmcp {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="serve an MCP app over HTTP or stdio")
     run.add_argument("app", nargs="?", default=defaults.app, help="module:attribute")
@@ -68,6 +99,24 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--max-depth", type=int, default=defaults.max_depth)
     run.add_argument("--max-sessions", type=int, default=defaults.max_sessions)
     run.add_argument("--session-idle-seconds", type=float, default=defaults.session_idle_seconds)
+    run.add_argument(
+        "--max-new-sessions",
+        type=int,
+        default=defaults.max_new_sessions,
+        help="most sessions that have made no second request yet",
+    )
+    run.add_argument(
+        "--session-protect-seconds",
+        type=float,
+        default=defaults.session_protect_seconds,
+        help="a session used this recently is never ended to make room (503 instead)",
+    )
+    run.add_argument(
+        "--max-client-data-bytes",
+        type=int,
+        default=defaults.max_client_data_bytes,
+        help="most bytes of capabilities + clientInfo a session keeps (-32602 past it)",
+    )
     run.add_argument("--allowed-origins", type=_csv, default=[])
     run.add_argument("--allowed-hosts", type=_csv, default=[])
     run.add_argument(
@@ -104,9 +153,88 @@ def _parser() -> argparse.ArgumentParser:
         default=defaults.sse_message_path,
         help="path the 2024-11-05 HTTP+SSE clients POST to",
     )
+    _add_caps(run, defaults)
     run.add_argument("--log-level", default="warning")
     _add_bench(sub)
     return parser
+
+
+def _add_caps(run: argparse.ArgumentParser, defaults: Settings) -> None:
+    caps = run.add_argument_group(
+        "connection, stream and time caps", "HTTP figures are per Granian worker"
+    )
+    caps.add_argument(
+        "--backlog",
+        type=_positive_int,
+        default=defaults.backlog,
+        help="connections the kernel queues for accepting",
+    )
+    caps.add_argument(
+        "--max-connections",
+        type=_positive_int,
+        default=defaults.max_connections,
+        help="connections a worker serves at once (more wait in the backlog)",
+    )
+    caps.add_argument(
+        "--header-timeout-seconds",
+        type=_seconds,
+        default=defaults.header_timeout_seconds,
+        help="time to send a request's headers; also how long an idle connection is kept",
+    )
+    caps.add_argument(
+        "--body-timeout-seconds",
+        type=_seconds_or_zero,
+        default=defaults.body_timeout_seconds,
+        help="time to send a request's body (408 after it; 0: no limit)",
+    )
+    caps.add_argument(
+        "--max-streams",
+        type=_positive_int,
+        default=defaults.max_streams,
+        help="open GET event streams, all sessions together (more: 503)",
+    )
+    caps.add_argument(
+        "--max-session-streams",
+        type=_positive_int,
+        default=defaults.max_session_streams,
+        help="open GET event streams of one session (more: 409)",
+    )
+    caps.add_argument(
+        "--max-sse-streams",
+        type=_positive_int,
+        default=defaults.max_sse_streams,
+        help="open 2024-11-05 /sse streams (more: 503)",
+    )
+    caps.add_argument(
+        "--sse-handshake-seconds",
+        type=_seconds,
+        default=defaults.sse_handshake_seconds,
+        help="a /sse stream whose client sends no initialize in this time is closed",
+    )
+    caps.add_argument(
+        "--request-timeout-seconds",
+        type=_seconds_or_zero,
+        default=defaults.request_timeout_seconds,
+        help="time a request may wait before it is answered -32001 (0: no limit)",
+    )
+    caps.add_argument(
+        "--max-inflight",
+        type=_positive_int,
+        default=defaults.max_inflight,
+        help="requests waiting at once (more: -32000, HTTP 503)",
+    )
+    caps.add_argument(
+        "--max-session-inflight",
+        type=_positive_int,
+        default=defaults.max_session_inflight,
+        help="requests waiting at once per session or stdio process (more: -32000, HTTP 429)",
+    )
+    caps.add_argument(
+        "--shutdown-grace-seconds",
+        type=_seconds_or_zero,
+        default=defaults.shutdown_grace_seconds,
+        help="time running requests get to finish after SIGTERM or the end of stdin",
+    )
 
 
 def _settings(ns: argparse.Namespace) -> Settings:
@@ -125,6 +253,9 @@ def _settings(ns: argparse.Namespace) -> Settings:
         max_depth=ns.max_depth,
         max_sessions=ns.max_sessions,
         session_idle_seconds=ns.session_idle_seconds,
+        max_new_sessions=ns.max_new_sessions,
+        session_protect_seconds=ns.session_protect_seconds,
+        max_client_data_bytes=ns.max_client_data_bytes,
         allowed_origins=ns.allowed_origins,
         allowed_hosts=ns.allowed_hosts,
         keepalive_seconds=ns.keepalive_seconds,
@@ -133,14 +264,123 @@ def _settings(ns: argparse.Namespace) -> Settings:
         sse_retry_ms=ns.sse_retry_ms,
         sse_path=ns.sse_path,
         sse_message_path=ns.sse_message_path,
+        backlog=ns.backlog,
+        max_connections=ns.max_connections,
+        header_timeout_seconds=ns.header_timeout_seconds,
+        body_timeout_seconds=ns.body_timeout_seconds,
+        max_streams=ns.max_streams,
+        max_session_streams=ns.max_session_streams,
+        max_sse_streams=ns.max_sse_streams,
+        sse_handshake_seconds=ns.sse_handshake_seconds,
+        request_timeout_seconds=ns.request_timeout_seconds,
+        max_inflight=ns.max_inflight,
+        max_session_inflight=ns.max_session_inflight,
+        shutdown_grace_seconds=ns.shutdown_grace_seconds,
     )
+
+
+#: File descriptors a worker keeps for itself besides its connections (the listening
+#: socket, pipes, the event loop's, the app's own files).
+_SPARE_FDS = 64
+
+
+def raise_open_files_limit() -> int:
+    """Raise this process's soft limit on open files to its hard limit (the soft one is
+    often 1,024, which caps connections well below what the hard one allows); Granian's
+    workers inherit it. Returns the soft limit now in force (0 when it cannot be read)."""
+    try:
+        import resource
+    except ImportError:  # not a Unix
+        return 0
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (OSError, ValueError):
+        return 0
+    target = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 20)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (OSError, ValueError) as exc:
+            logging.getLogger("jetmcp").warning("cannot raise the open files limit: %s", exc)
+    return int(soft) if soft != resource.RLIM_INFINITY else 1 << 30
+
+
+def _connections(settings: Settings) -> int:
+    """``max_connections``, lowered to what the open files limit leaves room for."""
+    limit = raise_open_files_limit()
+    wanted = settings.max_connections
+    if limit and wanted > limit - _SPARE_FDS:
+        fitted = max(1, limit - _SPARE_FDS)
+        logging.getLogger("jetmcp").warning(
+            "--max-connections %d exceeds the open files limit (%d): using %d",
+            wanted,
+            limit,
+            fitted,
+        )
+        return fitted
+    return wanted
+
+
+#: Granian's own logs (its default sends them to stdout): stderr, like every jetmcp log, so
+#: a host that reads stdout never sees them.
+GRANIAN_LOGGING: dict[str, Any] = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "generic": {"()": "logging.Formatter", "fmt": "[%(levelname)s] %(message)s"},
+        "access": {"()": "logging.Formatter", "fmt": "%(message)s"},
+    },
+    "handlers": {
+        "console": {
+            "formatter": "generic",
+            "class": "logging.StreamHandler",
+            "stream": "ext://sys.stderr",
+        },
+        "access": {
+            "formatter": "access",
+            "class": "logging.StreamHandler",
+            "stream": "ext://sys.stderr",
+        },
+    },
+    "loggers": {
+        "_granian": {"handlers": ["console"], "level": "INFO", "propagate": False},
+        "granian.access": {"handlers": ["access"], "level": "INFO", "propagate": False},
+    },
+}
+
+
+def check_port_free(host: str, port: int) -> None:
+    """Exit (status 2) when something already listens on ``host:port``.
+
+    Granian's workers share their port with SO_REUSEPORT, which would let a second server
+    bind the same port and split the traffic with the first. A socket without that option
+    cannot bind next to a listener, so binding one first tells. (Two runs started within the
+    same instant can still both pass: the check narrows the window, it cannot close it.)
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    probe = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        # Connections of an earlier run still in TIME_WAIT do not make the port busy.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        probe.bind((host, port))
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        if exc.errno == errno.EADDRINUSE:
+            reason = "address in use (another server listens there; pick another --port)"
+        print(f"jetmcp: cannot listen on {host}:{port}: {reason}", file=sys.stderr)
+        raise SystemExit(2) from None
+    finally:
+        probe.close()
 
 
 def _serve_http(settings: Settings, log_level: str) -> None:
     from granian.constants import HTTPModes, Interfaces, Loops
+    from granian.http import HTTP1Settings
     from granian.log import LogLevels
     from granian.server import Server as Granian
 
+    check_port_free(settings.host, settings.port)
     settings.export()
     Granian(
         "jetmcp.transports.http:app_from_env",
@@ -154,7 +394,21 @@ def _serve_http(settings: Settings, log_level: str) -> None:
         websockets=False,
         factory=True,
         log_level=LogLevels(log_level),
+        backlog=settings.backlog,
+        backpressure=_connections(settings),
+        http1_settings=HTTP1Settings(
+            header_read_timeout=max(1, round(settings.header_timeout_seconds * 1000)),
+            keep_alive=True,
+        ),
+        # A worker whose event loop is stuck (a synchronous tool that never returns) cannot
+        # act on its grace period: it is killed a little after it.
+        workers_kill_timeout=math.ceil(settings.shutdown_grace_seconds) + _KILL_AFTER_GRACE,
+        log_dictconfig=GRANIAN_LOGGING,
     ).serve()
+
+
+#: Seconds past the grace period after which a worker that has not exited is killed.
+_KILL_AFTER_GRACE = 5
 
 
 def _serve_stdio(settings: Settings) -> None:

@@ -8,6 +8,11 @@ Handlers may return their result directly (work that never waits) or an awaitabl
 batch, direct results are taken in place and only awaitables become tasks that run
 concurrently (``asyncio.gather``); the reply lists every entry in request order.
 
+Only requests that wait pay for limits: each awaitable is bounded by a deadline (the
+server's request timeout, or its handler's own: :class:`~jetmcp.call.Timed`) kept in
+:class:`~jetmcp.deadlines.Deadlines`, and by caps on how many wait at once, in all and per
+session; past a cap a request is answered at once, never queued.
+
 Revision 2026-07-28 (stateless) is a branch of the same machinery: a frame the transport
 routes there (``Exchange.revision.modern``), or a stdio line whose requests carry a
 ``_meta`` protocol version, has each request checked on its own by the rules of
@@ -36,7 +41,9 @@ from jetmcp.call import (
     Outgoing,
     Session,
     Sink,
+    Timed,
 )
+from jetmcp.deadlines import NO_DEADLINE, STOP_TIMEOUT, Deadlines
 from jetmcp.errors import (
     HEADER_MISMATCH,
     INTERNAL_ERROR,
@@ -44,11 +51,19 @@ from jetmcp.errors import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     REQUEST_CANCELLED,
+    REQUEST_TIMEOUT,
+    SERVER_ERROR,
     McpError,
 )
 from jetmcp.protocol import modern, revisions
 from jetmcp.protocol.modern import RoutingHeaders
 from jetmcp.protocol.revisions import Revision
+from jetmcp.settings import (
+    MAX_INFLIGHT,
+    MAX_SESSION_INFLIGHT,
+    REQUEST_TIMEOUT_SECONDS,
+    Settings,
+)
 
 if TYPE_CHECKING:
     from jetmcp.server.app import Server
@@ -64,6 +79,8 @@ _FRAME_SINGLE = _wire.FRAME_SINGLE
 _FRAME_BATCH = _wire.FRAME_BATCH
 _FRAME_PARSE_ERROR = _wire.FRAME_PARSE_ERROR
 _FRAME_EMPTY_BATCH = _wire.FRAME_EMPTY_BATCH
+#: ``Settings.max_client_data_bytes``'s default.
+DEFAULT_MAX_CLIENT_DATA_BYTES = 16 * 1024
 _encode_result = _wire.encode_result
 _encode_error = _wire.encode_error
 _route = _wire.route
@@ -73,6 +90,7 @@ _route_all = _wire.route_all
 _NO_ROUTES = _wire.Routes()
 #: The ``_meta`` key that makes a stdio request a 2026-07-28 one, as it stands in the bytes.
 _MODERN_KEY = f'"{META_PROTOCOL_VERSION}"'.encode()
+_current_task = asyncio.current_task
 
 
 def _initialize_marker(params: dict[str, Any], call: Call) -> dict[str, Any]:
@@ -95,13 +113,15 @@ class InFlight:
     a cancel that arrives right behind it (even in the same read) still finds it.
     """
 
-    __slots__ = ("cancelled", "running")
+    __slots__ = ("cancelled", "running", "waiting")
 
     def __init__(self) -> None:
         #: id -> the task running it, or None while it has not started.
         self.running: dict[tuple[bool, Any], asyncio.Task[Any] | None] = {}
         #: ids the client cancelled; their handlers stop and nothing more is sent for them.
         self.cancelled: set[tuple[bool, Any]] = set()
+        #: Requests of this scope waiting now (what the per-session cap counts).
+        self.waiting = 0
 
     def register(self, raw_id: bytes) -> tuple[bool, Any]:
         key = _id_key(loads(raw_id))
@@ -131,7 +151,10 @@ class Exchange:
     ``new_session`` is set when the body was an ``initialize`` that opened a session.
     A 2026-07-28 body has ``revision.modern``; over HTTP ``headers`` then holds its routing
     headers. ``sniff_meta`` (stdio) serves a line the modern way when its requests carry a
-    ``_meta`` protocol version, whatever the session negotiated.
+    ``_meta`` protocol version, whatever the session negotiated. ``outgoing`` is where the
+    client's answers to server-to-client requests are looked up (and where this body's
+    handlers register theirs): the session's own table when None and there is a session,
+    else the dispatcher's table for session-less requests.
     """
 
     __slots__ = (
@@ -140,6 +163,7 @@ class Exchange:
         "http_status",
         "inflight",
         "new_session",
+        "outgoing",
         "revision",
         "session",
         "sink",
@@ -156,6 +180,7 @@ class Exchange:
         answer_cancelled: bool = False,
         headers: RoutingHeaders | None = None,
         sniff_meta: bool = False,
+        outgoing: Outgoing | None = None,
     ) -> None:
         self.revision = revision
         self.session = session
@@ -168,6 +193,7 @@ class Exchange:
         self.http_status = 200
         self.headers = headers
         self.sniff_meta = sniff_meta
+        self.outgoing = outgoing
 
 
 class _Modern:
@@ -195,12 +221,27 @@ class Dispatcher:
         *,
         modern_batch: bool = True,
         max_batch: int = _wire.DEFAULT_MAX_BATCH,
+        max_client_data_bytes: int = DEFAULT_MAX_CLIENT_DATA_BYTES,
+        request_timeout: float = REQUEST_TIMEOUT_SECONDS,
+        max_inflight: int = MAX_INFLIGHT,
+        max_session_inflight: int = MAX_SESSION_INFLIGHT,
     ) -> None:
         self.server = server
+        #: The most a session keeps of what its client sent at ``initialize``.
+        self.max_client_data_bytes = max_client_data_bytes
         #: Batches at 2026-07-28 (jetmcp's ``io.jetmcp/batch`` extension), and their bound.
         self.modern_batch = modern_batch
         self.max_batch = max_batch
-        #: Server-to-client requests waiting for answers, whatever session they belong to.
+        #: Seconds a waiting request may take unless its handler says otherwise (a tool's
+        #: ``timeout``); 0 or less: no limit.
+        self.request_timeout = request_timeout if request_timeout > 0 else NO_DEADLINE
+        #: Requests that may wait at once, in all and per session (or stdio process).
+        self.max_inflight = max_inflight
+        self.max_session_inflight = max_session_inflight
+        #: Every request waiting now, with its deadline.
+        self.deadlines = Deadlines()
+        #: Server-to-client requests of session-less requests (a session, an HTTP+SSE
+        #: connection or a stdio process has its own table: see :class:`Exchange`).
         self.outgoing = Outgoing()
         #: Methods the dispatcher answers itself, looked up before the server's handlers
         #: (``initialize`` maps to a marker: it is answered apart).
@@ -213,6 +254,19 @@ class Dispatcher:
         self._on_python = self._routed
         #: What the dispatcher answers itself at 2026-07-28.
         self._modern_builtins: dict[str, Handler] = {"server/discover": self._discover}
+
+    @classmethod
+    def from_settings(cls, server: Server, settings: Settings) -> Dispatcher:
+        """The dispatcher of a transport, with the limits ``settings`` give."""
+        return cls(
+            server,
+            modern_batch=settings.modern_batch,
+            max_batch=settings.max_batch,
+            max_client_data_bytes=settings.max_client_data_bytes,
+            request_timeout=settings.request_timeout_seconds,
+            max_inflight=settings.max_inflight,
+            max_session_inflight=settings.max_session_inflight,
+        )
 
     # ------------------------------------------------------------------ frames
 
@@ -237,7 +291,7 @@ class Dispatcher:
                 if entry.kind == _INVALID:
                     ex.http_status = 400
                 return reply
-            return self._finish(reply, entry, self._register(entry, ex), ex)
+            return self._finish(reply, entry, self._register(entry, ex), ex, True)
         if kind == _FRAME_PARSE_ERROR:
             ex.http_status = 400
             return _encode_error(None, -32700, f"Parse error: {frame.error}")
@@ -331,7 +385,7 @@ class Dispatcher:
         for i, slot in enumerate(slots):
             if not isinstance(slot, bytes):
                 pending, entry, key = slot
-                task = asyncio.create_task(self._finish(pending, entry, key, ex))
+                task = asyncio.create_task(self._finish(pending, entry, key, ex, False))
                 tasks.append(task)
                 slots[i] = task
         try:
@@ -392,7 +446,7 @@ class Dispatcher:
                         ex.session,
                         ex.sink,
                         params.get("_meta"),
-                        self.outgoing,
+                        self._outgoing(ex),
                     ),
                 )
                 if isinstance(result, dict):
@@ -409,11 +463,21 @@ class Dispatcher:
             self._notification(entry, ex)
             return None
         if kind == _RESPONSE:
-            # An answer to one of our server-to-client requests; nothing is owed back.
-            if entry.raw_id is not None:
-                self.outgoing.resolve(loads(entry.raw_id), entry.is_error, entry.result())
+            # An answer to one of our server-to-client requests; nothing is owed back. It is
+            # looked up only among the requests of this client's own scope.
+            if entry.raw_id is not None and not self._outgoing(ex).resolve(
+                loads(entry.raw_id), entry.is_error, entry.result()
+            ):
+                log.debug("dropped a response that answers no request of its sender")
             return None
         return _encode_error(entry.raw_id, INVALID_REQUEST, f"Invalid Request: {entry.reason}")
+
+    def _outgoing(self, ex: Exchange) -> Outgoing:
+        """The server-to-client requests of the client that sent ``ex``."""
+        if ex.outgoing is not None:
+            return ex.outgoing
+        session = ex.session
+        return session.outgoing if session is not None else self.outgoing
 
     def _register(self, entry: _wire.Entry, ex: Exchange) -> tuple[bool, Any] | None:
         if ex.inflight is None or entry.raw_id is None:
@@ -426,8 +490,11 @@ class Dispatcher:
         entry: _wire.Entry,
         key: tuple[bool, Any] | None,
         ex: Exchange,
+        single: bool,
     ) -> bytes | None:
-        """Await a handler that had to wait, cancellable by the client meanwhile."""
+        """Await a handler that had to wait, cancellable by the client meanwhile, within the
+        caps on waiting requests (refused at once past them) and its deadline. ``single``:
+        the body's only message, whose reply may set the HTTP status."""
         raw_id = entry.raw_id
         assert raw_id is not None
         inflight = ex.inflight
@@ -435,21 +502,43 @@ class Dispatcher:
         if type(pending) is _Modern:
             shape = pending
             pending = pending.awaitable
-        try:
-            if inflight is not None and key is not None:
+        seconds = self.request_timeout
+        if type(pending) is Timed:
+            seconds = pending.seconds
+            pending = pending.awaitable
+        deadlines = self.deadlines
+        if inflight is None:
+            if deadlines.count >= self.max_inflight:
+                _drop(pending)
+                return self._busy_reply(raw_id, ex, single, None)
+        elif (
+            deadlines.count >= self.max_inflight
+            or inflight.waiting >= self.max_session_inflight
+            or (key is not None and key in inflight.cancelled)
+        ):
+            _drop(pending)
+            if key is not None:
+                inflight.running.pop(key, None)
                 if key in inflight.cancelled:
-                    if isinstance(pending, Coroutine):
-                        pending.close()
+                    inflight.cancelled.discard(key)
                     return self._cancelled_reply(raw_id, ex)
-                inflight.running[key] = asyncio.current_task()
+            return self._busy_reply(raw_id, ex, single, inflight)
+        task: asyncio.Task[Any] = _current_task()  # type: ignore[assignment]  # in a task
+        deadlines.add(task, seconds)
+        if inflight is not None:
+            inflight.waiting += 1
+            if key is not None:
+                inflight.running[key] = task
+        try:
             try:
                 result = await pending
             except asyncio.CancelledError:
+                why = deadlines.take_stop(task)
+                if why:
+                    return self._stopped_reply(raw_id, ex, single, why, seconds)
                 if inflight is None or key not in inflight.cancelled:
                     raise
-                task = asyncio.current_task()
-                if task is not None:
-                    task.uncancel()
+                task.uncancel()
                 return self._cancelled_reply(raw_id, ex)
             except McpError as exc:
                 if shape is not None and shape.status:
@@ -462,9 +551,46 @@ class Dispatcher:
                 result = self._complete(result, shape.revision)
             return _encode_result(raw_id, result)
         finally:
-            if inflight is not None and key is not None:
-                inflight.running.pop(key, None)
-                inflight.cancelled.discard(key)
+            deadlines.remove(task, seconds)
+            if inflight is not None:
+                inflight.waiting -= 1
+                if key is not None:
+                    inflight.running.pop(key, None)
+                    inflight.cancelled.discard(key)
+
+    def _busy_reply(
+        self, raw_id: bytes, ex: Exchange, single: bool, inflight: InFlight | None
+    ) -> bytes:
+        """The answer to a request past a cap on waiting requests: the server's (HTTP 503)
+        or its session's (HTTP 429); a batch keeps its 200."""
+        if inflight is not None and inflight.waiting >= self.max_session_inflight:
+            status = 429
+            message = (
+                f"Too many requests in flight on this session (at most "
+                f"{self.max_session_inflight}); retry later"
+            )
+        else:
+            status = 503
+            message = (
+                f"Server busy: too many requests in flight (at most {self.max_inflight}); "
+                "retry later"
+            )
+        if single:
+            ex.http_status = status
+        return _encode_error(raw_id, SERVER_ERROR, message)
+
+    def _stopped_reply(
+        self, raw_id: bytes, ex: Exchange, single: bool, why: int, seconds: float
+    ) -> bytes:
+        """The answer to a request stopped by its deadline (-32001) or by the server
+        shutting down (-32000, HTTP 503 when it is the body's only message)."""
+        if why == STOP_TIMEOUT:
+            return _encode_error(
+                raw_id, REQUEST_TIMEOUT, f"Request timed out after {seconds:g} seconds"
+            )
+        if single:
+            ex.http_status = 503
+        return _encode_error(raw_id, SERVER_ERROR, "Server shutting down; retry later")
 
     def _cancelled_reply(self, raw_id: bytes, ex: Exchange) -> bytes | None:
         if ex.answer_cancelled:
@@ -582,14 +708,24 @@ class Dispatcher:
     # ------------------------------------------------------------------ lifecycle
 
     def _new_session(self, revision: Revision, params: dict[str, Any]) -> Session:
+        """The session an ``initialize`` opens; -32602 when the client data it would keep
+        (capabilities and clientInfo, as JSON) is over ``max_client_data_bytes``."""
         caps = params.get("capabilities")
         info = params.get("clientInfo")
-        return Session(
+        session = Session(
             None,
             revision,
             caps if isinstance(caps, dict) else {},
             info if isinstance(info, dict) else {},
         )
+        size = session.client_data_size
+        if size > self.max_client_data_bytes:
+            raise McpError(
+                INVALID_PARAMS,
+                f"Invalid params: capabilities and clientInfo take {size} bytes; this server "
+                f"keeps at most {self.max_client_data_bytes} per session",
+            )
+        return session
 
     def _initialize(self, params: dict[str, Any], ex: Exchange) -> dict[str, Any]:
         revision = revisions.negotiate(params.get("protocolVersion"))
@@ -634,6 +770,15 @@ class Dispatcher:
             if isinstance(params, dict) and "requestId" in params:
                 ex.inflight.cancel(params["requestId"])
         # Other notifications (progress, roots/list_changed, unknown ones) need no action.
+
+
+def _drop(pending: Awaitable[Any]) -> None:
+    """Let go of a handler's awaitable that will not be awaited (a coroutine is closed, a
+    future cancelled), so it neither runs nor warns."""
+    if isinstance(pending, Coroutine):
+        pending.close()
+    elif isinstance(pending, asyncio.Future):
+        pending.cancel()
 
 
 def _carries_modern_meta(frame: _wire.Frame) -> bool:

@@ -13,8 +13,17 @@ RESOURCE_NOT_FOUND = -32002
 #: Answers an HTTP request the client cancelled (stdio sends nothing instead). The code is
 #: the one LSP uses; MCP defines none, and this one is outside the ranges MCP reserves.
 REQUEST_CANCELLED = -32800
-#: A server-to-client request that got no answer in time (implementation range).
+#: A request that did not finish in time: a server-to-client request the client left
+#: unanswered, or a client request past its deadline (``--request-timeout-seconds``, a tool's
+#: ``timeout``). Both official SDKs already use -32001 for "request timed out" (TypeScript
+#: ``ErrorCode.RequestTimeout``, Python ``mcp.types.REQUEST_TIMEOUT``), in the implementation
+#: range that 2026-07-28 keeps for the codes in use before it, so clients read it right.
 REQUEST_TIMEOUT = -32001
+#: The server cannot take or finish a request for a reason of its own, not the request's:
+#: too many requests in flight, or it is shutting down. Retrying later (or elsewhere) may
+#: succeed. -32000 is the generic code of JSON-RPC's implementation-defined server-error
+#: range; 2026-07-28 asks for no new codes there, so none is made up.
+SERVER_ERROR = -32000
 URL_ELICITATION_REQUIRED = -32042
 HEADER_MISMATCH = -32020
 MISSING_CLIENT_CAPABILITY = -32021

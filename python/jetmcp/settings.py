@@ -13,6 +13,11 @@ from typing import Any
 
 _ENV = "JETMCP_SETTINGS"
 
+#: Defaults the dispatcher shares with :class:`Settings` (it is also built without one).
+REQUEST_TIMEOUT_SECONDS = 300.0
+MAX_INFLIGHT = 1024
+MAX_SESSION_INFLIGHT = 256
+
 
 def _state_key() -> str:
     return os.environ.get("JETMCP_STATE_KEY") or secrets.token_urlsafe(32)
@@ -45,8 +50,19 @@ class Settings:
     modern_batch: bool = True
     #: Deepest nesting of arrays/objects in a message; deeper is -32700.
     max_depth: int = 100
-    #: Most live sessions kept in memory; the least recently used is ended past it.
+    #: Most live sessions kept. Past it, room is made by ending the oldest session that
+    #: has not made a second request yet, else the least recently used one idle for
+    #: ``session_protect_seconds``; when every session is busier than that, the new
+    #: ``initialize`` is refused (HTTP 503) instead.
     max_sessions: int = 10_000
+    #: Most sessions that have not yet made a second request (a flood of ``initialize``
+    #: churns only these, never the established sessions).
+    max_new_sessions: int = 1_000
+    #: An established session used within this many seconds is never ended to make room.
+    session_protect_seconds: float = 60.0
+    #: The most a session keeps of what its client sent at ``initialize`` (capabilities and
+    #: clientInfo, as JSON bytes); more is refused with -32602.
+    max_client_data_bytes: int = 16 * 1024
     #: Seconds a session may sit idle before it is ended.
     session_idle_seconds: float = 3600.0
     #: Extra origins and hosts accepted besides localhost (DNS-rebinding protection).
@@ -66,6 +82,44 @@ class Settings:
     #: path. An empty ``sse_path`` turns it off.
     sse_path: str = "/sse"
     sse_message_path: str = "/messages"
+
+    # -- connection, stream and time caps (HTTP figures are per Granian worker) ----------
+    #: Connections the kernel queues for accepting (Granian's ``backlog``).
+    backlog: int = 1024
+    #: Connections one worker serves at once (Granian's ``backpressure``); more wait in the
+    #: backlog. The open-file limit is raised to its hard limit at start to make room.
+    max_connections: int = 4096
+    #: Seconds a client has to send a request's headers, which is also how long an idle
+    #: keep-alive connection is kept (HTTP/1.1).
+    header_timeout_seconds: float = 10.0
+    #: Seconds a client has to send a request's body once its headers are in; past it the
+    #: request is answered 408 and the connection closed.
+    body_timeout_seconds: float = 30.0
+    #: Open GET event streams (Streamable HTTP) per worker, all sessions together; more is
+    #: 503 with ``Retry-After``.
+    max_streams: int = 1000
+    #: Open GET event streams of one session; more is 409 (a GET that resumes a stream
+    #: already open replaces it instead).
+    max_session_streams: int = 4
+    #: Open 2024-11-05 ``/sse`` streams per worker; more is 503 with ``Retry-After``.
+    max_sse_streams: int = 1000
+    #: A 2024-11-05 ``/sse`` stream whose client has not sent ``initialize`` within this many
+    #: seconds is closed.
+    sse_handshake_seconds: float = 30.0
+    #: Seconds a request that waits may take before it is answered -32001 (0: no limit); a
+    #: tool's ``timeout`` overrides it. ``subscriptions/listen`` and ``tasks/result`` wait
+    #: by design and have none.
+    request_timeout_seconds: float = REQUEST_TIMEOUT_SECONDS
+    #: Requests waiting at once per worker (HTTP) or process (stdio); more are answered
+    #: -32000 at once (HTTP 503 with ``Retry-After``).
+    max_inflight: int = MAX_INFLIGHT
+    #: Requests waiting at once per session (and on stdio); more are answered -32000 at
+    #: once (HTTP 429 with ``Retry-After``).
+    max_session_inflight: int = MAX_SESSION_INFLIGHT
+    #: After SIGTERM/SIGINT (HTTP) or the end of stdin (stdio), seconds the requests still
+    #: running get to finish; then each is answered -32000 and the server exits. A worker
+    #: whose event loop is stuck is killed a few seconds later.
+    shutdown_grace_seconds: float = 30.0
     #: The key that seals 2026-07-28 ``requestState`` tokens (HMAC-SHA256). By default the
     #: ``JETMCP_STATE_KEY`` environment variable, else one drawn per ``jetmcp run`` that every
     #: Granian worker shares (it travels in the exported settings). Servers on several hosts

@@ -3,6 +3,8 @@ then samples, and a task-capable tool."""
 
 from __future__ import annotations
 
+import asyncio
+
 from pydantic import BaseModel
 
 from jetmcp.server import Context, Server
@@ -30,3 +32,10 @@ async def interview(topic: str, ctx: Context) -> str:
 async def double(n: int) -> int:
     """Double n (may run as a task)"""
     return n * 2
+
+
+@app.tool(task_support="optional")
+async def slow_echo(text: str, ms: int = 0) -> str:
+    """Answer ``text`` after ``ms`` milliseconds (may run as a task)"""
+    await asyncio.sleep(ms / 1000)
+    return text

@@ -82,6 +82,22 @@ async def ask_roots(ctx: Context) -> Any:
 
 
 @app.tool()
+async def ask_elicit(ctx: Context) -> str:
+    """Ask the client for a name (elicitation) and return what it answered"""
+    answer = await ctx.elicit(
+        "Your name?", {"type": "object", "properties": {"name": {"type": "string"}}}
+    )
+    return f"{answer.action}:{getattr(answer, 'data', None)}"
+
+
+@app.tool()
+async def ask_sample(ctx: Context) -> str:
+    """Ask the client's model for a word (sampling) and return its text"""
+    reply = await ctx.sample("Say a word", max_tokens=5)
+    return f"sampled:{reply.text}"
+
+
+@app.tool()
 def stats(ctx: Context) -> dict[str, int]:
     """The session's stream bookkeeping and the number of asyncio tasks"""
     session = ctx.call.session

@@ -16,13 +16,14 @@ import asyncio
 import base64
 import binascii
 import logging
+import math
 import weakref
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar, overload
 
 from jetmcp import _wire
 from jetmcp._wire import encode_notification
-from jetmcp.call import NULL_SINK, Call, EncodedResult, Handler, Result, Session
+from jetmcp.call import NULL_SINK, Call, EncodedResult, Handler, Result, Session, Timed
 from jetmcp.errors import INVALID_PARAMS, METHOD_NOT_FOUND, McpError
 from jetmcp.protocol.revisions import Revision
 from jetmcp.server import completion
@@ -236,6 +237,7 @@ class Server:
         defer_task: bool = False,
         ttl_ms: int | None = None,
         cache_scope: CacheScope | None = None,
+        timeout: float | None = None,
     ) -> F: ...
 
     @overload
@@ -256,6 +258,7 @@ class Server:
         defer_task: bool = False,
         ttl_ms: int | None = None,
         cache_scope: CacheScope | None = None,
+        timeout: float | None = None,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -275,6 +278,7 @@ class Server:
         defer_task: bool = False,
         ttl_ms: int | None = None,
         cache_scope: CacheScope | None = None,
+        timeout: float | None = None,
     ) -> Any:
         """Register a tool: ``@server.tool``, ``@server.tool()`` or ``@server.tool("name")``.
 
@@ -291,6 +295,10 @@ class Server:
         ``defer_task`` (2026-07-28) runs a task tool in the request until it awaits
         ``ctx.start_task()`` (see :mod:`jetmcp.server.tasks_ext`). ``ttl_ms``/``cache_scope``:
         the tool's caching hints for ``tools/list`` (see :mod:`jetmcp.server.caching`).
+        ``timeout`` (seconds, the name fastmcp gives it): how long a call may wait before it
+        is answered -32001, instead of the server's ``--request-timeout-seconds``
+        (``math.inf``: no limit). A synchronous tool runs on the event loop and is never
+        interrupted.
         """
         if isinstance(name_or_fn, str):
             name = name_or_fn
@@ -310,6 +318,7 @@ class Server:
                 defer_task=defer_task,
                 ttl_ms=ttl_ms,
                 cache_scope=cache_scope,
+                timeout=timeout,
             )
             return fn
 
@@ -694,7 +703,7 @@ class Server:
                 return self._tasks.start(tool, arguments, call, task)
             if tool.task_support == "required":
                 raise McpError(METHOD_NOT_FOUND, f"Tool {name} must be called as a task")
-        return tool.call(arguments, call, self)
+        return _timed(tool, tool.call(arguments, call, self))
 
     def _call_tool_modern(
         self, tool: Tool, arguments: dict[str, Any], params: dict[str, Any], call: Call
@@ -709,7 +718,7 @@ class Server:
         rcall = self._rounds.call(params, call)
         if with_task:
             return self._modern_tasks.start(tool, arguments, rcall, self)
-        return self._rounds.settle(lambda: tool.call(arguments, rcall, self), rcall)
+        return _timed(tool, self._rounds.settle(lambda: tool.call(arguments, rcall, self), rcall))
 
     def _run_tool(self, tool: Tool, arguments: dict[str, Any], call: Call) -> Result:
         return tool.call(arguments, call, self)
@@ -812,7 +821,8 @@ class Server:
         return self._tasks_for(call).get(params, call)
 
     def _handle_task_result(self, params: dict[str, Any], call: Call) -> Result:
-        return self._tasks_for(call).result(params, call)
+        # Waits for the task, which runs as long as it must: no request deadline.
+        return _no_deadline(self._tasks_for(call).result(params, call))
 
     def _handle_list_tasks(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
         tasks = self._tasks_for(call).list(call)
@@ -834,13 +844,26 @@ class Server:
         if not call.revision.modern:
             raise McpError(METHOD_NOT_FOUND, f"Method not found: {call.method}")
         supported = supported_filters(self.capabilities(call.revision))
-        return self._subscriptions.listen(params, call, supported)
+        # Open until the client leaves or the server stops: no request deadline.
+        return _no_deadline(self._subscriptions.listen(params, call, supported))
 
     async def close_subscriptions(self, timeout: float = 5.0) -> None:  # noqa: ASYNC109
         """End every open ``subscriptions/listen`` request with its final result
         (``{"resultType": "complete", "_meta": {subscriptionId}}``): for transports shutting
         down. Waits at most ``timeout`` seconds for the results to be handed over."""
         await self._subscriptions.close_all(timeout)
+
+
+def _timed(tool: Tool, result: Result) -> Result:
+    """A tool call's result, carrying the tool's own deadline when it has one and waits."""
+    if tool.timeout is None or isinstance(result, dict):
+        return result
+    return Timed(result, tool.timeout)
+
+
+def _no_deadline(result: Result) -> Result:
+    """A result that may wait as long as it must (still counted among requests in flight)."""
+    return result if isinstance(result, dict) else Timed(result, math.inf)
 
 
 def _resource_kw(kw: dict[str, Any]) -> dict[str, Any]:

@@ -3,8 +3,9 @@ task while the tool runs in the background; ``tasks/get``, ``tasks/result``, ``t
 and ``tasks/cancel`` follow it.
 
 Tasks live in memory: per session, or per server for session-less requests (their ids are
-unguessable). A finished task is forgotten once its ``ttl`` (from creation) has passed;
-running work is never stopped for that.
+unguessable, and ``tasks/list`` without a session lists none, so a session-less task is
+reached only by the client that holds its id). A finished task is forgotten once its
+``ttl`` (from creation) has passed; running work is never stopped for that.
 
 Messages the tool sends while it runs (progress, logs, elicitation and sampling requests)
 carry ``_meta["io.modelcontextprotocol/related-task"]`` and go, in this order of preference,
@@ -370,6 +371,11 @@ class TaskManager:
         return record.to_wire()
 
     def list(self, call: Call) -> list[dict[str, Any]]:
+        """The caller's session's tasks. Session-less callers share one store, reachable
+        only by the ids each of them holds: listing it would hand every caller the others'
+        tasks, so they are listed nothing."""
+        if call.session is None:
+            return []
         store = self.store(call)
         store.purge()
         return [record.to_wire() for record in store.tasks.values()]

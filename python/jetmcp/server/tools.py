@@ -101,6 +101,7 @@ class Tool:
         "route",
         "structured_output",
         "task_support",
+        "timeout",
         "title",
         "ttl_ms",
     )
@@ -121,8 +122,13 @@ class Tool:
         defer_task: bool = False,
         ttl_ms: int | None = None,
         cache_scope: CacheScope | None = None,
+        timeout: float | None = None,
     ) -> None:
         tool_name = component_name(fn, name, "tool")
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0
+        ):
+            raise ValueError(f"timeout must be a number of seconds above 0, not {timeout!r}")
         if task_support not in TASK_SUPPORT:
             raise ValueError(f"task_support must be one of {TASK_SUPPORT}, not {task_support!r}")
         if input_schema is not None and (
@@ -151,6 +157,8 @@ class Tool:
         #: Caching hints for ``tools/list`` (None: the server's defaults).
         self.ttl_ms = ttl_ms
         self.cache_scope: CacheScope | None = cache_scope
+        #: Seconds a call may wait (None: the server's request timeout; ``math.inf``: none).
+        self.timeout: float | None = float(timeout) if timeout is not None else None
         self.context_param = self.arguments.context_param
         self.output: Output | None = build_output(
             tool_name, sig.return_annotation, structured_output

@@ -20,18 +20,20 @@ import asyncio
 import contextlib
 import logging
 import signal
+import time
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from jetmcp import _wire
 from jetmcp.call import NULL_SINK, Session, Sink
+from jetmcp.deadlines import STOP_SHUTDOWN
 from jetmcp.dispatch import Dispatcher, Exchange
-from jetmcp.errors import INVALID_REQUEST
+from jetmcp.errors import INTERNAL_ERROR, INVALID_REQUEST, SERVER_ERROR
 from jetmcp.protocol import modern, revisions
 from jetmcp.server.app import Server
-from jetmcp.sessions import MemorySessionStore, SessionStore, new_session_id
+from jetmcp.sessions import MemorySessionStore, SessionLimit, SessionStore, new_session_id
 from jetmcp.settings import Settings
+from jetmcp.transports.origin import OriginGuard
 from jetmcp.transports.sse import (
     SSE_HEADERS,
     Listener,
@@ -46,7 +48,12 @@ if TYPE_CHECKING:
 log = logging.getLogger("jetmcp.http")
 
 _JSON = [("content-type", "application/json")]
+#: Sent with the 429s and 503s of the caps: the refusals that a later retry may get past.
+RETRY_AFTER = ("retry-after", "1")
+_monotonic = time.monotonic
 _decode = _wire.decode
+_FRAME_SINGLE = _wire.FRAME_SINGLE
+_FRAME_PARSE_ERROR = _wire.FRAME_PARSE_ERROR
 #: ``MCP-Protocol-Version`` values that name a legacy revision exactly as written.
 _LEGACY_EXACT: dict[str, revisions.Revision] = {r.version: r for r in revisions.LEGACY}
 _encode_error = _wire.encode_error
@@ -59,13 +66,17 @@ ACCEPT_SSE = 2
 
 
 class HttpError(Exception):
-    """Ends a request early with a status and an id-less JSON-RPC error body."""
+    """Ends a request early with a status and an id-less JSON-RPC error body (and
+    ``headers`` besides the content type, e.g. ``Retry-After``)."""
 
-    def __init__(self, status: int, code: int, message: str) -> None:
+    def __init__(
+        self, status: int, code: int, message: str, headers: list[tuple[str, str]] | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
+        self.headers = headers
 
 
 def accept_flags(accept: str | None) -> int:
@@ -100,23 +111,6 @@ def _q_zero(params: str) -> bool:
     return False
 
 
-_LOCAL = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
-
-
-def _hostname(netloc: str) -> str:
-    """The host part of ``host[:port]`` (IPv6 literals keep no brackets), lower-cased."""
-    netloc = netloc.strip().lower()
-    if netloc.startswith("["):
-        return netloc[1 : netloc.find("]")] if "]" in netloc else netloc
-    return netloc.rsplit(":", 1)[0] if netloc.count(":") == 1 else netloc
-
-
-def _remember(seen: set[str], value: str) -> None:
-    # Bounded, so a client cycling through Host values cannot grow it without end.
-    if len(seen) < 1024:
-        seen.add(value)
-
-
 def _is_json(content_type: str | None) -> bool:
     if content_type is None:
         return False
@@ -134,29 +128,35 @@ class McpHttpApp:
     ) -> None:
         self.settings = settings or Settings()
         self.server = server
-        self.dispatcher = Dispatcher(
-            server, modern_batch=self.settings.modern_batch, max_batch=self.settings.max_batch
-        )
+        self.dispatcher = Dispatcher.from_settings(server, self.settings)
         self.store: SessionStore = store or MemorySessionStore(
-            self.settings.max_sessions, self.settings.session_idle_seconds
+            self.settings.max_sessions,
+            self.settings.session_idle_seconds,
+            self.settings.max_new_sessions,
+            self.settings.session_protect_seconds,
         )
         self.path = self.settings.path
-        self._origins_extra = set(self.settings.allowed_origins)
-        self._hosts_extra = {_hostname(h) for h in self.settings.allowed_hosts} | set(
-            self.settings.allowed_hosts
+        self.guard = OriginGuard(
+            self.settings.allowed_hosts, self.settings.allowed_origins, self.settings.host
         )
-        bound = self.settings.host
-        if bound not in ("0.0.0.0", "::", ""):
-            self._hosts_extra.add(_hostname(bound))
-        # Values already judged acceptable: the check costs a set lookup per request.
-        self._origins_ok: set[str] = set()
-        self._hosts_ok: set[str] = set()
         #: The shutdown that ends listen subscriptions, kept so it is not collected early.
         self._closing: asyncio.Future[None] | None = None
         self._accepts: dict[str | None, int] = {}
         self._post_headers: dict[tuple[str | None, str | None], int] = {}
         #: ``Content-Length`` values already found within the limit.
         self._lengths_ok: set[str] = set()
+        #: Body reads under way (the future of each, and when it began by :attr:`_clock`),
+        #: oldest first: the watch started by :meth:`__rsgi_init__` cancels those past
+        #: ``body_timeout_seconds``.
+        self._reading: dict[Any, float] = {}
+        #: ``time.monotonic()`` as of the watch's last look (it looks every second or
+        #: quarter of the timeout): a read is stamped with it, which is cheaper than the
+        #: clock itself, and the watch allows for its lag.
+        self._clock = 0.0
+        #: Open GET streams of every session (what ``max_streams`` counts).
+        self.open_streams = 0
+        #: Set once the shutdown grace ran out: what is still being read is refused 503.
+        self._stopping = False
         self.legacy: LegacySse | None = None
         if self.settings.sse_path and not self.settings.stateless:
             from jetmcp.transports.http_sse import LegacySse
@@ -168,22 +168,18 @@ class McpHttpApp:
     async def __rsgi__(self, scope: Any, proto: Any) -> None:
         if scope.proto != "http":
             return
+        refusal = self.guard.refusal(scope)
+        if refusal is not None:
+            status, why = refusal
+            proto.response_bytes(status, _JSON, _encode_error(None, INVALID_REQUEST, why))
+            return
         headers = scope.headers
-        origin = headers.get("origin")
-        host = headers.get("host")
-        if (origin is not None and origin not in self._origins_ok) or (
-            host is not None and host not in self._hosts_ok
-        ):
-            refusal = self._check_origin(origin, host)
-            if refusal is not None:
-                proto.response_bytes(403, _JSON, _encode_error(None, INVALID_REQUEST, refusal))
-                return
         try:
             if scope.path == self.path:
                 method = scope.method
                 if method == "POST":
                     await self._post(scope, proto)
-                elif modern.is_modern_version(headers.get("mcp-protocol-version")):
+                elif modern.is_modern_version(_header(headers, "mcp-protocol-version")):
                     # 2026-07-28 has no GET stream and no session to DELETE.
                     method_not_allowed(proto, method, "POST")
                 elif method == "GET" and not self.settings.stateless:
@@ -198,17 +194,102 @@ class McpHttpApp:
             else:
                 proto.response_bytes(404, _JSON, _encode_error(None, INVALID_REQUEST, "Not found"))
         except HttpError as exc:
-            proto.response_bytes(exc.status, _JSON, _encode_error(None, exc.code, exc.message))
+            out = _JSON if exc.headers is None else [*_JSON, *exc.headers]
+            proto.response_bytes(exc.status, out, _encode_error(None, exc.code, exc.message))
+        except Exception:
+            # A bug of ours: the client gets a JSON-RPC error, the log (stderr) the detail.
+            log.exception("%s %s failed", scope.method, scope.path)
+            with contextlib.suppress(RuntimeError):  # unless the response already started
+                proto.response_bytes(
+                    500, _JSON, _encode_error(None, INTERNAL_ERROR, "Internal error")
+                )
 
     def __rsgi_init__(self, loop: Any) -> None:
-        """Close every open SSE stream when the worker is told to stop: granian drains
-        in-flight responses before it exits, and a stream left open would hold it."""
+        """Start the watch on body reads, and stop gracefully when the worker is told to:
+        open SSE streams close at once (granian drains in-flight responses before it exits,
+        and a stream left open would hold it); requests still running get
+        ``shutdown_grace_seconds`` to finish, then are answered with an error."""
+        if self.settings.body_timeout_seconds > 0:
+            loop.call_soon(self._watch_bodies)
         for signum in (signal.SIGTERM, signal.SIGINT):
             try:
                 previous = signal.getsignal(signum)
-                signal.signal(signum, _chained(previous, loop, self.close_streams))
+                signal.signal(signum, _chained(previous, loop, self.shutdown))
             except (ValueError, OSError):  # not the main thread: nothing to hook
                 return
+
+    def shutdown(self) -> None:
+        """Begin a graceful stop (see :meth:`__rsgi_init__`); a second call changes nothing."""
+        if self._closing is not None:
+            return
+        self.close_streams()
+        asyncio.get_running_loop().call_later(
+            self.settings.shutdown_grace_seconds, self.stop_requests
+        )
+
+    def stop_requests(self) -> None:
+        """The grace period is over: answer every request still waiting with an error
+        (-32000, HTTP 503) and refuse the bodies still being read."""
+        self._stopping = True
+        # A request that still comes in on a connection kept open is refused at once.
+        self.dispatcher.max_inflight = 0
+        stopped = self.dispatcher.deadlines.stop_all(STOP_SHUTDOWN)
+        reading = list(self._reading)
+        self._reading.clear()
+        for future in reading:
+            future.cancel()
+        if stopped or reading:
+            log.warning(
+                "shutdown grace over: stopped %d requests and %d body reads",
+                stopped,
+                len(reading),
+            )
+
+    def _watch_bodies(self) -> None:
+        """Cancel every body read older than ``body_timeout_seconds`` (its request answers
+        408), then look again in a while: reads begin in time order, so only the oldest
+        are looked at. A read's stamp may lag its start by one interval, so a read is
+        cancelled between one and three intervals past the timeout."""
+        limit = self.settings.body_timeout_seconds
+        interval = min(1.0, limit / 4)
+        now = self._clock = _monotonic()
+        since = now - limit - interval
+        reading = self._reading
+        while reading:
+            future, began = next(iter(reading.items()))
+            if began > since:
+                break
+            del reading[future]
+            future.cancel()
+        asyncio.get_running_loop().call_later(interval, self._watch_bodies)
+
+    def _body_refusal(self) -> HttpError:
+        """What a body read cancelled by the watch (or by the end of the grace) answers."""
+        if self._stopping:
+            return HttpError(503, SERVER_ERROR, "Server shutting down; retry later", [RETRY_AFTER])
+        return HttpError(
+            408,
+            INVALID_REQUEST,
+            f"Request body not received within {self.settings.body_timeout_seconds:g} seconds",
+        )
+
+    async def _read_sized(self, proto: Any) -> bytes:
+        """The body of a request with a ``Content-Length`` (checked by the caller), within
+        ``body_timeout_seconds``. :meth:`_post` has the same lines inline."""
+        reading = proto()
+        watch = self._reading
+        watch[reading] = self._clock
+        try:
+            body: bytes = await reading
+        except asyncio.CancelledError:
+            if _cancelling():
+                raise
+            raise self._body_refusal() from None
+        except RuntimeError:  # granian's RSGIProtocolClosed: the body was cut short
+            raise _incomplete_body() from None
+        finally:
+            watch.pop(reading, None)
+        return body
 
     def close_streams(self) -> None:
         """End every open SSE stream of this app (GET streams of every session, legacy
@@ -231,28 +312,6 @@ class McpHttpApp:
                 self._accepts[accept] = flags
         return flags
 
-    def _check_origin(self, origin: str | None, host: str | None) -> str | None:
-        """DNS-rebinding protection: why the request is refused (403), or None."""
-        if origin is not None and origin not in self._origins_ok:
-            if not self._origin_allowed(origin):
-                return f"Origin not allowed: {origin}"
-            _remember(self._origins_ok, origin)
-        if host is not None and host not in self._hosts_ok:
-            if not self._host_allowed(host):
-                return f"Host not allowed: {host}"
-            _remember(self._hosts_ok, host)
-        return None
-
-    def _origin_allowed(self, origin: str) -> bool:
-        extra = self._origins_extra
-        if origin in extra or "*" in extra:
-            return True
-        return _hostname(urlsplit(origin).netloc) in _LOCAL
-
-    def _host_allowed(self, host: str) -> bool:
-        extra = self._hosts_extra
-        return host in extra or "*" in extra or _hostname(host) in _LOCAL | extra
-
     # POST -------------------------------------------------------------------
 
     def _check_length(self, length: str) -> None:
@@ -274,20 +333,28 @@ class McpHttpApp:
         length = headers.get("content-length")
         if length is not None:
             self._check_length(length)
-            body: bytes = await proto()
-            return body
+            return await self._read_sized(proto)
         return await self._read_chunked(proto)
 
     async def _read_chunked(self, proto: Any) -> bytes:
-        """A body sent without ``Content-Length``, refused (413) once past the limit."""
+        """A body sent without ``Content-Length``, refused (413) once past the limit and
+        (408) when it takes longer than ``body_timeout_seconds`` (an ``asyncio.timeout``
+        here: this path is rare, the watch of :meth:`_read_sized` is for the usual one)."""
         limit = self.settings.max_body_bytes
+        seconds = self.settings.body_timeout_seconds
         chunks: list[bytes] = []
         total = 0
-        async for chunk in proto:
-            total += len(chunk)
-            if total > limit:
-                raise HttpError(413, INVALID_REQUEST, f"Body exceeds {limit} bytes")
-            chunks.append(chunk)
+        try:
+            async with asyncio.timeout(seconds if seconds > 0 else None):
+                async for chunk in proto:
+                    total += len(chunk)
+                    if total > limit:
+                        raise HttpError(413, INVALID_REQUEST, f"Body exceeds {limit} bytes")
+                    chunks.append(chunk)
+        except TimeoutError:
+            raise self._body_refusal() from None
+        except RuntimeError:
+            raise _incomplete_body() from None
         return b"".join(chunks)
 
     def _post_accepts(self, content_type: str | None, accept: str | None) -> int:
@@ -320,21 +387,38 @@ class McpHttpApp:
         if length is not None:
             if length not in self._lengths_ok:
                 self._check_length(length)
-            body: bytes = await proto()
+            # _read_sized, inline: every POST pays for this.
+            reading = proto()
+            watch = self._reading
+            watch[reading] = self._clock
+            try:
+                body: bytes = await reading
+            except asyncio.CancelledError:
+                if _cancelling():
+                    raise
+                raise self._body_refusal() from None
+            except RuntimeError:  # granian's RSGIProtocolClosed: the body was cut short
+                raise _incomplete_body() from None
+            finally:
+                watch.pop(reading, None)
         else:
             body = await self._read_chunked(proto)
         frame = _decode(body, settings.max_depth, settings.max_batch)
         version = headers.get("mcp-protocol-version")
         # The usual header names a legacy revision exactly: one lookup, no parsing.
-        header_rev = _LEGACY_EXACT.get(version) if version is not None else None
+        if version is not None:
+            header_rev = _LEGACY_EXACT.get(version)
+        else:
+            header_rev = None
+            _unreadable(headers, "mcp-protocol-version")
         if header_rev is None and modern.is_modern_version(version):
             if not _legacy_initialize(frame):
-                await self._post_modern(headers, proto, frame, accept)
+                await self._post_modern(headers, proto, frame, accept, version)
                 return
             version = None  # the handshake negotiates in its body
 
         session = None
-        session_id = None if settings.stateless else headers.get("mcp-session-id")
+        session_id = None if settings.stateless else _header(headers, "mcp-session-id")
         if session_id is not None:
             session = await self.store.get(session_id)
             if session is None:
@@ -377,16 +461,38 @@ class McpHttpApp:
         if new is not None and not settings.stateless:
             new.id = new_session_id()
             new.outbound = SessionStreams(settings)
-            await self.store.add(new)
+            try:
+                await self.store.add(new)
+            except SessionLimit as exc:
+                if not isinstance(pending, bytes | None):
+                    pending.close()
+                raise HttpError(
+                    503,
+                    INTERNAL_ERROR,
+                    f"Server busy: {exc}; try again later",
+                    [("retry-after", str(max(1, round(settings.session_protect_seconds))))],
+                ) from None
             out_headers = [*_JSON, ("mcp-session-id", new.id)]
             if stream is not None:
                 stream.session_id = new.id
         await _respond(proto, pending, stream, ex, out_headers)
 
-    async def _post_modern(self, headers: Any, proto: Any, frame: _wire.Frame, accept: int) -> None:
+    async def _post_modern(
+        self, headers: Any, proto: Any, frame: _wire.Frame, accept: int, version: Any
+    ) -> None:
         """A 2026-07-28 POST: no session (``Mcp-Session-Id`` is ignored and none is minted),
         the reply JSON or, once a handler sends a notification, an SSE stream that never
-        carries a server request. A client that disconnects cancels its request."""
+        carries a server request. A client that disconnects cancels its request.
+
+        A single request is checked against its own ``_meta`` by the dispatcher; an array
+        names no request, so a header that names no served revision refuses it whole."""
+        if frame.kind != _FRAME_SINGLE and frame.kind != _FRAME_PARSE_ERROR:
+            requested = str(version).strip()
+            if revisions.lookup_modern(requested) is None:
+                exc = modern.unsupported_version(requested)
+                body = _encode_error(None, exc.code, exc.message, exc.data)
+                proto.response_bytes(400, _JSON, body)
+                return
         settings = self.settings
         revision = revisions.R2026_07_28
         stream = PostStream(settings, proto, revision, None) if accept & ACCEPT_SSE else None
@@ -409,13 +515,13 @@ class McpHttpApp:
         accept = headers.get("accept")
         if accept is not None and not self.accepts(accept) & ACCEPT_SSE:
             raise HttpError(406, INVALID_REQUEST, "Not Acceptable: GET serves text/event-stream")
-        session_id = headers.get("mcp-session-id")
+        session_id = _header(headers, "mcp-session-id")
         if session_id is None:
             raise HttpError(400, INVALID_REQUEST, "Missing Mcp-Session-Id header")
         session = await self.store.get(session_id)
         if session is None:
             raise HttpError(404, INVALID_REQUEST, "Session not found")
-        _revision(headers.get("mcp-protocol-version"), session)
+        _revision(_header(headers, "mcp-protocol-version"), session)
         hub = session.outbound
         if not isinstance(hub, SessionStreams) or hub.closed:
             raise HttpError(404, INVALID_REQUEST, "Session not found")
@@ -425,7 +531,35 @@ class McpHttpApp:
             raise HttpError(
                 400, INVALID_REQUEST, "Last-Event-ID names no stream this session can replay"
             ) from None
+        settings = self.settings
+        if self.open_streams >= settings.max_streams:
+            raise HttpError(503, SERVER_ERROR, "Too many open streams; retry later", [RETRY_AFTER])
+        if hub.connections >= settings.max_session_streams and not (
+            resume is not None and hub.connected(resume[0])
+        ):
+            # A resumption of a stream that is open replaces its connection: let it in.
+            raise HttpError(
+                409,
+                INVALID_REQUEST,
+                f"Conflict: this session has {hub.connections} open streams, the most allowed",
+            )
+        self.open_streams += 1
+        hub.connections += 1
+        try:
+            await self._stream(proto, hub, resume, session, session_id)
+        finally:
+            self.open_streams -= 1
+            hub.connections -= 1
 
+    async def _stream(
+        self,
+        proto: Any,
+        hub: SessionStreams,
+        resume: tuple[str, int] | None,
+        session: Session,
+        session_id: str,
+    ) -> None:
+        """Serve an accepted GET: replay and carry a POST stream, or a standalone stream."""
         transport = proto.response_stream(200, SSE_HEADERS)
         if resume is not None and resume[0].startswith("p"):
             listener, replay, post = hub.open_resumed_post(transport, *resume)
@@ -476,12 +610,41 @@ class McpHttpApp:
 
     async def _delete(self, scope: Any, proto: Any) -> None:
         """End the session: its in-flight requests are cancelled, its streams closed."""
-        session_id = scope.headers.get("mcp-session-id")
+        session_id = _header(scope.headers, "mcp-session-id")
         if session_id is None:
             raise HttpError(400, INVALID_REQUEST, "Missing Mcp-Session-Id header")
         if not await self.store.remove(session_id):
             raise HttpError(404, INVALID_REQUEST, "Session not found")
         proto.response_empty(204, [])
+
+
+def _cancelling() -> bool:
+    """Whether the current task is being cancelled. A body read that raised CancelledError
+    while it is not was cancelled itself, by the body watch."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+def _incomplete_body() -> HttpError:
+    log.debug("a request body ended before its Content-Length (the client closed early)")
+    return HttpError(400, INVALID_REQUEST, "Incomplete body: the connection ended before it")
+
+
+def _header(headers: Any, name: str) -> str | None:
+    """A header's value, None when absent; 400 when present but unreadable (granian hands
+    over a value with bytes outside visible ASCII as absent: it must not count as such)."""
+    value: str | None = headers.get(name)
+    if value is None:
+        _unreadable(headers, name)
+    return value
+
+
+def _unreadable(headers: Any, name: str) -> None:
+    """Raise the 400 for header ``name`` when it was sent but could not be read."""
+    if name in headers:
+        raise HttpError(
+            400, INVALID_REQUEST, f"The {name} header cannot be read: visible ASCII only"
+        )
 
 
 def method_not_allowed(proto: Any, method: str, allow: str) -> None:
@@ -565,7 +728,10 @@ async def _respond(
     if reply is None:
         proto.response_empty(202, [])
         return
-    proto.response_bytes(ex.http_status, headers, reply)
+    status = ex.http_status
+    if status == 503 or status == 429:
+        headers = [*headers, RETRY_AFTER]
+    proto.response_bytes(status, headers, reply)
 
 
 class _ClientGone(Exception):

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 from jetmcp import _wire
-from jetmcp.call import Session
+from jetmcp.call import Outgoing, Session
 from jetmcp.dispatch import Exchange, InFlight
-from jetmcp.errors import INVALID_REQUEST
+from jetmcp.errors import INVALID_REQUEST, SERVER_ERROR
 from jetmcp.protocol import revisions
 from jetmcp.sessions import new_session_id
 from jetmcp.transports.sse import SSE_HEADERS, Listener, encode_event, hold_open
@@ -42,13 +42,15 @@ class SseConnection:
     """One client's event stream: the sink of every exchange it POSTs, and its session's
     ``outbound``."""
 
-    __slots__ = ("id", "inflight", "listener", "session", "tasks")
+    __slots__ = ("id", "inflight", "listener", "outgoing", "session", "tasks")
 
     def __init__(self, connection_id: str, transport: Any) -> None:
         self.id = connection_id
         self.listener = Listener(transport, connection_id)
         self.session: Session | None = None
         self.inflight = InFlight()
+        #: Its server-to-client requests: answers POSTed for this connection only.
+        self.outgoing = Outgoing()
         #: Requests still being worked on (their replies go out when they finish).
         self.tasks: set[asyncio.Task[None]] = set()
 
@@ -105,25 +107,31 @@ class LegacySse:
     # GET: the event stream -----------------------------------------------------------
 
     async def _stream(self, scope: Any, proto: Any) -> None:
-        from jetmcp.transports.http import ACCEPT_SSE, HttpError
+        from jetmcp.transports.http import ACCEPT_SSE, RETRY_AFTER, HttpError
 
         accept = scope.headers.get("accept")
         if accept is not None and not self.app.accepts(accept) & ACCEPT_SSE:
             raise HttpError(406, INVALID_REQUEST, "Not Acceptable: this is a text/event-stream")
-        if len(self.connections) >= self.settings.max_sessions:
-            raise HttpError(503, INVALID_REQUEST, "Too many open streams")
+        settings = self.settings
+        if len(self.connections) >= min(settings.max_sse_streams, settings.max_sessions):
+            raise HttpError(503, SERVER_ERROR, "Too many open streams; retry later", [RETRY_AFTER])
         connection_id = new_session_id()
         transport = proto.response_stream(200, SSE_HEADERS)
         conn = SseConnection(connection_id, transport)
         self.connections[connection_id] = conn
+        # A stream nobody initializes is a session that never starts: let it go.
+        handshake = asyncio.get_running_loop().call_later(
+            settings.sse_handshake_seconds, _unless_initialized, conn
+        )
         try:
             endpoint = f"{self.message_path}?session_id={connection_id}"
             try:
                 await transport.send_bytes(encode_event(endpoint.encode(), event="endpoint"))
             except _GONE:
                 return
-            await hold_open(conn.listener, transport, proto, self.settings.keepalive_seconds)
+            await hold_open(conn.listener, transport, proto, settings.keepalive_seconds)
         finally:
+            handshake.cancel()
             self.connections.pop(connection_id, None)
             conn.close()
 
@@ -151,6 +159,7 @@ class LegacySse:
             session,
             conn,
             conn.inflight,
+            outgoing=conn.outgoing,
         )
         pending = self.dispatcher.start(frame, ex)
         new = ex.new_session
@@ -182,6 +191,12 @@ class LegacySse:
             return
         if reply is not None:
             await conn.send(reply)
+
+
+def _unless_initialized(conn: SseConnection) -> None:
+    if conn.session is None:
+        log.debug("closing /sse stream %s: no initialize in time", conn.id)
+        conn.close()
 
 
 __all__ = ["LegacySse", "SseConnection"]

@@ -414,6 +414,11 @@ class PostStream:
             self._cancel_keepalive()
         listener.close()
 
+    @property
+    def resumed(self) -> bool:
+        """Whether a resumed GET connection carries this stream now."""
+        return self._state != _FRESH and self._listener is not None
+
     def release_listener(self) -> None:
         """End the resumed GET connection carrying this stream, if any."""
         listener = self._listener
@@ -471,11 +476,14 @@ class SessionStreams:
     longer than that one write.
     """
 
-    __slots__ = ("_listeners", "_n", "_posts", "closed", "log", "settings")
+    __slots__ = ("_listeners", "_n", "_posts", "closed", "connections", "log", "settings")
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.log = EventLog(settings.event_log_size, settings.event_log_seconds)
+        #: Open GET connections of the session (what ``max_session_streams`` counts; the
+        #: transport keeps it).
+        self.connections = 0
         #: Open standalone GET connections, oldest first.
         self._listeners: list[Listener] = []
         #: POST streams with ids that have not sent their final reply, by stream id.
@@ -544,6 +552,14 @@ class SessionStreams:
         if self._minted(stream, "g"):
             return parsed
         return None
+
+    def connected(self, stream: str) -> bool:
+        """Whether a GET connection carries stream ``stream`` now (a resumption of it would
+        replace that connection)."""
+        if any(listener.stream == stream for listener in self._listeners):
+            return True
+        post = self._posts.get(stream)
+        return post is not None and post.resumed
 
     def open_standalone(
         self, transport: Any, resume: tuple[str, int] | None, priming: bool

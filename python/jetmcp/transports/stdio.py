@@ -20,6 +20,7 @@ from typing import Any
 
 from jetmcp import _wire
 from jetmcp.call import Session
+from jetmcp.deadlines import STOP_SHUTDOWN
 from jetmcp.dispatch import Dispatcher, Exchange, InFlight
 from jetmcp.errors import INVALID_REQUEST
 from jetmcp.protocol import revisions
@@ -51,9 +52,7 @@ class StdioServer:
 
     def __init__(self, server: Server, settings: Settings | None = None) -> None:
         self.settings = settings or Settings()
-        self.dispatcher = Dispatcher(
-            server, modern_batch=self.settings.modern_batch, max_batch=self.settings.max_batch
-        )
+        self.dispatcher = Dispatcher.from_settings(server, self.settings)
         self.session: Session | None = None
         self.inflight = InFlight()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -111,10 +110,16 @@ class StdioServer:
                 continue
             self._start(line, sink)
         # stdin ended: open subscriptions/listen requests end with their final result (they
-        # would otherwise wait for ever), then every request still running is finished.
+        # would otherwise wait for ever), then every request still running is finished,
+        # or answered with an error once the shutdown grace is over.
         await self.dispatcher.server.close_subscriptions()
         if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+            _, late = await asyncio.wait(
+                set(self._tasks), timeout=self.settings.shutdown_grace_seconds
+            )
+            if late:
+                self.dispatcher.deadlines.stop_all(STOP_SHUTDOWN)
+                await asyncio.gather(*late, return_exceptions=True)
 
 
 async def _discard_line(reader: asyncio.StreamReader) -> None:

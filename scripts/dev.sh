@@ -74,9 +74,13 @@ case "$cmd" in
     echo "== the TypeScript SDK for the real-client tests (npm, pinned by its lockfile)"
     [ -d tests/clients/node_modules ] || \
       (cd tests/clients && npm ci --no-audit --no-fund --loglevel=error)
+    echo "== the drop-in corpus and its second environment (pinned, into .cache/dropin)"
+    bash scripts/dropin.sh
     echo "== pytest"
     "$VENV/bin/pytest" -p no:cacheprovider tests
     bash scripts/conformance.sh
+    echo "== the SDK's everything-server, unchanged, under jetmcp: the conformance scenarios it passes on its SDK"
+    bash scripts/dropin-conformance.sh
     ;;
   wheel)
     setup_venv

@@ -118,6 +118,25 @@ def test_endpoint_event_then_replies_as_message_events(server: StreamingServer) 
     run(main)
 
 
+def test_malformed_cancels_are_ignored(server: StreamingServer) -> None:
+    async def main() -> None:
+        async with connected(server) as (client, sse, url):
+            await post(client, url, initialize())
+            assert (await message(sse))["id"] == "init"
+            for value in ([1], {"a": 1}, True, 1.0):
+                cancel = {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/cancelled",
+                    "params": {"requestId": value},
+                }
+                await post(client, url, cancel)
+                await post(client, url, [cancel, {"jsonrpc": "2.0", "id": 5, "method": "ping"}])
+                assert await message(sse) == [{"jsonrpc": "2.0", "id": 5, "result": {}}]
+            await sse.silent()
+
+    run(main)
+
+
 def test_negotiated_revision_rules_apply(server: StreamingServer) -> None:
     async def main() -> None:
         async with connected(server) as (client, sse, url):

@@ -828,6 +828,23 @@ async def test_shutdown_ends_listens_with_their_final_result() -> None:
 
 
 @async_test
+async def test_a_listen_that_starts_after_shutdown_ends_at_once() -> None:
+    # A request read just before the transport stopped may start after close_subscriptions
+    # (stdio at EOF): it must not wait for ever.
+    app = make_app()
+    peer = Modern(app)
+    sink = ListSink()
+    await app.close_subscriptions()
+    listen = peer.spawn(
+        "subscriptions/listen", listen_params(toolsListChanged=True), sink=sink, id=6
+    )
+    reply = await asyncio.wait_for(listen, 5)
+    assert sink.methods() == ["notifications/subscriptions/acknowledged"]
+    assert reply["result"]["resultType"] == "complete"
+    assert reply["result"]["_meta"][META_SUBSCRIPTION_ID] == 6
+
+
+@async_test
 async def test_listen_filter_is_validated_and_legacy_has_no_listen() -> None:
     peer = Modern(make_app())
     error = await peer.error("subscriptions/listen", {"notifications": {"toolsListChanged": "yes"}})

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from inprocess import ListSink
 from jetmcp.call import Call, Session
-from jetmcp.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
+from jetmcp.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError, ToolError
 from jetmcp.protocol.revisions import (
     R2024_11_05,
     R2025_03_26,
@@ -105,7 +105,9 @@ def test_schema_required_optional_defaults_and_descriptions() -> None:
         return query
 
     tool = listed_tool(server, "search")
-    assert tool["description"] == "Search the catalogue."
+    # The whole docstring, as the official SDK publishes it (sections and indentation kept).
+    assert tool["description"] == search.__doc__
+    assert "Args:\n            limit: How many results at most." in tool["description"]
     schema = tool["inputSchema"]
     assert schema["type"] == "object"
     assert schema["required"] == ["query"]
@@ -223,19 +225,31 @@ def test_json_string_arguments_are_parsed() -> None:
     assert call_tool(server, "total", {"values": "[1, 2, 3]"})["content"][0]["text"] == "6"
 
 
-def test_exception_is_a_tool_error_and_mcp_error_is_not() -> None:
-    server = Server("s")
+@pytest.mark.parametrize("masked", [True, False])
+def test_exception_is_a_tool_error_and_mcp_error_is_not(masked: bool) -> None:
+    server = Server("s", mask_error_details=masked)
 
     @server.tool()
     async def boom() -> str:
         raise ValueError("it broke")
 
     @server.tool()
+    def shown() -> str:
+        raise ToolError("said on purpose")
+
+    @server.tool()
     def protocol() -> str:
         raise McpError(-32001, "custom", data={"x": 1})
 
+    # Unexpected exceptions are masked by default, with the SDK 2.x text.
     assert call_tool(server, "boom") == {
-        "content": [{"type": "text", "text": "it broke"}],
+        "content": [
+            {"type": "text", "text": "Error executing tool boom" if masked else "it broke"}
+        ],
+        "isError": True,
+    }
+    assert call_tool(server, "shown") == {
+        "content": [{"type": "text", "text": "said on purpose"}],
         "isError": True,
     }
     error = mcp_error(server, "tools/call", {"name": "protocol"})
@@ -749,12 +763,15 @@ def _prompt_server() -> Server:
     return server
 
 
+GREET_DOC = "Greet someone.\n\n        Args:\n            name: Who to greet.\n        "
+
+
 def test_prompt_listing() -> None:
     prompts = handle(_prompt_server(), "prompts/list")["prompts"]
     assert [p["name"] for p in prompts] == ["greet", "chat", "count", "bad"]
     assert prompts[0] == {
         "name": "greet",
-        "description": "Greet someone.",
+        "description": GREET_DOC,
         "arguments": [
             {"name": "name", "description": "Who to greet.", "required": True},
             {"name": "punctuation", "required": False},
@@ -766,7 +783,7 @@ def test_prompt_listing() -> None:
 def test_prompt_get() -> None:
     server = _prompt_server()
     assert handle(server, "prompts/get", {"name": "greet", "arguments": {"name": "Ann"}}) == {
-        "description": "Greet someone.",
+        "description": GREET_DOC,
         "messages": [{"role": "user", "content": {"type": "text", "text": "Hello, Ann!"}}],
     }
     chat = handle(server, "prompts/get", {"name": "chat", "arguments": {"topic": "owls"}})

@@ -32,6 +32,16 @@ def call_request(request_id: int = 1) -> dict[str, Any]:
 
 TOOLS_CALL = _dumps(call_request(1))
 TOOLS_LIST = _dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+#: A tools/call of ``add_ctx``: the same sum from a tool that takes the SDK's ``Context``
+#: (only the servers written for the SDK have it: see run.py's CONTEXT_SERVERS).
+CONTEXT_CALL = _dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "add_ctx", "arguments": {"a": 1, "b": 2}},
+    }
+)
 BATCH_CALL = _dumps([call_request(i) for i in range(1, BATCH_SIZE + 1)])
 
 

@@ -5,6 +5,10 @@ Run with the peers venv (``bench/.peers/py``), never with the project's venv::
     python mcp_sdk_server.py http --port 8001     # stateless, JSON replies, uvicorn
     python mcp_sdk_server.py http --as-installed  # asyncio + h11, default logging
     python mcp_sdk_server.py stdio
+
+The same file, unchanged, is served by jetmcp for the drop-in rows
+(``jetmcp run bench/load/mcp_sdk_server.py:app``): ``add`` then runs on jetmcp's fast path,
+``add_ctx`` through the SDK's own objects.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 
 #: As `pip install mcp` leaves it: the SDK's default log level (INFO, a line per stateless
 #: request) and uvicorn's default logging. The tuned row logs at WARNING.
@@ -25,6 +29,14 @@ app = (
 @app.tool()
 def add(a: int, b: int) -> int:
     """Add two integers."""
+    return a + b
+
+
+@app.tool()
+async def add_ctx(a: int, b: int, ctx: Context) -> int:
+    """Add two integers, from a tool that takes the request's Context."""
+    if not ctx.request_id:
+        raise RuntimeError("no request id")
     return a + b
 
 

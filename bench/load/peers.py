@@ -312,6 +312,30 @@ def servers() -> list[Server]:
             how="jetmcp run jetmcp.demo:app --transport http --workers 1 --stateless",
         ),
         Server(
+            key="jetmcp-sdk-unchanged",
+            label="mcp SDK server, unchanged, on jetmcp",
+            role="jetmcp",
+            http=lambda port: [
+                str(jetmcp),
+                "run",
+                str(LOAD / "mcp_sdk_server.py") + ":app",
+                "--transport",
+                "http",
+                "--host",
+                host,
+                "--port",
+                str(port),
+                "--workers",
+                "1",
+                "--stateless",
+            ],
+            stdio=None,
+            missing=_need(jetmcp, "install jetmcp into the project venv"),
+            how="jetmcp run bench/load/mcp_sdk_server.py:app --workers 1 --stateless: the "
+            "MCPServer file the SDK rows serve, adapted as it is (mcp 2.3.0 from the project "
+            "venv); add is lifted to jetmcp's fast path, add_ctx runs through the SDK's Tool",
+        ),
+        Server(
             key="granian-rsgi",
             label="ceiling: Granian RSGI",
             role="ceiling",

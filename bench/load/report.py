@@ -21,6 +21,7 @@ WORKLOAD_TITLES = {
     "list": "tools/list (single)",
     "batch": f"batch of {BATCH_SIZE} tools/call (protocol 2025-03-26)",
     "stdio": "stdio, pipelined tools/call",
+    "ctx": "tools/call of a Context tool (the SDK's file only)",
 }
 
 
@@ -129,6 +130,31 @@ def goals(results: dict[str, Any]) -> list[dict[str, Any]]:
                 "disturbed": bool(busy),
             }
         )
+
+    # Drop-in (issue 13): the SDK's own file, unchanged, on jetmcp against its own SDK as
+    # installed, for the plain tool and the Context tool; and the adapted plain tool against
+    # the same tool written for jetmcp (the demo app's add).
+    for workload, what in (("call", "plain tool"), ("ctx", "Context tool")):
+        adapted = rps("jetmcp-sdk-unchanged", workload)
+        own = rps("mcp-sdk-installed", workload)
+        add(
+            f"mcp SDK server unchanged on jetmcp >= 10x its own SDK as installed ({what})",
+            _ratio(adapted, own),
+            10.0,
+            "x",
+            _fmt_pair(adapted, own, "on jetmcp", "on its SDK"),
+            (("jetmcp-sdk-unchanged", workload), ("mcp-sdk-installed", workload)),
+        )
+    adapted = rps("jetmcp-sdk-unchanged")
+    native = rps("jetmcp")
+    add(
+        "adapted plain tool >= 0.9 of the same tool written natively for jetmcp",
+        _ratio(adapted, native),
+        0.9,
+        "x",
+        _fmt_pair(adapted, native, "adapted", "native", as_pct=True),
+        (("jetmcp-sdk-unchanged", "call"), ("jetmcp", "call")),
+    )
 
     jet = rps("jetmcp")
     ceiling = rps("granian-rsgi")

@@ -35,6 +35,7 @@ from bodies import (
     BATCH_CALL,
     BATCH_PROTOCOL_VERSION,
     BATCH_SIZE,
+    CONTEXT_CALL,
     SINGLE_PROTOCOL_VERSION,
     TOOLS_CALL,
     TOOLS_LIST,
@@ -64,7 +65,11 @@ HTTP_WORKLOADS: dict[str, tuple[str, bytes, str, int]] = {
         BATCH_PROTOCOL_VERSION,
         BATCH_SIZE,
     ),
+    "ctx": ("tools/call of a Context tool", CONTEXT_CALL, SINGLE_PROTOCOL_VERSION, 1),
 }
+#: The servers that have the Context tool of the "ctx" workload (the SDK's file, on its SDK
+#: and on jetmcp); the others skip it.
+CONTEXT_SERVERS = frozenset({"mcp-sdk-installed", "mcp-sdk", "jetmcp-sdk-unchanged"})
 ALL_WORKLOADS = (*HTTP_WORKLOADS, "stdio")
 _ALIASES = {"tools/call": "call", "tools/list": "list", "batch10": "batch"}
 #: Which peer group (installed together) each peer server belongs to.
@@ -213,6 +218,8 @@ def measure_http(
         url = f"http://127.0.0.1:{port}{endpoint.path}"
         for key in workloads:
             title, body, version, entries = HTTP_WORKLOADS[key]
+            if key == "ctx" and server.key not in CONTEXT_SERVERS:
+                continue
             row: dict[str, Any] = {"title": title}
             out["workloads"][key] = row
             if key == "list":

@@ -3,7 +3,7 @@
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from jetmcp.errors import McpError
+from jetmcp.errors import McpError, ToolError
 
 if TYPE_CHECKING:
     from jetmcp.client import Client
@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
     __version__: str
 
-__all__ = ["Audio", "Client", "Context", "Image", "McpError", "Server"]
+__all__ = ["Audio", "Client", "Context", "Image", "McpError", "Server", "ToolError"]
 
 #: Names loaded on first use, and their modules. Importing ``jetmcp`` (as ``jetmcp run``'s
 #: main process does, or a client) then costs nothing of the server (pydantic and the

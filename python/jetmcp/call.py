@@ -157,6 +157,9 @@ def _as_json(value: dict[str, Any] | bytes | None) -> bytes:
     return value if isinstance(value, bytes) else dumps(value)
 
 
+_MAX_SAFE_INTEGER = 2**53 - 1
+
+
 class Outgoing:
     """Server-to-client requests of one client scope (a session, a stdio process, an
     HTTP+SSE connection, or the session-less requests of an HTTP endpoint) still waiting for
@@ -202,8 +205,10 @@ class Outgoing:
             error = value if isinstance(value, dict) else {}
             code = error.get("code")
             message = error.get("message")
+            # Exact int within JSON's safe range: a bool is not a code, and a code past 64 bits
+            # could not be encoded again in the reply that passes it on.
             exc = McpError(
-                code if isinstance(code, int) else INTERNAL_ERROR,
+                code if type(code) is int and abs(code) <= _MAX_SAFE_INTEGER else INTERNAL_ERROR,
                 message if isinstance(message, str) else "error from the client",
             )
             if "data" in error:

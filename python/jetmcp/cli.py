@@ -1,42 +1,51 @@
-"""The ``jetmcp`` command: ``jetmcp run [APP]`` serves a :class:`jetmcp.Server`."""
+"""The ``jetmcp`` command: ``jetmcp run [TARGET]`` serves an MCP server (see
+:mod:`jetmcp.loader` for what TARGET may name)."""
 
 from __future__ import annotations
 
 import argparse
 import errno
-import importlib
 import json
 import logging
 import math
+import os
 import socket
+import subprocess
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
+from jetmcp.loader import (
+    TARGET_ARGV_ENV,
+    WORKDIR_ENV,
+    LoadError,
+    find_module,
+    load_or_explain,
+    split_target,
+)
 from jetmcp.settings import Settings
 
-if TYPE_CHECKING:
-    from jetmcp.server.app import Server
+#: The exit status of a target that names no server.
+EXIT_BAD_TARGET = 2
 
 
-def load_app(target: str) -> Server:
-    """Import ``module:attribute`` and return the Server it names."""
-    from jetmcp.server.app import Server
-
-    module_name, _, attr = target.partition(":")
-    if not module_name:
-        raise SystemExit(f"jetmcp: APP must be module:attribute, got {target!r}")
-    module = importlib.import_module(module_name)
-    obj = getattr(module, attr or "app", None)
-    if not isinstance(obj, Server):
-        raise SystemExit(f"jetmcp: {target!r} is not a jetmcp.Server")
-    return obj
+def _refuse(message: str) -> SystemExit:
+    print(f"jetmcp: {message}", file=sys.stderr)
+    return SystemExit(EXIT_BAD_TARGET)
 
 
 def _version() -> str:
     import jetmcp
 
     return jetmcp.__version__
+
+
+def _non_negative(value: str) -> int:
+    number = int(value)
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
+    return number
 
 
 def _csv(value: str) -> list[str]:
@@ -69,8 +78,22 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="jetmcp", description="A fast MCP server.")
     parser.add_argument("--version", action="version", version=f"jetmcp {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="serve an MCP app over HTTP or stdio")
-    run.add_argument("app", nargs="?", default=defaults.app, help="module:attribute")
+    run = sub.add_parser(
+        "run",
+        help="serve an MCP app over HTTP or stdio",
+        usage="jetmcp run [TARGET] [options] [-- ARGS...]",
+        epilog="ARGS after -- are the sys.argv[1:] a called TARGET sees "
+        "(a console script's main parses its own arguments).",
+    )
+    run.add_argument(
+        "app",
+        nargs="?",
+        default=defaults.app,
+        metavar="TARGET",
+        help="module, module:attr, path/to/file.py or file.py:attr (attr may be factory() "
+        "or a program's main: the server it runs is served)",
+    )
+
     run.add_argument("--transport", choices=("http", "stdio"), default="http")
     run.add_argument("--host", default=defaults.host)
     run.add_argument("--port", type=int, default=defaults.port)
@@ -89,6 +112,12 @@ def _parser() -> argparse.ArgumentParser:
         help="answer 400 to session-less requests other than initialize",
     )
     run.add_argument("--max-body-bytes", type=int, default=defaults.max_body_bytes)
+    run.add_argument(
+        "--max-stdout-buffer-bytes",
+        type=_non_negative,
+        default=defaults.max_stdout_buffer_bytes,
+        help="stdio: unread reply bytes past which stdin is no longer read",
+    )
     run.add_argument("--max-batch", type=int, default=defaults.max_batch)
     run.add_argument(
         "--no-modern-batch",
@@ -248,6 +277,7 @@ def _settings(ns: argparse.Namespace) -> Settings:
         stateless=ns.stateless,
         require_session=ns.require_session,
         max_body_bytes=ns.max_body_bytes,
+        max_stdout_buffer_bytes=ns.max_stdout_buffer_bytes,
         max_batch=ns.max_batch,
         modern_batch=ns.modern_batch,
         max_depth=ns.max_depth,
@@ -277,6 +307,30 @@ def _settings(ns: argparse.Namespace) -> Settings:
         max_session_inflight=ns.max_session_inflight,
         shutdown_grace_seconds=ns.shutdown_grace_seconds,
     )
+
+
+def _check_target(target: str) -> None:
+    """Refuse a target that names no server before any worker starts (exit status 2).
+
+    The workers import the app themselves; this check imports it once in a short-lived
+    child, so a bad attribute or a module that fails to import is one line here, not a
+    traceback per worker."""
+    try:
+        source, _ = split_target(target)
+        find_module(source)
+    except LoadError as exc:
+        raise _refuse(str(exc)) from None
+    check = subprocess.run(
+        [sys.executable, "-m", "jetmcp.loader", target],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        check=False,
+    )
+    if check.returncode != 0:
+        lines = check.stderr.decode(errors="replace").strip().splitlines()
+        sys.stderr.write((lines[-1] if lines else f"jetmcp: {target!r} failed to load") + "\n")
+        raise SystemExit(EXIT_BAD_TARGET)
 
 
 #: File descriptors a worker keeps for itself besides its connections (the listening
@@ -382,6 +436,12 @@ def _serve_http(settings: Settings, log_level: str) -> None:
 
     check_port_free(settings.host, settings.port)
     settings.export()
+    # Granian resolves its import target against the working directory, and inside a Python
+    # package (a folder with __init__.py) it prefixes the package's name to it. The workers
+    # start from jetmcp's own parent folder instead and return to the user's (the app and
+    # its imports are found from there: jetmcp.loader).
+    os.environ[WORKDIR_ENV] = os.getcwd()
+    os.chdir(Path(__file__).resolve().parent.parent)
     Granian(
         "jetmcp.transports.http:app_from_env",
         address=settings.host,
@@ -411,17 +471,27 @@ def _serve_http(settings: Settings, log_level: str) -> None:
 _KILL_AFTER_GRACE = 5
 
 
-def _serve_stdio(settings: Settings) -> None:
+def _serve_stdio(settings: Settings) -> int:
+    """Serve until stdin ends; 1 when stdout broke and some reply was lost."""
     import uvloop
 
     from jetmcp.transports.stdio import serve_stdio
 
-    server = load_app(settings.app)
-    uvloop.run(serve_stdio(server, settings))
+    try:
+        server = load_or_explain(settings.app, "stdio")
+    except LoadError as exc:
+        raise _refuse(str(exc)) from None
+    return 0 if uvloop.run(serve_stdio(server, settings)) else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ns = _parser().parse_args(argv)
+    args = list(sys.argv[1:] if argv is None else argv)
+    target_args: list[str] = []
+    if args[:1] == ["run"] and "--" in args:
+        cut = args.index("--")
+        args, target_args = args[:cut], args[cut + 1 :]
+    ns = _parser().parse_args(args)
+    ns.argv = target_args
     if ns.command == "bench":
         return _bench(ns)
     logging.basicConfig(
@@ -430,13 +500,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     settings = _settings(ns)
+    os.environ[TARGET_ARGV_ENV] = json.dumps(ns.argv)
     if ns.transport == "stdio":
-        _serve_stdio(settings)
-    else:
-        # The app is imported by the worker processes only: this process supervises them,
-        # and whatever it imported before they fork would be counted again in each of them.
-        # A bad APP still fails at once: the worker prints why and granian exits with 1.
-        _serve_http(settings, ns.log_level)
+        return _serve_stdio(settings)
+    # The app is imported by the worker processes only: this process supervises them,
+    # and whatever it imported before they fork would be counted again in each of them.
+    _check_target(settings.app)
+    _serve_http(settings, ns.log_level)
     return 0
 
 

@@ -105,43 +105,80 @@ def _id_key(value: Any) -> tuple[bool, Any]:
     return (isinstance(value, str), value)
 
 
+def _is_request_id(value: Any) -> bool:
+    # Exact types: True == 1.0 == 1 in Python, and a list or an object is not hashable.
+    return type(value) is str or type(value) is int
+
+
+class Running:
+    """One request owed an answer: whether the client cancelled it, and the task running it
+    (None while it has not started)."""
+
+    __slots__ = ("cancelled", "key", "task")
+
+    def __init__(self, key: tuple[bool, Any]) -> None:
+        self.key = key
+        self.cancelled = False
+        self.task: asyncio.Task[Any] | None = None
+
+    def cancel(self) -> None:
+        self.cancelled = True
+        if self.task is not None:
+            self.task.cancel()
+
+
 class InFlight:
     """The requests of one client scope (an HTTP session or a stdio process) that are still
     owed an answer, so ``notifications/cancelled`` can stop them.
 
     A request is registered the moment it is found to wait, before its task first runs, so
-    a cancel that arrives right behind it (even in the same read) still finds it.
+    a cancel that arrives right behind it (even in the same read) still finds it. Ids must
+    be unique among a client's requests, but nothing stops a client from reusing one: every
+    request running under an id is kept, and a cancel of that id stops all of them.
     """
 
-    __slots__ = ("cancelled", "running", "waiting")
+    __slots__ = ("running", "waiting")
 
     def __init__(self) -> None:
-        #: id -> the task running it, or None while it has not started.
-        self.running: dict[tuple[bool, Any], asyncio.Task[Any] | None] = {}
-        #: ids the client cancelled; their handlers stop and nothing more is sent for them.
-        self.cancelled: set[tuple[bool, Any]] = set()
+        #: id -> the requests running under it (usually one).
+        self.running: dict[tuple[bool, Any], set[Running]] = {}
         #: Requests of this scope waiting now (what the per-session cap counts).
         self.waiting = 0
 
-    def register(self, raw_id: bytes) -> tuple[bool, Any]:
+    def register(self, raw_id: bytes) -> Running:
         key = _id_key(loads(raw_id))
-        self.running[key] = None
-        return key
+        slot = Running(key)
+        slots = self.running.get(key)
+        if slots is None:
+            self.running[key] = {slot}
+        else:
+            slots.add(slot)
+        return slot
+
+    def release(self, slot: Running) -> None:
+        """Forget a request that was answered (or cancelled)."""
+        slots = self.running.get(slot.key)
+        if slots is not None:
+            slots.discard(slot)
+            if not slots:
+                del self.running[slot.key]
 
     def cancel(self, request_id: Any) -> bool:
-        """Stop the request with this id; False when no such request is running."""
-        key = _id_key(request_id)
-        if key not in self.running:
+        """Stop every request running under this id; False when there is none (or the value
+        cannot be a request id)."""
+        if not _is_request_id(request_id):
             return False
-        self.cancelled.add(key)
-        task = self.running[key]
-        if task is not None:
-            task.cancel()
+        slots = self.running.get(_id_key(request_id))
+        if not slots:
+            return False
+        for slot in list(slots):
+            slot.cancel()
         return True
 
     def cancel_all(self) -> None:
-        for key in list(self.running):
-            self.cancel(key[1])
+        for slots in list(self.running.values()):
+            for slot in list(slots):
+                slot.cancel()
 
 
 class Exchange:
@@ -373,7 +410,7 @@ class Dispatcher:
 
     def _slot(self, entry: _wire.Entry, ex: Exchange) -> Any:
         """One batch entry the extension did not answer: its reply, None when nothing is
-        owed, or (awaitable, entry, in-flight key) when it has to wait (registered at once,
+        owed, or (awaitable, entry, in-flight slot) when it has to wait (registered at once,
         so a cancel later in the same batch finds it)."""
         reply = self._run_entry(entry, ex, True)
         if reply is None or type(reply) is bytes:
@@ -384,8 +421,8 @@ class Dispatcher:
         tasks: list[asyncio.Task[bytes | None]] = []
         for i, slot in enumerate(slots):
             if not isinstance(slot, bytes):
-                pending, entry, key = slot
-                task = asyncio.create_task(self._finish(pending, entry, key, ex, False))
+                pending, entry, running = slot
+                task = asyncio.create_task(self._finish(pending, entry, running, ex, False))
                 tasks.append(task)
                 slots[i] = task
         try:
@@ -479,7 +516,7 @@ class Dispatcher:
         session = ex.session
         return session.outgoing if session is not None else self.outgoing
 
-    def _register(self, entry: _wire.Entry, ex: Exchange) -> tuple[bool, Any] | None:
+    def _register(self, entry: _wire.Entry, ex: Exchange) -> Running | None:
         if ex.inflight is None or entry.raw_id is None:
             return None
         return ex.inflight.register(entry.raw_id)
@@ -488,7 +525,7 @@ class Dispatcher:
         self,
         pending: Awaitable[dict[str, Any]],
         entry: _wire.Entry,
-        key: tuple[bool, Any] | None,
+        running: Running | None,
         ex: Exchange,
         single: bool,
     ) -> bytes | None:
@@ -514,21 +551,20 @@ class Dispatcher:
         elif (
             deadlines.count >= self.max_inflight
             or inflight.waiting >= self.max_session_inflight
-            or (key is not None and key in inflight.cancelled)
+            or (running is not None and running.cancelled)
         ):
             _drop(pending)
-            if key is not None:
-                inflight.running.pop(key, None)
-                if key in inflight.cancelled:
-                    inflight.cancelled.discard(key)
+            if running is not None:
+                inflight.release(running)
+                if running.cancelled:
                     return self._cancelled_reply(raw_id, ex)
             return self._busy_reply(raw_id, ex, single, inflight)
         task: asyncio.Task[Any] = _current_task()  # type: ignore[assignment]  # in a task
         deadlines.add(task, seconds)
         if inflight is not None:
             inflight.waiting += 1
-            if key is not None:
-                inflight.running[key] = task
+            if running is not None:
+                running.task = task
         try:
             try:
                 result = await pending
@@ -536,7 +572,7 @@ class Dispatcher:
                 why = deadlines.take_stop(task)
                 if why:
                     return self._stopped_reply(raw_id, ex, single, why, seconds)
-                if inflight is None or key not in inflight.cancelled:
+                if running is None or not running.cancelled:
                     raise
                 task.uncancel()
                 return self._cancelled_reply(raw_id, ex)
@@ -554,9 +590,8 @@ class Dispatcher:
             deadlines.remove(task, seconds)
             if inflight is not None:
                 inflight.waiting -= 1
-                if key is not None:
-                    inflight.running.pop(key, None)
-                    inflight.cancelled.discard(key)
+                if running is not None:
+                    inflight.release(running)
 
     def _busy_reply(
         self, raw_id: bytes, ex: Exchange, single: bool, inflight: InFlight | None
@@ -598,9 +633,14 @@ class Dispatcher:
         return None
 
     def _error_reply(self, raw_id: bytes, exc: McpError) -> bytes:
-        if exc.has_data:
-            return _encode_error(raw_id, exc.code, exc.message, exc.data)
-        return _encode_error(raw_id, exc.code, exc.message)
+        try:
+            if exc.has_data:
+                return _encode_error(raw_id, exc.code, exc.message, exc.data)
+            return _encode_error(raw_id, exc.code, exc.message)
+        except (TypeError, ValueError, OverflowError):
+            # A code past 64 bits or data JSON cannot carry: the request is still answered.
+            log.warning("error reply for %r could not be encoded", exc, exc_info=True)
+            return _encode_error(raw_id, INTERNAL_ERROR, "Internal error")
 
     # ------------------------------------------------------------------ 2026-07-28
 
@@ -765,10 +805,14 @@ class Dispatcher:
                 return
             try:
                 params = entry.params() if entry.has_params else None
-            except Exception:
+            except ValueError:  # nested past what entry.params() builds
+                params = None
+            request_id = params.get("requestId") if type(params) is dict else None
+            if not _is_request_id(request_id):
+                # Malformed: nothing to cancel, and nothing is owed for a notification.
+                log.debug("notifications/cancelled ignored: requestId is not a request id")
                 return
-            if isinstance(params, dict) and "requestId" in params:
-                ex.inflight.cancel(params["requestId"])
+            ex.inflight.cancel(request_id)
         # Other notifications (progress, roots/list_changed, unknown ones) need no action.
 
 

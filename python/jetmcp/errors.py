@@ -53,3 +53,30 @@ class McpError(Exception):
 
     def __repr__(self) -> str:
         return f"McpError({self.code}, {self.message!r})"
+
+
+class ToolError(Exception):
+    """Raised by a tool to fail with this text shown to the client (an ``isError`` result),
+    even where unexpected exceptions are masked. The official SDK's and fastmcp's
+    ``ToolError`` are honoured the same way."""
+
+
+def from_sdk_error(exc: BaseException) -> McpError | None:
+    """The :class:`McpError` an official-SDK error carries (``McpError`` of 1.x,
+    ``MCPError`` of 2.x and their subclasses such as ``UrlElicitationRequiredError``), or
+    None for any other exception. Recognized by shape (``exc.error`` with ``code`` and
+    ``message``), so no SDK is imported."""
+    error = getattr(exc, "error", None)
+    code = getattr(error, "code", None)
+    message = getattr(error, "message", None)
+    if not isinstance(code, int) or not isinstance(message, str):
+        return None
+    if not any(c.__name__ in ("McpError", "MCPError") for c in type(exc).__mro__):
+        return None
+    data = getattr(error, "data", None)
+    return McpError(code, message) if data is None else McpError(code, message, data)
+
+
+def is_tool_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is a ``ToolError`` (jetmcp's, the SDK's or fastmcp's)."""
+    return any(c.__name__ == "ToolError" for c in type(exc).__mro__)

@@ -43,6 +43,9 @@ class Settings:
     require_session: bool = False
     #: Largest request body (HTTP) or line (stdio), in bytes; larger is HTTP 413 / -32600.
     max_body_bytes: int = 4 * 1024 * 1024
+    #: stdio: bytes of replies stdout may hold that the client has not read yet; past it no
+    #: further line is read from stdin until the client has read it down to a quarter.
+    max_stdout_buffer_bytes: int = 1024 * 1024
     #: Most entries in one JSON-RPC batch; more is refused whole with -32600.
     max_batch: int = 256
     #: Batches at 2026-07-28 (the ``io.jetmcp/batch`` extension server/discover advertises);

@@ -167,7 +167,7 @@ class Client:
 
     def __init__(
         self,
-        url: str | None = None,
+        url: str | Any = None,
         *,
         transport: Transport | None = None,
         revision: str | Revision | None = None,
@@ -185,7 +185,12 @@ class Client:
         standalone_stream: bool = True,
     ) -> None:
         if (url is None) == (transport is None):
-            raise ValueError("give either a URL or a transport")
+            raise ValueError("give either a URL, a server object or a transport")
+        if url is not None and not isinstance(url, str):
+            # A server object: talked to in this process (jetmcp.Server, or an SDK server).
+            from jetmcp.client.memory import MemoryTransport
+
+            transport, url = MemoryTransport(url), None
         self._transport: Transport = transport or HttpTransport(url or "", headers)
         self._forced = _revision_of(revision) if revision is not None else None
         self.elicitation_handler = elicitation_handler

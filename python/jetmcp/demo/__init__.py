@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+from jetmcp.errors import ToolError
 from jetmcp.server import Server
 
 app = Server(
@@ -42,7 +43,7 @@ async def sleep(ms: int) -> str:
 @app.tool()
 def fail() -> str:
     """Always fail (to show how tool errors look)"""
-    raise RuntimeError("this tool always fails")
+    raise ToolError("this tool always fails")
 
 
 @app.resource("demo://readme", name="readme", mime_type="text/markdown")

@@ -19,7 +19,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from jetmcp.errors import INTERNAL_ERROR, McpError
+from jetmcp.errors import INTERNAL_ERROR, McpError, ToolError
 from jetmcp.server import (
     AcceptedElicitation,
     Audio,
@@ -121,7 +121,7 @@ async def test_tool_with_progress(ctx: Context) -> str:
 @app.tool()
 def test_error_handling() -> str:
     """Tests error response handling"""
-    raise RuntimeError("This tool intentionally returns an error for testing")
+    raise ToolError("This tool intentionally returns an error for testing")
 
 
 @app.tool()
@@ -561,7 +561,7 @@ async def slow_compute(seconds: float = 1.0, label: str = "") -> str:
 async def failing_job() -> str:
     """A task that fails as a tool (isError) after about a second"""
     await asyncio.sleep(1.0)
-    raise RuntimeError("The job failed, as it always does")
+    raise ToolError("The job failed, as it always does")
 
 
 @app.tool(task_support="optional")

@@ -18,7 +18,8 @@ import binascii
 import logging
 import math
 import weakref
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Literal, TypeVar, overload
 
 from jetmcp import _wire
@@ -34,6 +35,7 @@ from jetmcp.server.listen import Subscriptions, supported_filters
 from jetmcp.server.mrtr import RoundCall, Rounds
 from jetmcp.server.prompts import Prompt
 from jetmcp.server.resources import Resource, ResourceTemplate, UriTemplate, contents_to_wire
+from jetmcp.server.serving import Serving, check_options
 from jetmcp.server.state import DEFAULT_TTL_SECONDS, StateSealer
 from jetmcp.server.tasks import TaskManager
 from jetmcp.server.tasks_ext import (
@@ -47,6 +49,15 @@ from jetmcp.server.tools import TaskSupport, Tool, normalize_icons
 log = logging.getLogger("jetmcp")
 
 F = TypeVar("F", bound=Callable[..., Any])
+#: A lifespan: called with the server, gives the async context manager held open.
+Lifespan = Callable[[Any], AbstractAsyncContextManager[Any]]
+
+
+@asynccontextmanager
+async def _no_lifespan() -> AsyncIterator[dict[str, Any]]:
+    yield {}
+
+
 Kind = Literal["tools", "resources", "prompts"]
 
 _LIST_CHANGED: dict[str, str] = {
@@ -74,8 +85,15 @@ def _decode_cursor(cursor: object) -> int:
     return int(text)
 
 
-class Server:
+class Server(Serving):
     """An MCP server: tools, resources and prompts registered with decorators.
+
+    ``name`` is optional (``"jetmcp"``). ``lifespan(server)`` is an async context manager
+    held open while the server is served (per worker process): what it yields is
+    ``ctx.lifespan`` / ``ctx.request_context.lifespan_context``. The official SDK's and
+    fastmcp's other constructor keywords are accepted where jetmcp can honour them (see
+    :mod:`jetmcp.server.serving`); ``mask_error_details`` (default True, as SDK 2.x) hides
+    the text of unexpected tool exceptions from clients.
 
     ``page_size`` turns on cursor pagination of the list methods (``None``: every item in one
     page; ``tasks/list`` then pages by 100).
@@ -91,9 +109,13 @@ class Server:
     (see :mod:`jetmcp.server.state`).
     """
 
+    def __class_getitem__(cls, item: Any) -> type[Server]:
+        # ``Server[State]`` annotations, as ``MCPServer[State]`` is written.
+        return cls
+
     def __init__(
         self,
-        name: str,
+        name: str | None = None,
         version: str = "0.1.0",
         instructions: str | None = None,
         *,
@@ -108,6 +130,9 @@ class Server:
         cache_scope: CacheScope = "private",
         state_key: str | bytes | None = None,
         request_state_ttl: float = DEFAULT_TTL_SECONDS,
+        lifespan: Lifespan | None = None,
+        mask_error_details: bool = True,
+        **sdk_options: Any,
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1")
@@ -116,13 +141,22 @@ class Server:
             raise ValueError("the server's cache_ttl_ms and cache_scope cannot be None")
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope: CacheScope = cache_scope
-        self.name = name
+        self.sdk_options = check_options(sdk_options)
+        self.custom_routes: list[Any] = []
+        #: Unexpected exceptions of tools answer "Error executing tool NAME" (SDK 2.x's
+        #: text) instead of their own text; ``ToolError`` and ``McpError`` always show.
+        self.mask_error_details = mask_error_details
+        self.name = name if name is not None else "jetmcp"
         self.version = version
         self.instructions = instructions
         self.title = title
         self.website_url = website_url
         self.icons = normalize_icons(icons)
         self.page_size = page_size
+        #: ``lifespan(server)``: an async context manager the transports hold open while
+        #: they serve (per worker process), and what it yields while it is open.
+        self.lifespan = lifespan
+        self.lifespan_context: Any = None
         self._tools: dict[str, Tool] = {}
         #: The tools the extension can call by itself (:attr:`Tool.route`), by name; the
         #: dispatcher hands this dict to it.
@@ -142,6 +176,9 @@ class Server:
         #: Every live legacy session (the dispatcher adds them at initialize; a session drops
         #: out when its transport forgets it), for notifications not tied to a request.
         self.sessions: weakref.WeakSet[Session] = weakref.WeakSet()
+        self._session_states: weakref.WeakKeyDictionary[Session, dict[str, Any]] = (
+            weakref.WeakKeyDictionary()
+        )
         #: The ``@completion()`` handler, if any.
         self.completion_handler: CompletionHandler | None = None
         self._tasks = TaskManager(
@@ -181,6 +218,23 @@ class Server:
         #: The built-in ``tools/call`` handler: while it is the one in :attr:`handlers`, the
         #: dispatcher may call :attr:`routes` in the extension instead.
         self.builtin_call_tool: Handler = self.handlers["tools/call"]
+
+    def session_state(self, session: Session) -> dict[str, Any]:
+        """The state ``ctx.set_state`` keeps for ``session`` (dropped with the session)."""
+        state = self._session_states.get(session)
+        if state is None:
+            state = {}
+            self._session_states[session] = state
+        return state
+
+    # -- lifespan ------------------------------------------------------------------------------
+
+    def enter_lifespan(self) -> AbstractAsyncContextManager[Any]:
+        """The context manager the transports hold open while they serve: ``lifespan(self)``,
+        or one that yields ``{}`` (as the SDK's default does)."""
+        if self.lifespan is None:
+            return _no_lifespan()
+        return self.lifespan(self)
 
     # -- initialize ---------------------------------------------------------------------------
 
@@ -452,6 +506,7 @@ class Server:
         """Register (or replace, keeping its place in the list) a tool; keywords as for
         :meth:`tool`."""
         tool = fn if isinstance(fn, Tool) else Tool(fn, **kw)
+        tool.mask_errors = self.mask_error_details
         self._tools[tool.name] = tool
         if tool.route is not None:
             self.routes[tool.name] = tool.route
@@ -850,7 +905,8 @@ class Server:
     async def close_subscriptions(self, timeout: float = 5.0) -> None:  # noqa: ASYNC109
         """End every open ``subscriptions/listen`` request with its final result
         (``{"resultType": "complete", "_meta": {subscriptionId}}``): for transports shutting
-        down. Waits at most ``timeout`` seconds for the results to be handed over."""
+        down. A listen that starts afterwards is ended the same way once acknowledged. Waits
+        at most ``timeout`` seconds for the results to be handed over."""
         await self._subscriptions.close_all(timeout)
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 from jetmcp.call import Call, Result
@@ -34,39 +34,73 @@ log = logging.getLogger("jetmcp")
 MAX_VALUES = 100
 
 
-@dataclass(frozen=True, slots=True)
-class PromptReference:
+class _SdkTwin(type):
+    """Makes ``isinstance`` true for the official SDK's class of the same name too: the
+    handler gets the SDK's objects when an SDK is installed (so ``isinstance(ref,
+    mcp.types.PromptReference)`` holds, as on the SDK), and checks written against jetmcp's
+    classes keep working."""
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        if type.__instancecheck__(cls, obj):
+            return True
+        kind = type(obj)
+        return kind.__name__ == cls.__name__ and kind.__module__.startswith(("mcp", "mcp_types"))
+
+
+def _twin_eq(self: Any, other: Any) -> bool:
+    """Equal to the same object of jetmcp's class or of the SDK's twin, field by field."""
+    if not isinstance(other, type(self)):
+        return NotImplemented  # type: ignore[no-any-return]
+    return all(getattr(self, f.name) == getattr(other, f.name, None) for f in fields(self))
+
+
+def _twin_hash(self: Any) -> int:
+    return hash(tuple(getattr(self, f.name) for f in fields(self)))
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class PromptReference(metaclass=_SdkTwin):
     """``ref/prompt``: completing an argument of the prompt ``name``."""
 
     name: str
     type: Literal["ref/prompt"] = "ref/prompt"
 
 
-@dataclass(frozen=True, slots=True)
-class ResourceTemplateReference:
+@dataclass(frozen=True, slots=True, eq=False)
+class ResourceTemplateReference(metaclass=_SdkTwin):
     """``ref/resource``: completing a variable of the resource template (or URI) ``uri``."""
 
     uri: str
     type: Literal["ref/resource"] = "ref/resource"
 
 
+_twin: type
+for _twin in (PromptReference, ResourceTemplateReference):
+    _twin.__eq__ = _twin_eq  # type: ignore[method-assign]
+    _twin.__hash__ = _twin_hash  # type: ignore[method-assign]
+
 #: The official SDK's older name for the resource reference.
 ResourceReference = ResourceTemplateReference
 
 
-@dataclass(frozen=True, slots=True)
-class CompletionArgument:
+@dataclass(frozen=True, slots=True, eq=False)
+class CompletionArgument(metaclass=_SdkTwin):
     """The argument being completed and what the user typed so far."""
 
     name: str
     value: str
 
 
-@dataclass(frozen=True, slots=True)
-class CompletionContext:
+@dataclass(frozen=True, slots=True, eq=False)
+class CompletionContext(metaclass=_SdkTwin):
     """Arguments already resolved (2025-06-18 on)."""
 
     arguments: dict[str, str] = field(default_factory=dict)
+
+
+for _twin in (CompletionArgument, CompletionContext):
+    _twin.__eq__ = _twin_eq  # type: ignore[method-assign]
+    _twin.__hash__ = _twin_hash  # type: ignore[method-assign]
 
 
 @dataclass(slots=True)
@@ -170,9 +204,10 @@ def complete(
     context: CompletionContext | None,
 ) -> Result:
     """The ``completion/complete`` result from ``handler`` (an awaitable when it is async).
-    A failing handler is an internal error (-32603), as in the official SDK."""
+    A failing handler is an internal error (-32603), as in the official SDK. The handler gets
+    the SDK's objects when an SDK is installed (:func:`_as_sdk`)."""
     try:
-        value = handler(ref, argument, context)
+        value = handler(*_as_sdk(ref, argument, context))
     except McpError:
         raise
     except Exception as exc:
@@ -180,6 +215,32 @@ def complete(
     if inspect.isawaitable(value):
         return _finish(value, argument)
     return _result(value, argument)
+
+
+def _as_sdk(
+    ref: PromptReference | ResourceTemplateReference,
+    argument: CompletionArgument,
+    context: CompletionContext | None,
+) -> tuple[Any, Any, Any]:
+    """The handler's arguments as the official SDK's models (``mcp.types``) when an SDK is
+    installed, else as they are."""
+    from jetmcp.server.sdk_context import sdk_types
+
+    types = sdk_types()
+    if types is None:
+        return ref, argument, context
+    try:
+        if isinstance(ref, PromptReference):
+            sdk_ref = types.PromptReference(type="ref/prompt", name=ref.name)
+        else:
+            sdk_ref = types.ResourceTemplateReference(type="ref/resource", uri=ref.uri)
+        sdk_argument = types.CompletionArgument(name=argument.name, value=argument.value)
+        sdk_context = (
+            None if context is None else types.CompletionContext(arguments=context.arguments)
+        )
+    except Exception:  # an SDK whose models differ: jetmcp's own objects
+        return ref, argument, context
+    return sdk_ref, sdk_argument, sdk_context
 
 
 def _failed(argument: CompletionArgument, exc: Exception) -> McpError:

@@ -32,6 +32,7 @@ from jetmcp.server.sampling import (
     sampling_messages,
 )
 from jetmcp.server.sampling import model_preferences as _model_preferences
+from jetmcp.server.sdk_context import RequestContextView, SessionView
 from jetmcp.server.tasks import TaskCall, related
 
 if TYPE_CHECKING:
@@ -73,6 +74,63 @@ class Context:
         self._call = call
         self._server = server
         self._state: dict[str, Any] | None = None
+
+    def __class_getitem__(cls, item: Any) -> type[Context]:
+        # ``Context[ServerSession, None]`` and ``Context[State]`` annotations, as the SDK's.
+        return cls
+
+    # -- the official SDK's surface ---------------------------------------------------------
+
+    @property
+    def session(self) -> SessionView:
+        """The SDK ``ServerSession`` methods (``create_message``, ``elicit``,
+        ``list_roots``, ``send_log_message``, ``send_*_list_changed``, ``send_notification``,
+        ``client_params``...) for this request's client."""
+        return SessionView(self)
+
+    @property
+    def request_context(self) -> RequestContextView:
+        """The SDK's ``RequestContext``: ``request_id``, ``meta``, ``session``,
+        ``lifespan_context``."""
+        return RequestContextView(self)
+
+    @property
+    def lifespan(self) -> Any:
+        """What the server's lifespan yielded (None when it is not running)."""
+        return self._server.lifespan_context if self._server is not None else None
+
+    @property
+    def fastmcp(self) -> Server:
+        """The server (the name 1.x ``FastMCP`` and fastmcp give it)."""
+        return self.server
+
+    @property
+    def mcp_server(self) -> Server:
+        """The server (the name SDK 2.x gives it)."""
+        return self.server
+
+    @property
+    def client_id(self) -> str | None:
+        """``_meta.client_id`` of the request, where the client sent one (the SDK's)."""
+        value = self.meta.get("client_id")
+        return value if isinstance(value, str) else None
+
+    def _session_state(self) -> dict[str, Any]:
+        call = self._call
+        server = self._server
+        if call.session is None or server is None:
+            return self.request_state if not call.revision.modern else {}
+        return server.session_state(call.session)
+
+    def get_state(self, key: str, default: Any = None) -> Any:
+        """fastmcp's per-session state: the value set for ``key`` on this session."""
+        return self._session_state().get(key, default)
+
+    def set_state(self, key: str, value: Any) -> None:
+        self._session_state()[key] = value
+
+    def delete_state(self, key: str) -> None:
+        self._session_state().pop(key, None)
 
     # -- the request ------------------------------------------------------------------------
 
@@ -343,8 +401,18 @@ class Context:
         self, message: str, schema: Any, *, key: str | None = None
     ) -> ElicitationResult[Any]: ...
 
+    @overload
     async def elicit(
-        self, message: str, schema: Any = None, *, key: str | None = None
+        self, message: str, *, key: str | None = None, response_type: Any
+    ) -> ElicitationResult[Any]: ...
+
+    async def elicit(
+        self,
+        message: str,
+        schema: Any = None,
+        *,
+        key: str | None = None,
+        response_type: Any = None,
     ) -> ElicitationResult[Any]:
         """Ask the user for input with a form (``elicitation/create``, 2025-06-18 on).
 
@@ -363,6 +431,8 @@ class Context:
         ``elicitation-<n>``, its position among the questions of the run; see
         :mod:`jetmcp.server.mrtr`); legacy sessions ignore it.
         """
+        if schema is None and response_type is not None:
+            schema = response_type  # fastmcp's name for it
         call = self._call
         if not call.revision.elicitation:
             raise missing_capability(

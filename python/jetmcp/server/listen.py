@@ -13,7 +13,8 @@ request's id.
 The request stays open until the client ends it (closing the HTTP stream, or
 ``notifications/cancelled`` on stdio: the transport cancels the handler, which sends nothing
 more) or the server shuts down (:meth:`Subscriptions.close_all`: the request is answered with
-``{"resultType": "complete", "_meta": {subscriptionId}}``).
+``{"resultType": "complete", "_meta": {subscriptionId}}``; so is one that starts afterwards,
+right after its acknowledgement, as a request read just before shutdown may start later).
 
 Notifications are queued per subscription and written by its own handler, so a slow client
 holds up nobody else, and a cancelled subscription cannot be written to afterwards.
@@ -130,10 +131,12 @@ class Subscription:
 class Subscriptions:
     """Every open listen request of one server."""
 
-    __slots__ = ("_live",)
+    __slots__ = ("_closed", "_live")
 
     def __init__(self) -> None:
         self._live: set[Subscription] = set()
+        #: Set by close_all: the server is stopping, and no listen stays open any more.
+        self._closed = False
 
     def __len__(self) -> int:
         return len(self._live)
@@ -166,6 +169,8 @@ class Subscriptions:
         # Registered before the acknowledgement, so nothing that happens meanwhile is lost;
         # sent only after it, as the first message must be the acknowledgement.
         self._live.add(sub)
+        if self._closed:
+            sub.offer(_CLOSE)
         try:
             await call.notify(ACKNOWLEDGED, {"_meta": meta, "notifications": honoured})
             while True:
@@ -184,6 +189,7 @@ class Subscriptions:
     async def close_all(self, timeout: float = 5.0) -> None:  # noqa: ASYNC109
         """End every subscription with its final result (server shutdown); waits at most
         ``timeout`` seconds for them to be written."""
+        self._closed = True
         subs = list(self._live)
         for sub in subs:
             sub.offer(_CLOSE)

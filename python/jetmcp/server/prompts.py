@@ -16,7 +16,7 @@ from jetmcp.server.context import Context
 from jetmcp.server.schema import (
     build_arguments,
     component_name,
-    doc_summary,
+    doc_whole,
     signature,
     validation_message,
 )
@@ -100,7 +100,7 @@ class Prompt:
         self.fn = fn
         self.name: str = prompt_name
         self.title = title
-        self.description: str = description if description is not None else doc_summary(fn) or ""
+        self.description: str = description if description is not None else doc_whole(fn) or ""
         self.arguments = build_arguments(fn, f"{prompt_name}Arguments", sig=signature(fn))
         self.icons = normalize_icons(icons)
         self.meta = meta

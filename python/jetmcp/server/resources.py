@@ -21,7 +21,7 @@ from jetmcp.server.schema import (
     Arguments,
     build_arguments,
     component_name,
-    doc_summary,
+    doc_whole,
     signature,
     validation_message,
 )
@@ -168,7 +168,7 @@ class _ResourceBase:
         self.arguments = arguments
         self.name: str = resource_name
         self.title = title
-        self.description: str = description if description is not None else doc_summary(fn) or ""
+        self.description: str = description if description is not None else doc_whole(fn) or ""
         self.mime_type = mime_type or _guess_mime(return_annotation)
         self.icons = normalize_icons(icons)
         self.annotations = normalize_object(annotations, "resource annotations")

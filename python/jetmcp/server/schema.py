@@ -67,6 +67,14 @@ def doc_summary(fn: Callable[..., Any]) -> str | None:
     return " ".join(lines) or None
 
 
+def doc_whole(fn: Callable[..., Any]) -> str | None:
+    """``fn``'s docstring exactly as written (None without one): the description the
+    official SDK publishes, ``Args:``/``Parameters:`` sections and indentation included, so
+    a model sees the same text on jetmcp as on the SDK."""
+    doc = getattr(fn, "__doc__", None)
+    return doc if isinstance(doc, str) and doc else None
+
+
 def doc_params(fn: Callable[..., Any]) -> dict[str, str]:
     """Parameter descriptions from a Google-style ``Args:`` section or Sphinx ``:param x:``."""
     doc = inspect.getdoc(fn)
@@ -548,6 +556,7 @@ __all__ = [
     "build_output",
     "doc_params",
     "doc_summary",
+    "doc_whole",
     "signature",
     "validation_message",
 ]

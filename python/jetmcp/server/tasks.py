@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 import uuid
 import weakref
@@ -43,6 +44,10 @@ Status = Literal["working", "input_required", "completed", "failed", "cancelled"
 TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
 #: How many messages wait for a ``tasks/result`` stream when there is nowhere to send them.
 QUEUE_LIMIT = 256
+
+
+#: The largest lifetime a task can have: JSON's largest safe integer of milliseconds.
+_MAX_TTL_MS = 2**53 - 1
 
 
 def _now() -> str:
@@ -304,8 +309,13 @@ class TaskManager:
 
     def _ttl(self, requested: Any) -> int | None:
         ttl = self.default_ttl_ms
-        if isinstance(requested, int | float) and not isinstance(requested, bool):
-            ttl = max(0, int(requested))
+        # 1e400 reads as infinity, which int() refuses; past 2**53 the reply could not say it.
+        if (
+            isinstance(requested, int | float)
+            and not isinstance(requested, bool)
+            and math.isfinite(requested)
+        ):
+            ttl = max(0, min(int(requested), _MAX_TTL_MS))
         if self.max_ttl_ms is not None and (ttl is None or ttl > self.max_ttl_ms):
             ttl = self.max_ttl_ms
         return ttl

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import logging
 import types
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
@@ -12,7 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from jetmcp import _wire
 from jetmcp.call import Call, Result
-from jetmcp.errors import McpError
+from jetmcp.errors import URL_ELICITATION_REQUIRED, McpError, from_sdk_error, is_tool_error
 from jetmcp.protocol.modern import x_mcp_headers
 from jetmcp.protocol.revisions import Revision
 from jetmcp.server.caching import CacheScope, check_hint
@@ -26,13 +27,15 @@ from jetmcp.server.schema import (
     build_arguments,
     build_output,
     component_name,
-    doc_summary,
+    doc_whole,
     signature,
     validation_message,
 )
 
 if TYPE_CHECKING:
     from jetmcp.server.app import Server
+
+log = logging.getLogger("jetmcp")
 
 
 def normalize_object(value: Any, what: str) -> dict[str, Any] | None:
@@ -95,6 +98,7 @@ class Tool:
         "icons",
         "input_schema",
         "is_async",
+        "mask_errors",
         "meta",
         "name",
         "output",
@@ -142,7 +146,7 @@ class Tool:
         self.fn = fn
         self.name: str = tool_name
         self.title = title
-        self.description: str = description if description is not None else doc_summary(fn) or ""
+        self.description: str = description if description is not None else doc_whole(fn) or ""
         self.arguments: Arguments = build_arguments(
             fn, f"{tool_name}Arguments", sig=sig, allow_var_keyword=input_schema is not None
         )
@@ -168,6 +172,9 @@ class Tool:
         self.icons = normalize_icons(icons)
         self.meta = meta
         self.is_async = is_async_callable(fn)
+        #: Whether unexpected exceptions answer "Error executing tool NAME" only (the
+        #: server sets it from its ``mask_error_details``).
+        self.mask_errors = False
         #: How the extension calls this tool by itself (see :meth:`_route`); None when the
         #: Python path must.
         self.route: _wire.ToolRoute | None = self._route()
@@ -275,6 +282,14 @@ class Tool:
             return _url_elicitation_error(exc, revision)
         if isinstance(exc, McpError):
             raise exc
+        sdk = from_sdk_error(exc)
+        if sdk is not None:
+            if sdk.code == URL_ELICITATION_REQUIRED and not revision.url_elicitation:
+                return error_result(sdk.message)
+            raise sdk
+        if self.mask_errors and not is_tool_error(exc):
+            log.error("tool %s raised", self.name, exc_info=exc)
+            return error_result(f"Error executing tool {self.name}")
         return error_result(exception_text(exc))
 
     def shape(self, value: Any, revision: Revision) -> dict[str, Any]:
@@ -309,6 +324,11 @@ class Tool:
                     return {"content": content, "isError": False}
         if kind is str:
             content = [text_block(value)]
+        elif hasattr(value, "model_dump") or hasattr(value, "to_mcp_result"):
+            whole = sdk_tool_result(value)
+            if whole is not None:
+                return whole
+            content = content_blocks(value, revision)
         else:
             try:
                 content = content_blocks(value, revision)
@@ -336,6 +356,27 @@ class Tool:
             if structured is not None:
                 return {"content": content, "structuredContent": structured, "isError": False}
         return {"content": content, "isError": False}
+
+
+def sdk_tool_result(value: Any) -> dict[str, Any] | None:
+    """The result a tool returned whole: the SDK's ``CallToolResult`` (its ``isError`` and
+    ``_meta`` kept) or fastmcp's ``ToolResult``; None for anything else."""
+    names = {c.__name__ for c in type(value).__mro__}
+    if "ToolResult" in names and hasattr(value, "to_mcp_result"):
+        value = value.to_mcp_result()
+        if isinstance(value, tuple) and len(value) == 2:
+            return {
+                "content": [to_jsonable(block) for block in value[0]],
+                "structuredContent": value[1],
+                "isError": False,
+            }
+        if isinstance(value, list):
+            return {"content": [to_jsonable(block) for block in value], "isError": False}
+        names = {c.__name__ for c in type(value).__mro__}
+    if "CallToolResult" in names and hasattr(value, "model_dump"):
+        dumped: dict[str, Any] = value.model_dump(by_alias=True, mode="json", exclude_none=True)
+        return dumped
+    return None
 
 
 def _positional(fn: Callable[..., Any], plain: tuple[tuple[str, type, Any, bool], ...]) -> bool:

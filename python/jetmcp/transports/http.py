@@ -31,6 +31,7 @@ from jetmcp.dispatch import Dispatcher, Exchange
 from jetmcp.errors import INTERNAL_ERROR, INVALID_REQUEST, SERVER_ERROR
 from jetmcp.protocol import modern, revisions
 from jetmcp.server.app import Server
+from jetmcp.server.lifespan import LifespanScope
 from jetmcp.sessions import MemorySessionStore, SessionLimit, SessionStore, new_session_id
 from jetmcp.settings import Settings
 from jetmcp.transports.origin import OriginGuard
@@ -125,8 +126,13 @@ class McpHttpApp:
         server: Server,
         settings: Settings | None = None,
         store: SessionStore | None = None,
+        *,
+        manage_lifespan: bool = True,
     ) -> None:
         self.settings = settings or Settings()
+        #: Whether the RSGI worker hooks enter the server's lifespan (False where the
+        #: runner holds it open itself: an embedded server, an ASGI app).
+        self.manage_lifespan = manage_lifespan
         self.server = server
         self.dispatcher = Dispatcher.from_settings(server, self.settings)
         self.store: SessionStore = store or MemorySessionStore(
@@ -145,6 +151,7 @@ class McpHttpApp:
         self._post_headers: dict[tuple[str | None, str | None], int] = {}
         #: ``Content-Length`` values already found within the limit.
         self._lengths_ok: set[str] = set()
+        self._lifespan = LifespanScope(server)
         #: Body reads under way (the future of each, and when it began by :attr:`_clock`),
         #: oldest first: the watch started by :meth:`__rsgi_init__` cancels those past
         #: ``body_timeout_seconds``.
@@ -205,10 +212,13 @@ class McpHttpApp:
                 )
 
     def __rsgi_init__(self, loop: Any) -> None:
-        """Start the watch on body reads, and stop gracefully when the worker is told to:
-        open SSE streams close at once (granian drains in-flight responses before it exits,
-        and a stream left open would hold it); requests still running get
-        ``shutdown_grace_seconds`` to finish, then are answered with an error."""
+        """Enter the server's lifespan before the worker serves anything, start the watch on
+        body reads, and stop gracefully when the worker is told to: open SSE streams close at
+        once (granian drains in-flight responses before it exits, and a stream left open
+        would hold it); requests still running get ``shutdown_grace_seconds`` to finish,
+        then are answered with an error."""
+        if self.manage_lifespan:
+            self._lifespan.start_on(loop)
         if self.settings.body_timeout_seconds > 0:
             loop.call_soon(self._watch_bodies)
         for signum in (signal.SIGTERM, signal.SIGINT):
@@ -217,6 +227,11 @@ class McpHttpApp:
                 signal.signal(signum, _chained(previous, loop, self.shutdown))
             except (ValueError, OSError):  # not the main thread: nothing to hook
                 return
+
+    def __rsgi_del__(self, loop: Any) -> None:
+        """Leave the server's lifespan once the worker has stopped serving."""
+        if self.manage_lifespan:
+            self._lifespan.stop_on(loop)
 
     def shutdown(self) -> None:
         """Begin a graceful stop (see :meth:`__rsgi_init__`); a second call changes nothing."""
@@ -783,7 +798,7 @@ def _is_initialize(frame: _wire.Frame) -> bool:
 
 def app_from_env() -> McpHttpApp:
     """Granian's factory target: builds the app in each worker from exported settings."""
-    from jetmcp.cli import load_app
+    from jetmcp.loader import load_app
 
     settings = Settings.from_env()
-    return McpHttpApp(load_app(settings.app), settings)
+    return McpHttpApp(load_app(settings.app, "http"), settings)

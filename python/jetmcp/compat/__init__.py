@@ -1,0 +1,101 @@
+"""Servers written for other Python MCP frameworks, served by jetmcp as they are.
+
+:func:`adapt` turns the official SDK's ``FastMCP`` (mcp 1.x), ``MCPServer`` (mcp 2.x), its
+low-level ``Server`` (either major) and fastmcp's ``FastMCP`` (2.x on mcp 1.x, 3.x/4.x on mcp
+2.x) into a :class:`jetmcp.Server`. Tools whose conversion is standard become native jetmcp
+tools (published with the SDK's own description and schemas); everything else runs through
+the SDK's own objects. Nothing here imports an SDK until an object of it is adapted.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from jetmcp.server.app import Server
+
+#: What :func:`kind_of` tells apart.
+Kind = Literal["jetmcp", "mcp1", "mcp2", "fastmcp1", "fastmcp2"]
+
+#: Classes recognized by (module, qualified name), without importing their packages.
+_CLASSES: dict[tuple[str, str], str] = {
+    ("mcp.server.fastmcp.server", "FastMCP"): "sdk-high",
+    ("mcp.server.mcpserver.server", "MCPServer"): "sdk-high",
+    ("mcp.server.lowlevel.server", "Server"): "sdk-low",
+    ("fastmcp.server.server", "FastMCP"): "fastmcp",
+}
+
+
+def kind_of(obj: Any) -> Kind | None:
+    """Which framework ``obj`` is a server of, or None when it is no server at all.
+
+    ``mcp1``/``mcp2`` cover the SDK's high-level and low-level servers of that major;
+    ``fastmcp1``/``fastmcp2`` are fastmcp servers built on mcp 1.x or 2.x."""
+    from jetmcp.server.app import Server
+
+    if isinstance(obj, Server):
+        return "jetmcp"
+    if isinstance(obj, type):
+        return None
+    for cls in type(obj).__mro__:
+        family = _CLASSES.get((cls.__module__, cls.__qualname__))
+        if family is None:
+            continue
+        low = obj if family == "sdk-low" else _lowlevel(obj)
+        if low is None:
+            return None
+        era = "2" if hasattr(low, "_request_handlers") else "1"
+        if family == "fastmcp":
+            return "fastmcp2" if era == "2" else "fastmcp1"
+        return "mcp2" if era == "2" else "mcp1"
+    return None
+
+
+def _lowlevel(obj: Any) -> Any:
+    for name in ("_lowlevel_server", "_mcp_server"):
+        low = getattr(obj, name, None)
+        if low is not None:
+            return low
+    return None
+
+
+def _uses_auth(obj: Any) -> bool:
+    settings = getattr(obj, "settings", None)
+    if getattr(settings, "auth", None) is not None:
+        return True
+    return any(
+        getattr(obj, name, None) is not None
+        for name in ("auth", "_token_verifier", "_auth_server_provider")
+    )
+
+
+def adapt(obj: Any, transport: str | None = None) -> Server:
+    """A :class:`jetmcp.Server` that serves ``obj`` (``obj`` itself when it is one).
+
+    ``transport`` (``"stdio"`` or ``"http"``) is what it will be served over, for the
+    frameworks whose handshake differs by transport (fastmcp 2.x announces only tool list
+    changes on stdio)."""
+    from jetmcp.loader import LoadError
+    from jetmcp.server.app import Server
+
+    if isinstance(obj, Server):
+        return obj
+    kind = kind_of(obj)
+    if kind is None:
+        raise LoadError(f"{type(obj).__module__}.{type(obj).__qualname__} is not an MCP server")
+    if _uses_auth(obj):
+        # Serving it without its authentication would open it to anyone: refuse instead.
+        raise LoadError(
+            "this server is configured with authentication (auth=/token_verifier=), which "
+            "jetmcp does not support yet; serve it with its own SDK"
+        )
+    if kind in ("mcp2", "fastmcp2"):
+        from jetmcp.compat.sdk2 import adapt_v2
+
+        return adapt_v2(obj)
+    from jetmcp.compat.sdk1 import adapt_v1
+
+    return adapt_v1(obj, transport)
+
+
+__all__ = ["Kind", "adapt", "kind_of"]

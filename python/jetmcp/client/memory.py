@@ -56,7 +56,7 @@ class MemoryTransport(Transport):
 
         self._lifespan = LifespanScope(self.server)
         await self._lifespan.start()
-        self._stdio = StdioServer(self.server)
+        self._stdio = StdioServer(self.server, sink=self._sink)
 
     def _from_server(self, message: bytes) -> None:
         if self._closed:
@@ -79,11 +79,11 @@ class MemoryTransport(Transport):
         # A line of its own, as stdio would read it; answered in a later loop turn so the
         # client has registered its waiter first.
         stdio = self._stdio
-        asyncio.get_running_loop().call_soon(stdio._start, body, self._sink)
+        asyncio.get_running_loop().call_soon(stdio.serve_line, body)
 
     def send_now(self, body: bytes) -> None:
         if not self._closed and self._stdio is not None:
-            self._stdio._start(body, self._sink)
+            self._stdio.serve_line(body)
 
     async def close(self) -> None:
         """Let running requests finish, as stdin's end does, then leave the lifespan."""

@@ -26,7 +26,7 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Coroutine
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from jetmcp import _wire
 from jetmcp.call import Session
@@ -225,16 +225,31 @@ class _ThreadInput:
         self._gate.set()
 
 
-class StdioServer:
-    """Serves one client over a pair of pipes until stdin ends (or stdout breaks)."""
+class LineSink(Protocol):
+    """Where :class:`StdioServer` writes its lines: stdout (:class:`StdoutSink`), or the
+    in-memory client's receiver."""
 
-    def __init__(self, server: Server, settings: Settings | None = None) -> None:
+    def write(self, message: bytes) -> None: ...
+
+    async def send(self, message: bytes) -> None: ...
+
+
+class StdioServer:
+    """Serves one client over a pair of pipes until stdin ends (or stdout breaks).
+
+    ``sink`` replaces stdout for a caller that feeds lines with :meth:`serve_line` itself
+    (the in-memory client); :meth:`serve` needs the default, a :class:`StdoutSink`."""
+
+    def __init__(
+        self, server: Server, settings: Settings | None = None, sink: LineSink | None = None
+    ) -> None:
         self.settings = settings or Settings()
         self.dispatcher = Dispatcher.from_settings(server, self.settings)
         self.session: Session | None = None
         self.inflight = InFlight()
         self._tasks: set[asyncio.Task[None]] = set()
-        self.sink = StdoutSink(self.settings.max_stdout_buffer_bytes)
+        self.stdout = StdoutSink(self.settings.max_stdout_buffer_bytes)
+        self.sink: LineSink = self.stdout if sink is None else sink
         self.input: _PipeInput | _ThreadInput | None = None
         #: Chunks read and not yet consumed; ``_pos`` is where the first one resumes.
         self._inbox: deque[bytes] = deque()
@@ -267,7 +282,7 @@ class StdioServer:
         """Start every whole line read, in order, unless stdout is behind (then stdin is
         paused until it catches up, and the rest waits here)."""
         inbox = self._inbox
-        sink = self.sink
+        sink = self.stdout
         done = self._done
         if done is None or done.done():
             return
@@ -340,7 +355,7 @@ class StdioServer:
         if len(line) > self.settings.max_body_bytes:
             self._too_long()
         elif line and not line.isspace():
-            self._start(line)
+            self.serve_line(line)
 
     def _too_long(self) -> None:
         self.sink.write(
@@ -353,7 +368,7 @@ class StdioServer:
 
     # -- serving
 
-    def _start(self, line: bytes) -> None:
+    def serve_line(self, line: bytes) -> None:
         """Answer one line (its newline removed). Work that needs no waiting is done here,
         in line order, so an ``initialize`` is in force before the next line is read; the
         rest runs in a task of its own."""
@@ -403,10 +418,10 @@ class StdioServer:
             task.cancel()
 
     async def serve(self, attach: Callable[[StdioServer], Coroutine[Any, Any, None]]) -> bool:
-        """Serve until stdin ends; ``attach`` connects ``self.input`` and ``self.sink`` to
+        """Serve until stdin ends; ``attach`` connects ``self.input`` and ``self.stdout`` to
         the process's pipes. Whether every reply was delivered."""
         self._done = asyncio.get_running_loop().create_future()
-        sink = self.sink
+        sink = self.stdout
         sink.on_caught_up = self._pump
         sink.on_broken = self._stop
         await attach(self)
@@ -449,7 +464,7 @@ async def serve_stdio(server: Server, settings: Settings | None = None) -> bool:
 
     async def attach(stdio: StdioServer) -> None:
         loop = asyncio.get_running_loop()
-        sink = stdio.sink
+        sink = stdio.stdout
         if _pollable(out_fd):
             await loop.connect_write_pipe(lambda: sink, os.fdopen(out_fd, "wb", 0))
         else:

@@ -64,6 +64,11 @@ class Entry:
         for other kinds."""
     def raw(self) -> bytes:
         """The entry's own bytes, as they stood in the input."""
+    def arguments_raw(self) -> bytes | None:
+        """For a ``tools/call`` request: the bytes of ``params.arguments`` exactly as they
+        stand in the body (a value of any type), for ``TypeAdapter.validate_json`` without
+        building a dict. None for another kind or method, and when ``params`` is not an
+        object, has a key written with escapes, or holds ``arguments`` other than once."""
 
 @final
 class Frame:
@@ -99,8 +104,15 @@ def dumps(obj: Any) -> bytes:
     and for a str with a lone surrogate (UnicodeEncodeError, a ValueError). Subclasses of
     str/int/float/dict/list/tuple (enums, named tuples) are written as their base type."""
 
-def encode_result(raw_id: bytes, result: Any) -> bytes:
+def encode_result(raw_id: bytes, result: Any, server_info: bytes | None = None) -> bytes:
     """``{"jsonrpc":"2.0","id":<raw_id>,"result":<result>}`` with ``raw_id`` spliced in as is.
+
+    With ``server_info`` (the JSON text of the server's ``serverInfo``, as a 2026-07-28
+    :class:`Shape` holds it) the result, a dict, is completed exactly as
+    ``Dispatcher._complete`` completes it, without copying it: its members in order, its
+    ``_meta`` (when a dict) holding ``io.modelcontextprotocol/serverInfo`` first (its own such
+    member, if any, wins) and replaced when not a dict, then ``"resultType":"complete"`` unless
+    it has a ``resultType``, then ``_meta`` unless it has one. TypeError when it is not a dict.
 
     Every ``encode_*`` taking a ``raw_id`` runs a cheap sanity check on it (a quoted string,
     a number lexeme, or ``null``) and raises ValueError otherwise; pass ``Entry.raw_id``."""
@@ -119,7 +131,9 @@ def encode_batch(replies: list[bytes]) -> bytes:
     """Join encoded replies into one JSON array (a tuple works too; ``[]`` for none). The
     replies are not re-validated."""
 
-# Calls of plain tools answered inside the extension (rust/src/py_route.rs).
+# Calls of plain tools answered inside the extension (rust/src/py_route.rs, py_plan.rs):
+# Routes.plan -> Plans -> run. ``route``/``route_all``/``route_batch`` (which call back into
+# the dispatcher) are the older way in, kept until the dispatcher uses plans.
 
 @final
 class ToolRoute:
@@ -135,16 +149,24 @@ class ToolRoute:
         fast_types: list[type],
         structured: bool,
         positional: bool = False,
+        modern: bool = False,
     ) -> None:
         """``params``: (name, type, default, whether None is allowed) in signature order,
         ``required`` standing for "no default"; ``fast_types``: the return types (of int,
         str, bool) written without Python; ``structured``: whether such a result carries
         ``structuredContent``; ``positional``: pass the arguments by position (only where
-        that binds the same)."""
+        that binds the same); ``modern``: calls at 2026-07-28 may be planned (not for a tool
+        that may run as a task there, nor one whose input schema has ``x-mcp-header``
+        properties)."""
     @property
     def names(self) -> list[str]: ...
     @property
     def positional(self) -> bool: ...
+    @property
+    def modern(self) -> bool: ...
+    @property
+    def tool(self) -> Any:
+        """The ``tool`` given to the constructor."""
 
 class Routes:
     """The tools the extension may call, by name (the server keeps it up to date)."""
@@ -160,10 +182,145 @@ class Routes:
     def clear(self) -> None: ...
     def names(self) -> list[str]:
         """The names, sorted."""
+    def plan(self, frame: Frame, shape: Shape, headers: Headers | None = None) -> Plans | None:
+        """Read and check the ``tools/call`` requests of ``frame`` (FRAME_SINGLE or
+        FRAME_BATCH) that a tool here can answer under ``shape``; run nothing. None when no
+        entry plans (the usual unplannable message costs this one call).
+
+        An entry plans when it is a request whose ``method`` is written ``"tools/call"``,
+        whose ``params`` hold exactly ``name`` (a string without escapes) and ``arguments``
+        (an object) and optionally ``_meta`` (an object), keys written without escapes and
+        none repeated, naming a tool here whose every argument is exactly of its
+        parameter's type (unknown ones ignored, a missing one only where it has a default),
+        and:
+
+        * at a legacy shape, ``_meta`` (if any) has keys without escapes and does not name
+          ``io.modelcontextprotocol/protocolVersion`` (stdio serves such a request at
+          2026-07-28); ``headers`` are ignored;
+        * at a 2026-07-28 shape, ``_meta`` passes ``modern.check_meta`` and
+          ``modern.check_version``: keys without escapes, the protocol version once, a
+          string among ``shape.versions``, the client capabilities once, an object; the
+          tool's route is ``modern``; and ``headers`` (when given: HTTP) agree as
+          ``modern.check_headers`` finds. An array's entries carry no ``Mcp-Method``,
+          ``Mcp-Name`` or ``Mcp-Param-*`` (with one, nothing plans: the transport refuses
+          such a batch) and are held to ``MCP-Protocol-Version`` alone.
+
+        Anything else is left to the general path, which produces the exact reply or error.
+        A batch is planned as given: refuse the batches a revision does not take first."""
 
 #: ``on_python(tool, raw_id, revision, outcome, failed)``: the reply bytes for a return value
 #: the extension does not write itself (``failed`` False) or an exception (``failed`` True).
 OnPython = Callable[[Any, bytes, Any, Any, bool], bytes]
+
+@final
+class Shape:
+    """What results look like at one revision; build one per revision and keep it."""
+
+    def __init__(
+        self, structured: bool, server_info: bytes | None = None, versions: list[str] = ...
+    ) -> None:
+        """``structured``: results carry ``structuredContent`` (``revision.structured_output``).
+        ``server_info`` makes a 2026-07-28 shape: the JSON text of the server's
+        ``serverInfo`` at that revision (``dumps(server.server_info(revision))``), with which
+        finished results are completed exactly as ``Dispatcher._complete`` writes them
+        (``"resultType":"complete"`` and ``_meta`` holding it, after the result's own
+        members); ``versions`` are the protocol versions a request's ``_meta`` may name.
+        ValueError for a ``server_info`` that is not a JSON object, and for ``versions``
+        without one."""
+    @property
+    def structured(self) -> bool: ...
+    @property
+    def modern(self) -> bool:
+        """Whether this is a 2026-07-28 shape."""
+    @property
+    def server_info(self) -> bytes | None: ...
+    @property
+    def versions(self) -> list[str]: ...
+
+@final
+class Headers:
+    """The MCP routing headers of one HTTP request at 2026-07-28, as sent (values
+    untrimmed): ``MCP-Protocol-Version``, ``Mcp-Method`` and ``Mcp-Name``, whether any
+    ``Mcp-Param-*`` header came, and whether any MCP header came more than once."""
+
+    def __init__(
+        self,
+        protocol_version: str | None = None,
+        method: str | None = None,
+        name: str | None = None,
+        params: bool = False,
+        repeated: bool = False,
+    ) -> None:
+        """Compared with each request as ``modern.check_headers`` does for a tool without
+        ``x-mcp-header`` properties (which ignores ``Mcp-Param-*``): a repeated header never
+        agrees; the trimmed protocol version must equal ``_meta``'s; ``Mcp-Method`` must be
+        ``tools/call`` and ``Mcp-Name`` the tool's name, literally or in canonical
+        ``=?base64?...?=`` form. A value Python might read otherwise (control or non-ASCII
+        characters, a base64 form not written canonically) never agrees: the request is
+        then left to Python, which answers it exactly."""
+    @property
+    def protocol_version(self) -> str | None: ...
+    @property
+    def method(self) -> str | None: ...
+    @property
+    def name(self) -> str | None: ...
+    @property
+    def params(self) -> bool: ...
+    @property
+    def repeated(self) -> bool: ...
+    @property
+    def routes(self) -> bool:
+        """Whether a header naming one request (``Mcp-Method``, ``Mcp-Name``,
+        ``Mcp-Param-*``) is present."""
+
+@final
+class Outcome:
+    """A planned call the extension does not answer itself, for Python to shape exactly as
+    the general path does (``tool.shape`` / ``tool.failure``, completion, encoding)."""
+
+    @property
+    def index(self) -> int:
+        """The entry's index in the frame."""
+    @property
+    def tool(self) -> Any:
+        """The ``tool`` given to the entry's ``ToolRoute``."""
+    @property
+    def raw_id(self) -> bytes:
+        """The request's id lexeme."""
+    @property
+    def value(self) -> Any:
+        """The return value (not an int/str/bool the tool's output allows), or the
+        exception instance when ``failed``."""
+    @property
+    def failed(self) -> bool:
+        """Whether the function raised (an ``Exception``; other BaseExceptions propagate
+        out of ``run``)."""
+
+@final
+class Plans:
+    """The plans :meth:`Routes.plan` made for one frame. Each planned entry runs once, in
+    the order asked for; nothing runs otherwise."""
+
+    def __len__(self) -> int:
+        """The number of entries in the frame, planned or not."""
+    @property
+    def complete(self) -> bool:
+        """Whether every entry is planned."""
+    def planned(self, i: int) -> bool:
+        """Whether entry ``i`` is planned and has not run (IndexError past the end)."""
+    def run(self, i: int) -> bytes | Outcome | None:
+        """Call entry ``i``'s tool: the finished reply (a primitive result written here,
+        completed at a 2026-07-28 shape) or its :class:`Outcome`. ValueError when the entry
+        is not planned or already ran. The tools may have changed since planning (a tool
+        can add or remove tools): the entry runs if its name still maps to the route it was
+        planned with, else it plans again against the tools as they are; when it no longer
+        plans, None: nothing ran and ``planned(i)`` is False, so serve it the general way."""
+    def run_all(self) -> bytes | list[bytes | Outcome | None]:
+        """Only when ``complete`` (else ValueError): run every entry in order. The whole
+        reply when every entry finished here (a single message's reply, or a batch's
+        array), else a list in entry order of each reply's bytes or :class:`Outcome`, for
+        Python to shape and join with :func:`encode_batch`. From an entry that no longer
+        plans (see :meth:`run`) on, the list holds None: those entries did not run."""
 
 def route(
     frame: Frame,

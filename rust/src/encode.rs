@@ -3,6 +3,10 @@
 //! Everything appends to one `Vec<u8>`; the Python layer (`py_encode`) walks objects into it and
 //! copies the result into a `bytes` once.
 
+use std::convert::Infallible;
+
+use crate::cursor::plain_end;
+
 /// Start of every envelope, up to the id value.
 pub const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
 /// Start of a notification, up to the method value.
@@ -34,20 +38,6 @@ static ESCAPE: [u8; 256] = {
 };
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
-
-/// Whether any of 8 bytes is a control character, `"` or `\`. Exact as an "any" test: the
-/// borrow tricks only err on bytes above a true hit.
-#[inline(always)]
-fn word_needs_escape(w: u64) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let control = w.wrapping_sub(ONES * 0x20) & !w;
-    let q = w ^ (ONES * b'"' as u64);
-    let quote = q.wrapping_sub(ONES) & !q;
-    let b = w ^ (ONES * b'\\' as u64);
-    let backslash = b.wrapping_sub(ONES) & !b;
-    (control | quote | backslash) & HIGH != 0
-}
 
 #[inline]
 fn push_escape(buf: &mut Vec<u8>, byte: u8, esc: u8) {
@@ -87,22 +77,12 @@ pub fn write_str_bytes(buf: &mut Vec<u8>, s: &[u8]) {
     }
 }
 
-/// The index of the first byte of `s` that needs escaping.
+/// The index of the first byte of `s` that needs escaping: the bytes that end a string's
+/// plain run when reading are exactly those.
 #[inline]
 fn find_escape(s: &[u8]) -> Option<usize> {
-    let mut base = 0;
-    for chunk in s.chunks_exact(8) {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        if word_needs_escape(u64::from_ne_bytes(word)) {
-            break;
-        }
-        base += 8;
-    }
-    s.get(base..)?
-        .iter()
-        .position(|&b| ESCAPE[b as usize] != 0)
-        .map(|p| base + p)
+    let i = plain_end(s, 0);
+    (i < s.len()).then_some(i)
 }
 
 /// The slow path of [`write_str_bytes`]: `s[first]` is the first byte to escape.
@@ -119,10 +99,8 @@ fn write_str_escaped(buf: &mut Vec<u8>, s: &[u8], first: usize) {
             push_escape(buf, byte, esc);
             start = i + 1;
             i += 1;
-        } else if let Some(next) = s.get(i..).and_then(find_escape) {
-            i += next;
         } else {
-            break;
+            i = plain_end(s, i);
         }
     }
     buf.extend_from_slice(&s[start..]);
@@ -184,23 +162,184 @@ pub fn write_head(buf: &mut Vec<u8>, raw_id: Option<&[u8]>) {
     buf.extend_from_slice(raw_id.unwrap_or(b"null"));
 }
 
-/// A whole result reply around an already encoded `result`.
-pub fn result_reply(raw_id: &[u8], result: &[u8]) -> Vec<u8> {
-    let mut buf =
-        Vec::with_capacity(HEAD.len() + raw_id.len() + RESULT_KEY.len() + result.len() + 1);
-    write_head(&mut buf, Some(raw_id));
+// Every envelope is written by one of the functions below, whoever calls it: the Python
+// encoders pass a closure that writes a Python value, the tool runner plain bytes. A
+// closure's error stops the writing and is handed back (the buffer is then partly written).
+
+/// `{"jsonrpc":"2.0","id":<raw_id>,"result":<what result writes>}`
+#[inline]
+pub fn write_result<E>(
+    buf: &mut Vec<u8>,
+    raw_id: &[u8],
+    result: impl FnOnce(&mut Vec<u8>) -> Result<(), E>,
+) -> Result<(), E> {
+    write_head(buf, Some(raw_id));
     buf.extend_from_slice(RESULT_KEY);
-    buf.extend_from_slice(result);
+    result(buf)?;
     buf.push(b'}');
-    buf
+    Ok(())
 }
 
-/// `,"error":{"code":<code>,"message":<message>` (the caller closes it).
-pub fn write_error_start(buf: &mut Vec<u8>, code: i64, message: &str) {
+/// A JSON-RPC error reply: `"id":null` when `raw_id` is None, `data` only when given.
+pub fn write_error<E>(
+    buf: &mut Vec<u8>,
+    raw_id: Option<&[u8]>,
+    code: i64,
+    message: &str,
+    data: Option<impl FnOnce(&mut Vec<u8>) -> Result<(), E>>,
+) -> Result<(), E> {
+    write_head(buf, raw_id);
     buf.extend_from_slice(ERROR_CODE_KEY);
     write_i64(buf, code);
     buf.extend_from_slice(MESSAGE_KEY);
     write_str(buf, message);
+    if let Some(data) = data {
+        buf.extend_from_slice(DATA_KEY);
+        data(buf)?;
+    }
+    buf.extend_from_slice(b"}}");
+    Ok(())
+}
+
+/// A JSON-RPC request, `params` only when given.
+pub fn write_request<E>(
+    buf: &mut Vec<u8>,
+    raw_id: &[u8],
+    method: &str,
+    params: Option<impl FnOnce(&mut Vec<u8>) -> Result<(), E>>,
+) -> Result<(), E> {
+    write_head(buf, Some(raw_id));
+    buf.extend_from_slice(METHOD_KEY);
+    write_str(buf, method);
+    if let Some(params) = params {
+        buf.extend_from_slice(PARAMS_KEY);
+        params(buf)?;
+    }
+    buf.push(b'}');
+    Ok(())
+}
+
+/// A JSON-RPC notification, `params` only when given.
+pub fn write_notification<E>(
+    buf: &mut Vec<u8>,
+    method: &str,
+    params: Option<impl FnOnce(&mut Vec<u8>) -> Result<(), E>>,
+) -> Result<(), E> {
+    buf.extend_from_slice(NOTIFICATION_HEAD);
+    write_str(buf, method);
+    if let Some(params) = params {
+        buf.extend_from_slice(PARAMS_KEY);
+        params(buf)?;
+    }
+    buf.push(b'}');
+    Ok(())
+}
+
+/// The key of the server's identity in a 2026-07-28 result's `_meta`.
+pub const META_SERVER_INFO: &[u8] = b"io.modelcontextprotocol/serverInfo";
+/// The member that says a 2026-07-28 result is complete.
+pub const RESULT_TYPE_COMPLETE: &[u8] = br#""resultType":"complete""#;
+/// The key of a result's `_meta` member, with its colon.
+pub const META_KEY: &[u8] = br#""_meta":"#;
+/// A completed result's `_meta` value up to the server info value (the rest of `_meta`, if
+/// any, and its closing brace follow).
+pub const SERVER_META_OPEN: &[u8] = br#"{"io.modelcontextprotocol/serverInfo":"#;
+
+/// `,"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":<server_info>}`:
+/// the members that complete a 2026-07-28 result that has neither, written before its
+/// closing brace, as the dispatcher's completion appends them (`resultType` first).
+#[inline]
+pub fn write_completion(buf: &mut Vec<u8>, server_info: &[u8]) {
+    buf.push(b',');
+    buf.extend_from_slice(RESULT_TYPE_COMPLETE);
+    buf.push(b',');
+    buf.extend_from_slice(META_KEY);
+    buf.extend_from_slice(SERVER_META_OPEN);
+    buf.extend_from_slice(server_info);
+    buf.push(b'}');
+}
+
+/// A return value a tool result carries as text (and as `structuredContent.result`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Primitive<'a> {
+    Int(i64),
+    Bool(bool),
+    Str(&'a str),
+}
+
+/// The whole reply to a `tools/call` whose tool returned `value`, as the Python shaping
+/// builds it: `{"content":[{"type":"text","text":<text>}],` then, when `structured`,
+/// `"structuredContent":{"result":<value>},`, then `"isError":false`, and the 2026-07-28
+/// completion when `server_info` is given.
+#[inline(always)]
+pub fn write_text_result(
+    buf: &mut Vec<u8>,
+    raw_id: &[u8],
+    value: Primitive<'_>,
+    structured: bool,
+    server_info: Option<&[u8]>,
+) {
+    const TEXT_HEAD: &[u8] = br#","result":{"content":[{"type":"text","text":"#;
+    const STRUCTURED: &[u8] = br#"}],"structuredContent":{"result":"#;
+    const NOT_AN_ERROR: &[u8] = br#","isError":false"#;
+    let info_len = server_info.map_or(0, |i| i.len() + 96);
+    buf.reserve(HEAD.len() + raw_id.len() + 112 + info_len);
+    write_head(buf, Some(raw_id));
+    buf.extend_from_slice(TEXT_HEAD);
+    // The text, as a JSON string; the value as JSON is the same bytes (a str) or the same
+    // without the quotes (an int's digits, true or false).
+    let start = buf.len();
+    let quoted = match value {
+        Primitive::Int(v) => {
+            buf.push(b'"');
+            buf.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+            buf.push(b'"');
+            false
+        }
+        Primitive::Bool(v) => {
+            buf.extend_from_slice(if v { b"\"true\"" } else { b"\"false\"" });
+            false
+        }
+        Primitive::Str(s) => {
+            write_str(buf, s);
+            true
+        }
+    };
+    let end = buf.len();
+    if structured {
+        buf.extend_from_slice(STRUCTURED);
+        if quoted {
+            buf.extend_from_within(start..end);
+        } else {
+            buf.extend_from_within(start + 1..end - 1);
+        }
+        buf.push(b'}');
+        buf.extend_from_slice(NOT_AN_ERROR);
+    } else {
+        buf.extend_from_slice(&STRUCTURED[..2]);
+        buf.extend_from_slice(NOT_AN_ERROR);
+    }
+    if let Some(info) = server_info {
+        write_completion(buf, info);
+    }
+    buf.extend_from_slice(b"}}");
+}
+
+/// A closure that writes bytes as they are (for the byte-level envelope helpers).
+#[inline]
+fn verbatim(bytes: &[u8]) -> impl FnOnce(&mut Vec<u8>) -> Result<(), Infallible> + '_ {
+    move |buf| {
+        buf.extend_from_slice(bytes);
+        Ok(())
+    }
+}
+
+/// A whole result reply around an already encoded `result`.
+pub fn result_reply(raw_id: &[u8], result: &[u8]) -> Vec<u8> {
+    let mut buf =
+        Vec::with_capacity(HEAD.len() + raw_id.len() + RESULT_KEY.len() + result.len() + 1);
+    let Ok(()) = write_result(&mut buf, raw_id, verbatim(result));
+    buf
 }
 
 /// A whole error reply, `data` already encoded when given.
@@ -211,13 +350,7 @@ pub fn error_reply(
     data: Option<&[u8]>,
 ) -> Vec<u8> {
     let mut buf = Vec::with_capacity(96 + message.len() + data.map_or(0, <[u8]>::len));
-    write_head(&mut buf, raw_id);
-    write_error_start(&mut buf, code, message);
-    if let Some(data) = data {
-        buf.extend_from_slice(DATA_KEY);
-        buf.extend_from_slice(data);
-    }
-    buf.extend_from_slice(b"}}");
+    let Ok(()) = write_error(&mut buf, raw_id, code, message, data.map(verbatim));
     buf
 }
 
@@ -225,28 +358,64 @@ pub fn error_reply(
 pub fn request(raw_id: &[u8], method: &str, params: Option<&[u8]>) -> Vec<u8> {
     let mut buf =
         Vec::with_capacity(64 + raw_id.len() + method.len() + params.map_or(0, <[u8]>::len));
-    write_head(&mut buf, Some(raw_id));
-    buf.extend_from_slice(METHOD_KEY);
-    write_str(&mut buf, method);
-    if let Some(params) = params {
-        buf.extend_from_slice(PARAMS_KEY);
-        buf.extend_from_slice(params);
-    }
-    buf.push(b'}');
+    let Ok(()) = write_request(&mut buf, raw_id, method, params.map(verbatim));
     buf
 }
 
 /// A whole notification, `params` already encoded when given.
 pub fn notification(method: &str, params: Option<&[u8]>) -> Vec<u8> {
     let mut buf = Vec::with_capacity(48 + method.len() + params.map_or(0, <[u8]>::len));
-    buf.extend_from_slice(NOTIFICATION_HEAD);
-    write_str(&mut buf, method);
-    if let Some(params) = params {
-        buf.extend_from_slice(PARAMS_KEY);
-        buf.extend_from_slice(params);
-    }
-    buf.push(b'}');
+    let Ok(()) = write_notification(&mut buf, method, params.map(verbatim));
     buf
+}
+
+/// A batch reply written into one buffer as its replies are made.
+pub struct BatchOut {
+    buf: Vec<u8>,
+    empty: bool,
+}
+
+impl BatchOut {
+    /// An open batch (`[` written) with room for `capacity` bytes.
+    pub fn with_capacity(capacity: usize) -> Self {
+        let mut buf = Vec::with_capacity(capacity.max(2));
+        buf.push(b'[');
+        BatchOut { buf, empty: true }
+    }
+
+    /// The buffer to write the next reply into (after a `,` when one came before).
+    #[inline]
+    pub fn reply(&mut self) -> &mut Vec<u8> {
+        if !self.empty {
+            self.buf.push(b',');
+        }
+        self.empty = false;
+        &mut self.buf
+    }
+
+    /// The bytes written so far (the replies of `start..end` ranges taken from [`Self::len`]).
+    #[inline]
+    pub fn bytes(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// How many bytes are written so far.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Whether no reply was written yet.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.empty
+    }
+
+    /// The whole batch reply (`]` written).
+    pub fn finish(mut self) -> Vec<u8> {
+        self.buf.push(b']');
+        self.buf
+    }
 }
 
 /// The exact size of [`write_batch`]'s output.
@@ -436,6 +605,135 @@ mod tests {
         }
         for bad in [&b""[..], b"\"", b"x", b"1,2", b"{}", b"1}", b"true"] {
             assert!(check_raw_id(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    const INFO: &[u8] = br#"{"name":"srv","version":"1"}"#;
+
+    fn text_result(value: Primitive<'_>, structured: bool, info: Option<&[u8]>) -> String {
+        let mut buf = b"[".to_vec();
+        write_text_result(&mut buf, b"7", value, structured, info);
+        String::from_utf8(buf.split_off(1)).unwrap()
+    }
+
+    #[test]
+    fn tool_text_results() {
+        let c = r#""resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"srv","version":"1"}}"#;
+        // (value, structured, completed, reply)
+        let cases: Vec<(Primitive<'_>, bool, bool, String)> = vec![
+            (
+                Primitive::Int(-42),
+                false,
+                false,
+                r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"-42"}],"isError":false}}"#.into(),
+            ),
+            (
+                Primitive::Int(i64::MAX),
+                true,
+                false,
+                r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"9223372036854775807"}],"structuredContent":{"result":9223372036854775807},"isError":false}}"#.into(),
+            ),
+            (
+                Primitive::Bool(true),
+                true,
+                false,
+                r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"true"}],"structuredContent":{"result":true},"isError":false}}"#.into(),
+            ),
+            (
+                Primitive::Str("a\"b\n😀"),
+                true,
+                false,
+                r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"a\"b\n😀"}],"structuredContent":{"result":"a\"b\n😀"},"isError":false}}"#.into(),
+            ),
+            (
+                Primitive::Bool(false),
+                false,
+                true,
+                format!(r#"{{"jsonrpc":"2.0","id":7,"result":{{"content":[{{"type":"text","text":"false"}}],"isError":false,{c}}}}}"#),
+            ),
+            (
+                Primitive::Str(""),
+                true,
+                true,
+                format!(r#"{{"jsonrpc":"2.0","id":7,"result":{{"content":[{{"type":"text","text":""}}],"structuredContent":{{"result":""}},"isError":false,{c}}}}}"#),
+            ),
+        ];
+        for (value, structured, completed, want) in cases {
+            let info = completed.then_some(INFO);
+            assert_eq!(text_result(value, structured, info), want, "{value:?}");
+        }
+    }
+
+    #[test]
+    fn completion_members() {
+        let mut buf = br#"{"content":[]"#.to_vec();
+        write_completion(&mut buf, INFO);
+        buf.push(b'}');
+        assert_eq!(
+            String::from_utf8(buf).unwrap(),
+            r#"{"content":[],"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"srv","version":"1"}}}"#
+        );
+        assert_eq!(
+            &SERVER_META_OPEN[2..SERVER_META_OPEN.len() - 2],
+            META_SERVER_INFO
+        );
+    }
+
+    #[test]
+    fn envelope_writers_stop_at_an_error() {
+        let mut buf = Vec::new();
+        let err = write_result(&mut buf, b"1", |b| {
+            b.extend_from_slice(b"{\"a\":");
+            Err("no")
+        });
+        assert_eq!(err, Err("no"));
+        assert_eq!(buf, br#"{"jsonrpc":"2.0","id":1,"result":{"a":"#);
+        let mut buf = Vec::new();
+        let failing = Some(|_: &mut Vec<u8>| Err(7));
+        assert_eq!(write_error(&mut buf, None, 1, "m", failing), Err(7));
+        assert_eq!(
+            write_request(&mut Vec::new(), b"1", "m", Some(|_: &mut Vec<u8>| Err(1))),
+            Err(1)
+        );
+        assert_eq!(
+            write_notification(&mut Vec::new(), "m", Some(|_: &mut Vec<u8>| Err(2))),
+            Err(2)
+        );
+        // And they write what the byte helpers write.
+        let mut buf = Vec::new();
+        let Ok(()) = write_error(
+            &mut buf,
+            Some(b"\"x\""),
+            -32601,
+            "Method not found: x",
+            None::<fn(&mut Vec<u8>) -> Result<(), Infallible>>,
+        );
+        assert_eq!(
+            buf,
+            error_reply(Some(b"\"x\""), -32601, "Method not found: x", None)
+        );
+    }
+
+    #[test]
+    fn batch_out_joins_as_batch_does() {
+        for n in 0..4 {
+            let replies: Vec<Vec<u8>> = (0..n)
+                .map(|i| format!("{{\"r\":{i}}}").into_bytes())
+                .collect();
+            let mut out = BatchOut::with_capacity(0);
+            assert!(out.is_empty());
+            let mut places = Vec::new();
+            for r in &replies {
+                let buf = out.reply();
+                let start = buf.len();
+                buf.extend_from_slice(r);
+                places.push((start, out.len()));
+            }
+            for (r, (start, end)) in replies.iter().zip(&places) {
+                assert_eq!(&out.bytes()[*start..*end], r.as_slice());
+            }
+            let refs: Vec<&[u8]> = replies.iter().map(Vec::as_slice).collect();
+            assert_eq!(out.finish(), batch(&refs));
         }
     }
 }

@@ -6,8 +6,10 @@
 
 use std::borrow::Cow;
 
-use jiter::{Jiter, JsonErrorType};
+use jiter::JsonErrorType;
 
+pub use crate::cursor::Span;
+use crate::cursor::{plain_end, unescape, Cursor};
 use crate::id::{classify_number, IdClass};
 
 /// Nesting allowed by default: the batch array counts as one level, an entry object as another.
@@ -34,22 +36,6 @@ pub enum EntryKind {
     Notification = 2,
     Response = 3,
     Invalid = 4,
-}
-
-/// A half-open byte range `[start, end)` of the body.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Span {
-    pub start: usize,
-    pub end: usize,
-}
-
-impl Span {
-    /// The bytes of `body` this span covers (empty if it does not fit, which cannot happen for
-    /// spans made by [`decode`] on the same body).
-    #[inline]
-    pub fn of<'b>(&self, body: &'b [u8]) -> &'b [u8] {
-        body.get(self.start..self.end).unwrap_or_default()
-    }
 }
 
 /// One message of a frame.
@@ -79,11 +65,12 @@ impl Entry {
     /// The decoded `method` string, borrowed from `body` unless it has escapes.
     pub fn method_str<'b>(&self, body: &'b [u8]) -> Option<Cow<'b, str>> {
         let lexeme = self.method?.of(body);
+        let inner = lexeme.get(1..lexeme.len().saturating_sub(1))?;
         if self.method_escaped {
-            let mut jiter = Jiter::new(lexeme);
-            jiter.next_str().ok().map(|s| Cow::Owned(s.to_owned()))
+            let mut text = Vec::with_capacity(inner.len());
+            unescape(inner, &mut text)?;
+            String::from_utf8(text).ok().map(Cow::Owned)
         } else {
-            let inner = lexeme.get(1..lexeme.len().saturating_sub(1))?;
             std::str::from_utf8(inner).ok().map(Cow::Borrowed)
         }
     }
@@ -132,8 +119,7 @@ pub fn decode(body: &[u8], max_depth: usize, max_batch: usize) -> Frame {
         );
     }
     let mut scanner = Scanner {
-        body,
-        pos: 0,
+        cur: Cursor::new(body),
         max_depth,
         stack: Vec::new(),
     };
@@ -212,59 +198,19 @@ impl Member {
 /// The longest integer part a number may have (jiter's limit, and Python's for int(str)).
 const MAX_INT_DIGITS: usize = 4300;
 
-/// Whether any of 8 bytes is a control character, `"` or `\` (what ends the plain run of a
-/// string). Exact as an "any" test.
-#[inline(always)]
-fn word_stops_string(w: u64) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let control = w.wrapping_sub(ONES * 0x20) & !w;
-    let q = w ^ (ONES * b'"' as u64);
-    let quote = q.wrapping_sub(ONES) & !q;
-    let b = w ^ (ONES * b'\\' as u64);
-    let backslash = b.wrapping_sub(ONES) & !b;
-    (control | quote | backslash) & HIGH != 0
-}
-
-/// The bytes that end the plain run of a string: control characters, `"` and `\`.
-static STOPS_STRING: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut i = 0;
-    while i < 0x20 {
-        t[i] = true;
-        i += 1;
-    }
-    t[b'"' as usize] = true;
-    t[b'\\' as usize] = true;
-    t
-};
-
 const IN_ARRAY: bool = false;
 const IN_OBJECT: bool = true;
 
 /// A hand-written single-pass validator over the body (the grammar is jiter's: RFC 8259 JSON
 /// with jiter's limits, which the tests check against jiter itself).
 struct Scanner<'b> {
-    body: &'b [u8],
-    pos: usize,
+    cur: Cursor<'b>,
     max_depth: usize,
     /// Open containers of the value being skipped (reused between values).
     stack: Vec<bool>,
 }
 
 impl<'b> Scanner<'b> {
-    /// The next byte that is not whitespace (the position is left on it), or None at the end.
-    #[inline]
-    fn peek(&mut self) -> Option<u8> {
-        while let Some(&b) = self.body.get(self.pos) {
-            match b {
-                b' ' | b'\n' | b'\r' | b'\t' => self.pos += 1,
-                _ => return Some(b),
-            }
-        }
-        None
-    }
-
     /// A container is about to be opened at nesting level `depth` (1 for the outermost).
     #[inline]
     fn open(&self, depth: usize) -> Scan<()> {
@@ -279,9 +225,9 @@ impl<'b> Scanner<'b> {
 
     /// The rest must be whitespace.
     fn finish(&mut self) -> Scan<()> {
-        match self.peek() {
+        match self.cur.peek() {
             None => Ok(()),
-            Some(_) => syntax(JsonErrorType::TrailingCharacters, self.pos),
+            Some(_) => syntax(JsonErrorType::TrailingCharacters, self.cur.pos),
         }
     }
 
@@ -289,35 +235,15 @@ impl<'b> Scanner<'b> {
     /// escapes. Validates escapes and refuses control characters, as jiter does.
     #[inline]
     fn string(&mut self) -> Scan<(Span, bool)> {
-        let body = self.body;
-        let start = self.pos + 1;
+        let body = self.cur.data;
+        let start = self.cur.pos + 1;
         let mut i = start;
         let mut escaped = false;
         loop {
-            // Short strings (the usual keys and values) end within a few bytes: a table
-            // lookup per byte; long ones go a word at a time.
-            let mut n = 0;
-            while let Some(&c) = body.get(i) {
-                if STOPS_STRING[c as usize] {
-                    break;
-                }
-                i += 1;
-                n += 1;
-                if n == 16 {
-                    while let Some(chunk) = body.get(i..i + 8) {
-                        let mut word = [0u8; 8];
-                        word.copy_from_slice(chunk);
-                        if word_stops_string(u64::from_ne_bytes(word)) {
-                            break;
-                        }
-                        i += 8;
-                    }
-                    n = 0;
-                }
-            }
+            i = plain_end(body, i);
             match body.get(i) {
                 Some(b'"') => {
-                    self.pos = i + 1;
+                    self.cur.pos = i + 1;
                     return Ok((Span { start, end: i }, escaped));
                 }
                 Some(b'\\') => {
@@ -336,7 +262,7 @@ impl<'b> Scanner<'b> {
     /// The escape whose letter is at `i` (just after a backslash); returns the index after it.
     #[cold]
     fn escape(&self, i: usize) -> Scan<usize> {
-        let body = self.body;
+        let body = self.cur.data;
         match body.get(i) {
             Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => Ok(i + 1),
             Some(b'u') => {
@@ -375,8 +301,8 @@ impl<'b> Scanner<'b> {
 
     /// The 4 hex digits after the `u` at `u`: their value and the index after them.
     fn hex4(&self, u: usize) -> Scan<(u32, usize)> {
-        let Some(digits) = self.body.get(u + 1..u + 5) else {
-            return syntax(JsonErrorType::EofWhileParsingString, self.body.len());
+        let Some(digits) = self.cur.data.get(u + 1..u + 5) else {
+            return syntax(JsonErrorType::EofWhileParsingString, self.cur.data.len());
         };
         let mut n = 0u32;
         for (k, &d) in digits.iter().enumerate() {
@@ -391,8 +317,8 @@ impl<'b> Scanner<'b> {
     /// A number at `-` or a digit: returns its span.
     #[inline]
     fn number(&mut self) -> Scan<Span> {
-        let body = self.body;
-        let start = self.pos;
+        let body = self.cur.data;
+        let start = self.cur.pos;
         let mut i = start;
         if body.get(i) == Some(&b'-') {
             i += 1;
@@ -443,28 +369,32 @@ impl<'b> Scanner<'b> {
                 i += 1;
             }
         }
-        self.pos = i;
+        self.cur.pos = i;
         Ok(Span { start, end: i })
     }
 
     /// `true`, `false` or `null` at its first letter.
     fn literal(&mut self, word: &'static [u8]) -> Scan<()> {
-        let end = self.pos + word.len();
-        match self.body.get(self.pos..end) {
+        let end = self.cur.pos + word.len();
+        match self.cur.data.get(self.cur.pos..end) {
             Some(w) if w == word => {
-                self.pos = end;
+                self.cur.pos = end;
                 Ok(())
             }
             _ => {
                 // Find where it went wrong, as jiter reports it.
                 for (k, &want) in word.iter().enumerate() {
-                    match self.body.get(self.pos + k) {
+                    match self.cur.data.get(self.cur.pos + k) {
                         Some(&got) if got == want => {}
-                        Some(_) => return syntax(JsonErrorType::ExpectedSomeIdent, self.pos + k),
-                        None => return syntax(JsonErrorType::EofWhileParsingValue, self.pos + k),
+                        Some(_) => {
+                            return syntax(JsonErrorType::ExpectedSomeIdent, self.cur.pos + k)
+                        }
+                        None => {
+                            return syntax(JsonErrorType::EofWhileParsingValue, self.cur.pos + k)
+                        }
                     }
                 }
-                syntax(JsonErrorType::ExpectedSomeIdent, self.pos)
+                syntax(JsonErrorType::ExpectedSomeIdent, self.cur.pos)
             }
         }
     }
@@ -472,36 +402,36 @@ impl<'b> Scanner<'b> {
     /// After a value inside an array: `,` (true: another value follows) or `]` (false).
     #[inline]
     fn array_step(&mut self) -> Scan<bool> {
-        match self.peek() {
+        match self.cur.peek() {
             Some(b',') => {
-                self.pos += 1;
-                match self.peek() {
-                    Some(b']') => syntax(JsonErrorType::TrailingComma, self.pos),
+                self.cur.pos += 1;
+                match self.cur.peek() {
+                    Some(b']') => syntax(JsonErrorType::TrailingComma, self.cur.pos),
                     Some(_) => Ok(true),
-                    None => syntax(JsonErrorType::EofWhileParsingValue, self.pos),
+                    None => syntax(JsonErrorType::EofWhileParsingValue, self.cur.pos),
                 }
             }
             Some(b']') => {
-                self.pos += 1;
+                self.cur.pos += 1;
                 Ok(false)
             }
-            Some(_) => syntax(JsonErrorType::ExpectedListCommaOrEnd, self.pos),
-            None => syntax(JsonErrorType::EofWhileParsingList, self.pos),
+            Some(_) => syntax(JsonErrorType::ExpectedListCommaOrEnd, self.cur.pos),
+            None => syntax(JsonErrorType::EofWhileParsingList, self.cur.pos),
         }
     }
 
     /// After `{`: the first key (its span and whether it has escapes), or None for `{}`.
     #[inline]
     fn object_first(&mut self) -> Scan<Option<(Span, bool)>> {
-        self.pos += 1; // '{'
-        match self.peek() {
+        self.cur.pos += 1; // '{'
+        match self.cur.peek() {
             Some(b'}') => {
-                self.pos += 1;
+                self.cur.pos += 1;
                 Ok(None)
             }
             Some(b'"') => self.key().map(Some),
-            Some(_) => syntax(JsonErrorType::KeyMustBeAString, self.pos),
-            None => syntax(JsonErrorType::EofWhileParsingObject, self.pos),
+            Some(_) => syntax(JsonErrorType::KeyMustBeAString, self.cur.pos),
+            None => syntax(JsonErrorType::EofWhileParsingObject, self.cur.pos),
         }
     }
 
@@ -514,22 +444,22 @@ impl<'b> Scanner<'b> {
     /// After a member's value: `read_key` at the next `"`, or None at `}`.
     #[inline]
     fn next_member<T>(&mut self, read_key: impl FnOnce(&mut Self) -> Scan<T>) -> Scan<Option<T>> {
-        match self.peek() {
+        match self.cur.peek() {
             Some(b',') => {
-                self.pos += 1;
-                match self.peek() {
+                self.cur.pos += 1;
+                match self.cur.peek() {
                     Some(b'"') => read_key(self).map(Some),
-                    Some(b'}') => syntax(JsonErrorType::TrailingComma, self.pos),
-                    Some(_) => syntax(JsonErrorType::KeyMustBeAString, self.pos),
-                    None => syntax(JsonErrorType::EofWhileParsingValue, self.pos),
+                    Some(b'}') => syntax(JsonErrorType::TrailingComma, self.cur.pos),
+                    Some(_) => syntax(JsonErrorType::KeyMustBeAString, self.cur.pos),
+                    None => syntax(JsonErrorType::EofWhileParsingValue, self.cur.pos),
                 }
             }
             Some(b'}') => {
-                self.pos += 1;
+                self.cur.pos += 1;
                 Ok(None)
             }
-            Some(_) => syntax(JsonErrorType::ExpectedObjectCommaOrEnd, self.pos),
-            None => syntax(JsonErrorType::EofWhileParsingObject, self.pos),
+            Some(_) => syntax(JsonErrorType::ExpectedObjectCommaOrEnd, self.cur.pos),
+            None => syntax(JsonErrorType::EofWhileParsingObject, self.cur.pos),
         }
     }
 
@@ -537,13 +467,13 @@ impl<'b> Scanner<'b> {
     #[inline]
     fn key(&mut self) -> Scan<(Span, bool)> {
         let key = self.string()?;
-        match self.peek() {
+        match self.cur.peek() {
             Some(b':') => {
-                self.pos += 1;
+                self.cur.pos += 1;
                 Ok(key)
             }
-            Some(_) => syntax(JsonErrorType::ExpectedColon, self.pos),
-            None => syntax(JsonErrorType::EofWhileParsingObject, self.pos),
+            Some(_) => syntax(JsonErrorType::ExpectedColon, self.cur.pos),
+            None => syntax(JsonErrorType::EofWhileParsingObject, self.cur.pos),
         }
     }
 
@@ -552,7 +482,7 @@ impl<'b> Scanner<'b> {
     /// [`Self::key`] (the same result, the long way).
     #[inline]
     fn member_key(&mut self) -> Scan<Member> {
-        let rest = self.body.get(self.pos..).unwrap_or_default();
+        let rest = self.cur.data.get(self.cur.pos..).unwrap_or_default();
         let known = match rest.get(1) {
             Some(b'j') if rest.starts_with(b"\"jsonrpc\":") => Some((Member::Jsonrpc, 10)),
             Some(b'i') if rest.starts_with(b"\"id\":") => Some((Member::Id, 5)),
@@ -563,7 +493,7 @@ impl<'b> Scanner<'b> {
             _ => None,
         };
         if let Some((member, len)) = known {
-            self.pos += len;
+            self.cur.pos += len;
             return Ok(member);
         }
         let key = self.key()?;
@@ -573,15 +503,15 @@ impl<'b> Scanner<'b> {
     /// [`Self::object_first`] for a message object: the first member, or None for `{}`.
     #[inline]
     fn entry_first(&mut self) -> Scan<Option<Member>> {
-        self.pos += 1; // '{'
-        match self.peek() {
+        self.cur.pos += 1; // '{'
+        match self.cur.peek() {
             Some(b'}') => {
-                self.pos += 1;
+                self.cur.pos += 1;
                 Ok(None)
             }
             Some(b'"') => self.member_key().map(Some),
-            Some(_) => syntax(JsonErrorType::KeyMustBeAString, self.pos),
-            None => syntax(JsonErrorType::EofWhileParsingObject, self.pos),
+            Some(_) => syntax(JsonErrorType::KeyMustBeAString, self.cur.pos),
+            None => syntax(JsonErrorType::EofWhileParsingObject, self.cur.pos),
         }
     }
 
@@ -594,9 +524,9 @@ impl<'b> Scanner<'b> {
     /// The next value must start here (after whitespace): its first byte.
     #[inline]
     fn value_start(&mut self) -> Scan<u8> {
-        match self.peek() {
+        match self.cur.peek() {
             Some(b) => Ok(b),
-            None => syntax(JsonErrorType::EofWhileParsingValue, self.pos),
+            None => syntax(JsonErrorType::EofWhileParsingValue, self.cur.pos),
         }
     }
 
@@ -604,17 +534,17 @@ impl<'b> Scanner<'b> {
         let first = self.value_start()?;
         if first == b'[' {
             self.open(1)?;
-            self.pos += 1;
+            self.cur.pos += 1;
             // A guess from the size: a message rarely takes less than 48 bytes.
-            let mut entries = Vec::with_capacity(max_batch.min(self.body.len() / 48 + 1));
+            let mut entries = Vec::with_capacity(max_batch.min(self.cur.data.len() / 48 + 1));
             let mut count: usize = 0;
-            let mut more = match self.peek() {
+            let mut more = match self.cur.peek() {
                 Some(b']') => {
-                    self.pos += 1;
+                    self.cur.pos += 1;
                     false
                 }
                 Some(_) => true,
-                None => return syntax(JsonErrorType::EofWhileParsingList, self.pos),
+                None => return syntax(JsonErrorType::EofWhileParsingList, self.cur.pos),
             };
             while more {
                 let first = self.value_start()?;
@@ -662,11 +592,11 @@ impl<'b> Scanner<'b> {
         if first == b'{' {
             self.entry(depth)
         } else {
-            let start = self.pos;
+            let start = self.cur.pos;
             self.skip(first, depth)?;
             Ok(Entry::invalid_value(Span {
                 start,
-                end: self.pos,
+                end: self.cur.pos,
             }))
         }
     }
@@ -674,20 +604,20 @@ impl<'b> Scanner<'b> {
     /// Consume a value starting here with `first`, returning its span.
     #[inline]
     fn value_span(&mut self, first: u8, depth: usize) -> Scan<Span> {
-        let start = self.pos;
+        let start = self.cur.pos;
         self.skip(first, depth)?;
         Ok(Span {
             start,
-            end: self.pos,
+            end: self.cur.pos,
         })
     }
 
     /// The decoded text of a string lexeme with escapes (rare: keys and `jsonrpc` values).
     #[cold]
     fn unescape(&self, span: Span) -> Option<String> {
-        let lexeme = self.body.get(span.start.checked_sub(1)?..span.end + 1)?;
-        let mut jiter = Jiter::new(lexeme);
-        jiter.next_str().ok().map(str::to_owned)
+        let mut text = Vec::with_capacity(span.end - span.start);
+        unescape(span.of(self.cur.data), &mut text)?;
+        String::from_utf8(text).ok()
     }
 
     /// The member a key names (escapes decoded, so `"jsonr\u0070c"` is `jsonrpc`).
@@ -698,13 +628,13 @@ impl<'b> Scanner<'b> {
             self.unescape(span)
                 .map_or(Member::Other, |k| Member::of(k.as_bytes()))
         } else {
-            Member::of(span.of(self.body))
+            Member::of(span.of(self.cur.data))
         }
     }
 
     /// An object message at `{`, nested in `depth` containers.
     fn entry(&mut self, depth: usize) -> Scan<Entry> {
-        let start = self.pos;
+        let start = self.cur.pos;
         let inner = depth + 1;
         self.open(inner)?;
 
@@ -733,15 +663,15 @@ impl<'b> Scanner<'b> {
             }
             match m {
                 Member::Jsonrpc => {
-                    if self.body.get(self.pos..self.pos + 5) == Some(b"\"2.0\"") {
-                        self.pos += 5;
+                    if self.cur.data.get(self.cur.pos..self.cur.pos + 5) == Some(b"\"2.0\"") {
+                        self.cur.pos += 5;
                         jsonrpc_ok = true;
                     } else if first == b'"' {
                         let (span, escaped) = self.string()?;
                         jsonrpc_ok = if escaped {
                             self.unescape(span).as_deref() == Some("2.0")
                         } else {
-                            span.of(self.body) == b"2.0"
+                            span.of(self.cur.data) == b"2.0"
                         };
                     } else {
                         jsonrpc_ok = false;
@@ -749,7 +679,7 @@ impl<'b> Scanner<'b> {
                     }
                 }
                 Member::Id => {
-                    let vstart = self.pos;
+                    let vstart = self.cur.pos;
                     id_class = match first {
                         b'"' => {
                             self.string()?;
@@ -759,7 +689,7 @@ impl<'b> Scanner<'b> {
                             self.literal(b"null")?;
                             IdClass::Null
                         }
-                        b'-' | b'0'..=b'9' => classify_number(self.number()?.of(self.body)),
+                        b'-' | b'0'..=b'9' => classify_number(self.number()?.of(self.cur.data)),
                         _ => {
                             self.skip(first, inner)?;
                             IdClass::Other
@@ -767,16 +697,16 @@ impl<'b> Scanner<'b> {
                     };
                     id = Some(Span {
                         start: vstart,
-                        end: self.pos,
+                        end: self.cur.pos,
                     });
                 }
                 Member::Method => {
                     if first == b'"' {
-                        let vstart = self.pos;
+                        let vstart = self.cur.pos;
                         method_escaped = self.string()?.1;
                         method = Some(Span {
                             start: vstart,
-                            end: self.pos,
+                            end: self.cur.pos,
                         });
                         method_bad = false;
                     } else {
@@ -797,7 +727,7 @@ impl<'b> Scanner<'b> {
         }
         let span = Span {
             start,
-            end: self.pos,
+            end: self.cur.pos,
         };
 
         let echo_id = if id_class.is_echoable() { id } else { None };
@@ -881,15 +811,15 @@ impl<'b> Scanner<'b> {
                 b'n' => self.literal(b"null")?,
                 b'[' => {
                     self.open(depth + self.stack.len() + 1)?;
-                    self.pos += 1;
-                    match self.peek() {
-                        Some(b']') => self.pos += 1,
+                    self.cur.pos += 1;
+                    match self.cur.peek() {
+                        Some(b']') => self.cur.pos += 1,
                         Some(b) => {
                             self.stack.push(IN_ARRAY);
                             first = b;
                             continue;
                         }
-                        None => return syntax(JsonErrorType::EofWhileParsingList, self.pos),
+                        None => return syntax(JsonErrorType::EofWhileParsingList, self.cur.pos),
                     }
                 }
                 b'{' => {
@@ -900,7 +830,7 @@ impl<'b> Scanner<'b> {
                         continue;
                     }
                 }
-                _ => return syntax(JsonErrorType::ExpectedSomeValue, self.pos),
+                _ => return syntax(JsonErrorType::ExpectedSomeValue, self.cur.pos),
             }
             // The value is done: step the innermost open container.
             first = loop {
@@ -926,6 +856,7 @@ impl<'b> Scanner<'b> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use jiter::Jiter;
 
     fn single(body: &str) -> Entry {
         let f = decode(body.as_bytes(), DEFAULT_MAX_DEPTH, DEFAULT_MAX_BATCH);
@@ -1488,6 +1419,37 @@ mod tests {
                     String::from_utf8_lossy(&v),
                     f.error
                 );
+                if matches!(f.kind, FrameKind::Single | FrameKind::Batch) {
+                    same_spans_as_the_cursor(&v, &f);
+                }
+            }
+        }
+    }
+
+    /// The lenient cursor, walking what the scan accepted, finds the same values.
+    fn same_spans_as_the_cursor(body: &[u8], f: &Frame) {
+        let mut cur = Cursor::new(body);
+        let spans: Vec<Span> = if f.kind == FrameKind::Batch {
+            let mut spans = Vec::new();
+            let mut more = cur.array_open().unwrap();
+            while more {
+                spans.push(cur.skip().unwrap());
+                more = cur.array_next().unwrap();
+            }
+            spans
+        } else {
+            vec![cur.skip().unwrap()]
+        };
+        assert_eq!(cur.peek(), None);
+        let want: Vec<Span> = f.entries.iter().map(|e| e.span).collect();
+        assert_eq!(spans, want, "{:?}", String::from_utf8_lossy(body));
+        for e in &f.entries {
+            if let Some(params) = e.params {
+                let mut cur = Cursor {
+                    data: body,
+                    pos: params.start,
+                };
+                assert_eq!(cur.skip(), Some(params));
             }
         }
     }

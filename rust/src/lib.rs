@@ -1,12 +1,14 @@
 //! jetmcp's JSON-RPC wire core.
 //!
-//! The pure-Rust modules (`frame`, `id`, `encode`) have no pyo3 dependency and are tested with
+//! The pure-Rust modules (`cursor`, `frame`, `id`, `encode`, `plan`) have no pyo3 dependency and are tested with
 //! `cargo test --no-default-features`; the `python` feature adds the `jetmcp._wire` extension
 //! module on top of them.
 
+pub mod cursor;
 pub mod encode;
 pub mod frame;
 pub mod id;
+pub mod plan;
 
 #[cfg(feature = "python")]
 mod py_build;
@@ -14,6 +16,8 @@ mod py_build;
 mod py_encode;
 #[cfg(feature = "python")]
 mod py_frame;
+#[cfg(feature = "python")]
+mod py_plan;
 #[cfg(feature = "python")]
 mod py_route;
 
@@ -53,6 +57,10 @@ fn wire_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<py_encode::RawJson>()?;
     m.add_class::<py_route::ToolRoute>()?;
     m.add_class::<py_route::Routes>()?;
+    m.add_class::<py_plan::Shape>()?;
+    m.add_class::<py_plan::PyHeaders>()?;
+    m.add_class::<py_plan::Plans>()?;
+    m.add_class::<py_plan::Outcome>()?;
     m.add_function(wrap_pyfunction!(py_route::route, m)?)?;
     m.add_function(wrap_pyfunction!(py_route::route_batch, m)?)?;
     m.add_function(wrap_pyfunction!(py_route::route_all, m)?)?;

@@ -16,6 +16,8 @@ use pyo3::exceptions::PyValueError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 
+use crate::cursor::{unescape, Cursor};
+
 /// Containers nested deeper than this are refused with a ValueError (the scanner's default
 /// limit is 100; only a raised `max_depth` reaches this).
 pub const MAX_NESTING: usize = 200;
@@ -24,18 +26,15 @@ pub const MAX_NESTING: usize = 200;
 pub fn build<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyAny>> {
     let mut b = Builder {
         py,
-        data,
-        pos: 0,
+        cur: Cursor::new(data),
         scratch: Vec::new(),
     };
-    b.skip_ws();
     b.value(0)
 }
 
 struct Builder<'a, 'py> {
     py: Python<'py>,
-    data: &'a [u8],
-    pos: usize,
+    cur: Cursor<'a>,
     /// Decoded bytes of a string with escapes.
     scratch: Vec<u8>,
 }
@@ -49,45 +48,24 @@ fn owned<'py>(py: Python<'py>, ptr: *mut ffi::PyObject) -> PyResult<Bound<'py, P
 }
 
 impl<'py> Builder<'_, 'py> {
-    #[inline]
-    fn peek(&self) -> Option<u8> {
-        self.data.get(self.pos).copied()
-    }
-
-    #[inline]
-    fn skip_ws(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
-            self.pos += 1;
-        }
-    }
-
     #[cold]
     fn bad(&self) -> PyErr {
-        PyValueError::new_err(format!("invalid JSON at byte {}", self.pos))
-    }
-
-    #[inline]
-    fn expect(&mut self, byte: u8) -> PyResult<()> {
-        if self.peek() == Some(byte) {
-            self.pos += 1;
-            Ok(())
-        } else {
-            Err(self.bad())
-        }
+        PyValueError::new_err(format!("invalid JSON at byte {}", self.cur.pos))
     }
 
     fn literal(&mut self, word: &[u8]) -> PyResult<()> {
-        if self.data.get(self.pos..self.pos + word.len()) == Some(word) {
-            self.pos += word.len();
+        if self.cur.starts_with(word) {
+            self.cur.pos += word.len();
             Ok(())
         } else {
             Err(self.bad())
         }
     }
 
+    /// The value at the position (whitespace before it skipped).
     fn value(&mut self, depth: usize) -> PyResult<Bound<'py, PyAny>> {
         let py = self.py;
-        match self.peek() {
+        match self.cur.peek() {
             Some(b'{') => self.object(depth + 1),
             Some(b'[') => self.array(depth + 1),
             Some(b'"') => self.string(false),
@@ -120,61 +98,37 @@ impl<'py> Builder<'_, 'py> {
 
     fn object(&mut self, depth: usize) -> PyResult<Bound<'py, PyAny>> {
         self.enter(depth)?;
-        self.pos += 1; // '{'
         let py = self.py;
         // SAFETY: PyDict_New returns a new reference or NULL with an exception set.
         let dict = owned(py, unsafe { ffi::PyDict_New() })?;
-        self.skip_ws();
-        if self.peek() == Some(b'}') {
-            self.pos += 1;
-            return Ok(dict);
-        }
-        loop {
-            self.skip_ws();
+        let mut more = self.cur.object_open().ok_or_else(|| self.bad())?;
+        while more {
+            if self.cur.peek() != Some(b'"') {
+                return Err(self.bad());
+            }
             let key = self.string(true)?;
-            self.skip_ws();
-            self.expect(b':')?;
-            self.skip_ws();
+            if !self.cur.eat(b':') {
+                return Err(self.bad());
+            }
             let value = self.value(depth)?;
             // SAFETY: `dict` is a dict and `key` a str, both alive; PyDict_SetItem takes its
             // own references.
             if unsafe { ffi::PyDict_SetItem(dict.as_ptr(), key.as_ptr(), value.as_ptr()) } != 0 {
                 return Err(PyErr::fetch(py));
             }
-            self.skip_ws();
-            match self.peek() {
-                Some(b',') => self.pos += 1,
-                Some(b'}') => {
-                    self.pos += 1;
-                    return Ok(dict);
-                }
-                _ => return Err(self.bad()),
-            }
+            more = self.cur.object_next().ok_or_else(|| self.bad())?;
         }
+        Ok(dict)
     }
 
     fn array(&mut self, depth: usize) -> PyResult<Bound<'py, PyAny>> {
         self.enter(depth)?;
-        self.pos += 1; // '['
         let py = self.py;
         let mut items: Vec<Bound<'py, PyAny>> = Vec::new();
-        self.skip_ws();
-        if self.peek() == Some(b']') {
-            self.pos += 1;
-        } else {
-            loop {
-                self.skip_ws();
-                items.push(self.value(depth)?);
-                self.skip_ws();
-                match self.peek() {
-                    Some(b',') => self.pos += 1,
-                    Some(b']') => {
-                        self.pos += 1;
-                        break;
-                    }
-                    _ => return Err(self.bad()),
-                }
-            }
+        let mut more = self.cur.array_open().ok_or_else(|| self.bad())?;
+        while more {
+            items.push(self.value(depth)?);
+            more = self.cur.array_next().ok_or_else(|| self.bad())?;
         }
         let len = ffi::Py_ssize_t::try_from(items.len()).map_err(|_| self.bad())?;
         // SAFETY: PyList_New returns a new list of `len` NULL slots (or NULL with an
@@ -193,124 +147,35 @@ impl<'py> Builder<'_, 'py> {
 
     /// A string at `"`; a key (`is_key`) may come from the cache.
     fn string(&mut self, is_key: bool) -> PyResult<Bound<'py, PyAny>> {
-        self.expect(b'"')?;
-        let start = self.pos;
-        let data = self.data;
-        let mut i = start;
-        // Word at a time to the closing quote or the first escape.
-        while let Some(chunk) = data.get(i..i + 8) {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            let w = u64::from_ne_bytes(word);
-            if has_quote_or_backslash(w) {
-                break;
-            }
-            i += 8;
+        let (span, escaped) = self.cur.string().ok_or_else(|| self.bad())?;
+        let bytes = span.of(self.cur.data);
+        if escaped {
+            return self.escaped_string(bytes);
         }
-        loop {
-            match data.get(i) {
-                Some(b'"') => break,
-                Some(b'\\') => return self.escaped_string(start, i),
-                Some(_) => i += 1,
-                None => {
-                    self.pos = i;
-                    return Err(self.bad());
-                }
-            }
-        }
-        self.pos = i + 1;
-        let bytes = data.get(start..i).unwrap_or_default();
         if is_key && bytes.len() <= KEY_MAX {
             return cached_key(self.py, bytes);
         }
         new_str(self.py, bytes)
     }
 
-    /// The slow path of [`Self::string`]: `data[first]` is the first backslash.
+    /// The slow path of [`Self::string`]: a string with escapes.
     #[cold]
-    fn escaped_string(&mut self, start: usize, first: usize) -> PyResult<Bound<'py, PyAny>> {
-        let data = self.data;
+    fn escaped_string(&mut self, content: &[u8]) -> PyResult<Bound<'py, PyAny>> {
         let mut out = std::mem::take(&mut self.scratch);
         out.clear();
-        out.extend_from_slice(data.get(start..first).unwrap_or_default());
-        let mut i = first;
-        loop {
-            match data.get(i) {
-                Some(b'"') => break,
-                Some(b'\\') => {
-                    let esc = data.get(i + 1).copied();
-                    i += 2;
-                    let byte = match esc {
-                        Some(b'"') => b'"',
-                        Some(b'\\') => b'\\',
-                        Some(b'/') => b'/',
-                        Some(b'b') => 0x08,
-                        Some(b'f') => 0x0c,
-                        Some(b'n') => b'\n',
-                        Some(b'r') => b'\r',
-                        Some(b't') => b'\t',
-                        Some(b'u') => {
-                            let cp = match hex4(data, i) {
-                                Some(hi @ 0xd800..=0xdbff) => {
-                                    // A high surrogate must be followed by an escaped low one.
-                                    let lo = if data.get(i + 4..i + 6) == Some(b"\\u") {
-                                        hex4(data, i + 6)
-                                    } else {
-                                        None
-                                    };
-                                    match lo {
-                                        Some(lo @ 0xdc00..=0xdfff) => {
-                                            i += 6;
-                                            0x10000 + ((hi - 0xd800) << 10) + (lo - 0xdc00)
-                                        }
-                                        _ => {
-                                            self.pos = i;
-                                            return Err(self.bad());
-                                        }
-                                    }
-                                }
-                                Some(cp) => cp,
-                                None => {
-                                    self.pos = i;
-                                    return Err(self.bad());
-                                }
-                            };
-                            i += 4;
-                            let Some(ch) = char::from_u32(cp) else {
-                                self.pos = i;
-                                return Err(self.bad());
-                            };
-                            let mut utf8 = [0u8; 4];
-                            out.extend_from_slice(ch.encode_utf8(&mut utf8).as_bytes());
-                            continue;
-                        }
-                        _ => {
-                            self.pos = i;
-                            return Err(self.bad());
-                        }
-                    };
-                    out.push(byte);
-                }
-                Some(&c) => {
-                    out.push(c);
-                    i += 1;
-                }
-                None => {
-                    self.pos = i;
-                    return Err(self.bad());
-                }
-            }
-        }
-        self.pos = i + 1;
-        let made = new_str(self.py, &out);
+        let decoded = unescape(content, &mut out);
+        let made = match decoded {
+            Some(()) => new_str(self.py, &out),
+            None => Err(self.bad()),
+        };
         self.scratch = out;
         made
     }
 
     fn number(&mut self) -> PyResult<Bound<'py, PyAny>> {
         let py = self.py;
-        let data = self.data;
-        let start = self.pos;
+        let data = self.cur.data;
+        let start = self.cur.pos;
         let mut i = start;
         let negative = data.get(i) == Some(&b'-');
         if negative {
@@ -326,7 +191,7 @@ impl<'py> Builder<'_, 'py> {
         let digits = i - digits_start;
         let is_float = matches!(data.get(i), Some(b'.' | b'e' | b'E'));
         if !is_float {
-            self.pos = i;
+            self.cur.pos = i;
             if digits == 0 {
                 return Err(self.bad());
             }
@@ -348,7 +213,7 @@ impl<'py> Builder<'_, 'py> {
         while let Some(b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-') = data.get(i) {
             i += 1;
         }
-        self.pos = i;
+        self.cur.pos = i;
         let text = data.get(start..i).unwrap_or_default();
         let f: f64 = std::str::from_utf8(text)
             .ok()
@@ -357,27 +222,6 @@ impl<'py> Builder<'_, 'py> {
         // SAFETY: returns a new reference or NULL with an exception set.
         owned(py, unsafe { ffi::PyFloat_FromDouble(f) })
     }
-}
-
-/// The value of 4 hex digits at `data[at..]`.
-#[inline]
-fn hex4(data: &[u8], at: usize) -> Option<u32> {
-    let digits = data.get(at..at + 4)?;
-    let mut v = 0u32;
-    for &d in digits {
-        v = (v << 4) | (d as char).to_digit(16)?;
-    }
-    Some(v)
-}
-
-/// Whether any of 8 bytes is `"` or `\`.
-#[inline(always)]
-fn has_quote_or_backslash(w: u64) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let q = w ^ (ONES * b'"' as u64);
-    let b = w ^ (ONES * b'\\' as u64);
-    ((q.wrapping_sub(ONES) & !q) | (b.wrapping_sub(ONES) & !b)) & HIGH != 0
 }
 
 /// A new `str` from UTF-8 `bytes`: ASCII is copied straight into a new compact ASCII str,

@@ -1,7 +1,7 @@
 //! Walking Python objects into the pure-Rust JSON writer, and the encoding functions of the
 //! module.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::os::raw::c_int;
 use std::ptr;
 
@@ -179,6 +179,19 @@ fn write_int(buf: &mut Vec<u8>, obj: &Bound<'_, PyAny>, exact: bool) -> PyResult
 }
 
 fn write_dict(buf: &mut Vec<u8>, dict: &Bound<'_, PyDict>, depth: usize) -> PyResult<()> {
+    write_dict_with(buf, dict, depth, |_, _, _| Ok(false), |_, _| {})
+}
+
+/// `dict` as a JSON object, `member` writing the value of each member it takes (returning
+/// true; false: written as JSON here), `tail` writing more members (given whether any came
+/// before) before the closing brace.
+fn write_dict_with(
+    buf: &mut Vec<u8>,
+    dict: &Bound<'_, PyDict>,
+    depth: usize,
+    mut member: impl FnMut(&mut Vec<u8>, &str, &Bound<'_, PyAny>) -> PyResult<bool>,
+    tail: impl FnOnce(&mut Vec<u8>, bool),
+) -> PyResult<()> {
     let depth = enter(depth)?;
     let py = dict.py();
     buf.push(b'{');
@@ -201,20 +214,111 @@ fn write_dict(buf: &mut Vec<u8>, dict: &Bound<'_, PyDict>, depth: usize) -> PyRe
         } else {
             buf.push(b',');
         }
-        match key.cast::<PyString>() {
-            Ok(k) => write_pystr(buf, k)?,
+        let key = match key.cast::<PyString>() {
+            Ok(k) => k.to_str()?,
             Err(_) => {
                 return Err(PyTypeError::new_err(format!(
                     "dict keys must be str, not {}",
                     key.get_type().name()?
                 )))
             }
-        }
+        };
+        encode::write_str(buf, key);
         buf.push(b':');
-        write_value(buf, &value, depth)?;
+        if !member(buf, key, &value)? {
+            write_value(buf, &value, depth)?;
+        }
     }
+    tail(buf, !first);
     buf.push(b'}');
     Ok(())
+}
+
+/// A 2026-07-28 result: `result` (a dict) completed as the dispatcher's completion does it:
+/// its members in order, but `_meta` holding the server's identity first (a `_meta` that is
+/// not a dict is replaced); then `"resultType":"complete"` unless it has one, and `_meta`
+/// unless it has one.
+fn write_completed(buf: &mut Vec<u8>, result: &Bound<'_, PyAny>, info: &[u8]) -> PyResult<()> {
+    let Ok(dict) = result.cast::<PyDict>() else {
+        return Err(PyTypeError::new_err(format!(
+            "a result to complete must be a dict, not {}",
+            result.get_type().name()?
+        )));
+    };
+    let has_type = Cell::new(false);
+    let has_meta = Cell::new(false);
+    let server_info = std::str::from_utf8(encode::META_SERVER_INFO).unwrap_or_default();
+    write_dict_with(
+        buf,
+        dict,
+        0,
+        |buf, key, value| {
+            if key == "resultType" {
+                has_type.set(true);
+                return Ok(false);
+            }
+            if key != "_meta" {
+                return Ok(false);
+            }
+            has_meta.set(true);
+            buf.extend_from_slice(encode::SERVER_META_OPEN);
+            let Ok(meta) = value.cast::<PyDict>() else {
+                buf.extend_from_slice(info);
+                buf.push(b'}');
+                return Ok(true);
+            };
+            // `{serverInfo: info, **meta}`: the meta's own serverInfo (if any) wins, first.
+            match meta.get_item(server_info)? {
+                Some(own) => write_value(buf, &own, 2)?,
+                None => buf.extend_from_slice(info),
+            }
+            let depth = enter(1)?;
+            let py = meta.py();
+            let mut pos: ffi::Py_ssize_t = 0;
+            let mut k: *mut ffi::PyObject = ptr::null_mut();
+            let mut v: *mut ffi::PyObject = ptr::null_mut();
+            // SAFETY: as in write_dict_with.
+            while unsafe { ffi::PyDict_Next(meta.as_ptr(), &mut pos, &mut k, &mut v) } != 0 {
+                let (k, v) = unsafe {
+                    (
+                        Bound::from_borrowed_ptr(py, k),
+                        Bound::from_borrowed_ptr(py, v),
+                    )
+                };
+                let Ok(k) = k.cast::<PyString>() else {
+                    return Err(PyTypeError::new_err(format!(
+                        "dict keys must be str, not {}",
+                        k.get_type().name()?
+                    )));
+                };
+                let k = k.to_str()?;
+                if k == server_info {
+                    continue;
+                }
+                buf.push(b',');
+                encode::write_str(buf, k);
+                buf.push(b':');
+                write_value(buf, &v, depth)?;
+            }
+            buf.push(b'}');
+            Ok(true)
+        },
+        |buf, any| {
+            if !has_type.get() {
+                if any {
+                    buf.push(b',');
+                }
+                buf.extend_from_slice(encode::RESULT_TYPE_COMPLETE);
+            }
+            if !has_meta.get() {
+                buf.push(b',');
+                buf.extend_from_slice(encode::META_KEY);
+                buf.extend_from_slice(encode::SERVER_META_OPEN);
+                buf.extend_from_slice(info);
+                buf.push(b'}');
+            }
+        },
+    )
 }
 
 fn write_list(buf: &mut Vec<u8>, list: &Bound<'_, PyList>, depth: usize) -> PyResult<()> {
@@ -260,7 +364,7 @@ thread_local! {
 /// Run `f` on an empty buffer and return its content as `bytes`. The thread's buffer is used
 /// when it is free (a call made while it is in use, say from a finalizer that runs during an
 /// encoding, gets a fresh one).
-fn encode_with<'py>(
+pub(crate) fn encode_with<'py>(
     py: Python<'py>,
     f: impl FnOnce(&mut Vec<u8>) -> PyResult<()>,
 ) -> PyResult<Bound<'py, PyBytes>> {
@@ -287,6 +391,16 @@ fn encode_with<'py>(
     Ok(PyBytes::new(py, &buf))
 }
 
+/// A writer of an optional argument's value, when it was given.
+fn given<'a, 'py>(
+    value: &'a Omittable<'py>,
+) -> Option<impl FnOnce(&mut Vec<u8>) -> PyResult<()> + 'a> {
+    match value {
+        Omittable::Given(v) => Some(move |buf: &mut Vec<u8>| write_value(buf, v, 0)),
+        Omittable::Omitted => None,
+    }
+}
+
 fn check_raw_id(raw_id: &[u8]) -> PyResult<()> {
     encode::check_raw_id(raw_id).map_err(PyValueError::new_err)
 }
@@ -299,20 +413,20 @@ pub fn dumps<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>) -> PyResult<Bound<'p
     encode_with(py, |buf| write_value(buf, obj, 0))
 }
 
-/// `{"jsonrpc":"2.0","id":<raw_id>,"result":<result>}` with `raw_id` spliced in as is.
+/// `{"jsonrpc":"2.0","id":<raw_id>,"result":<result>}` with `raw_id` spliced in as is;
+/// with `server_info` (JSON text), the result completed as a 2026-07-28 one.
 #[pyfunction]
+#[pyo3(signature = (raw_id, result, server_info = None))]
 pub fn encode_result<'py>(
     py: Python<'py>,
     raw_id: &[u8],
     result: &Bound<'py, PyAny>,
+    server_info: Option<&[u8]>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     check_raw_id(raw_id)?;
-    encode_with(py, |buf| {
-        encode::write_head(buf, Some(raw_id));
-        buf.extend_from_slice(encode::RESULT_KEY);
-        write_value(buf, result, 0)?;
-        buf.push(b'}');
-        Ok(())
+    encode_with(py, |buf| match server_info {
+        None => encode::write_result(buf, raw_id, |buf| write_value(buf, result, 0)),
+        Some(info) => encode::write_result(buf, raw_id, |buf| write_completed(buf, result, info)),
     })
 }
 
@@ -333,14 +447,7 @@ pub fn encode_error<'py>(
         check_raw_id(raw_id)?;
     }
     encode_with(py, |buf| {
-        encode::write_head(buf, raw_id);
-        encode::write_error_start(buf, code, message);
-        if let Omittable::Given(data) = data {
-            buf.extend_from_slice(encode::DATA_KEY);
-            write_value(buf, &data, 0)?;
-        }
-        buf.extend_from_slice(b"}}");
-        Ok(())
+        encode::write_error(buf, raw_id, code, message, given(&data))
     })
 }
 
@@ -358,15 +465,7 @@ pub fn encode_request<'py>(
 ) -> PyResult<Bound<'py, PyBytes>> {
     check_raw_id(raw_id)?;
     encode_with(py, |buf| {
-        encode::write_head(buf, Some(raw_id));
-        buf.extend_from_slice(encode::METHOD_KEY);
-        encode::write_str(buf, method);
-        if let Omittable::Given(params) = params {
-            buf.extend_from_slice(encode::PARAMS_KEY);
-            write_value(buf, &params, 0)?;
-        }
-        buf.push(b'}');
-        Ok(())
+        encode::write_request(buf, raw_id, method, given(&params))
     })
 }
 
@@ -382,14 +481,7 @@ pub fn encode_notification<'py>(
     params: Omittable<'py>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     encode_with(py, |buf| {
-        buf.extend_from_slice(encode::NOTIFICATION_HEAD);
-        encode::write_str(buf, method);
-        if let Omittable::Given(params) = params {
-            buf.extend_from_slice(encode::PARAMS_KEY);
-            write_value(buf, &params, 0)?;
-        }
-        buf.push(b'}');
-        Ok(())
+        encode::write_notification(buf, method, given(&params))
     })
 }
 

@@ -98,6 +98,15 @@ impl PyEntry {
         self.parse_span(py, self.entry.result)
     }
 
+    /// For a `tools/call` request: the bytes of `params.arguments` as they stand in the
+    /// body, when `params` is an object whose keys are written without escapes and that
+    /// holds `arguments` once; else None.
+    fn arguments_raw<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyBytes>> {
+        let body = self.body.as_bytes(py);
+        let span = crate::plan::arguments(body, &self.entry)?;
+        Some(PyBytes::new(py, span.of(body)))
+    }
+
     /// The entry's own bytes, as they stood in the input.
     fn raw<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
         self.bytes_of(py, self.entry.span)
@@ -129,7 +138,7 @@ impl PyEntry {
 pub struct PyFrame {
     /// One of the FRAME_* constants.
     #[pyo3(get)]
-    kind: u8,
+    pub(crate) kind: u8,
     /// For FRAME_PARSE_ERROR and FRAME_BATCH_TOO_LARGE: what went wrong.
     #[pyo3(get)]
     error: Option<String>,

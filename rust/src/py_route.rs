@@ -3,24 +3,25 @@
 //! A `tools/call` whose tool is a synchronous function of `str`/`int`/`float`/`bool`
 //! parameters (no Context, no `**kwargs`) needs no Python of jetmcp's own: the arguments are
 //! read from the body, checked, passed to the function, and a primitive return value is
-//! written as the reply, all in one call from the dispatcher. Everything else about the
-//! request goes exactly as the Python path would take it:
+//! written as the reply. Everything else about the request goes exactly as the Python path
+//! would take it:
 //!
-//! * whatever this module is not sure of (another method, extra members in `params` such as
-//!   `_meta` or `task`, an argument of another type than the parameter's, a missing one, a
+//! * whatever the rules of [`crate::plan`] are not sure of (another method, other members
+//!   in `params`, an argument of another type than the parameter's, a missing one, a
 //!   repeated key) is left to the Python dispatcher untouched, before anything ran;
 //! * argument values are built by the same builder as `Entry.params()` and held to the same
 //!   exact-type rule as the Python check of plain arguments, so a value that would go through
 //!   pydantic there goes to Python here;
 //! * a return value other than an `int`/`str`/`bool` the tool's output allows, and every
-//!   exception of the function, go back to Python (`on_python`) to be shaped or turned into
-//!   an error by the same code as the Python path.
+//!   exception of the function, go back to Python to be shaped or turned into an error by
+//!   the same code as the Python path.
 //!
-//! Entries are run in request order; in a batch, an entry left to Python is run by the
-//! `fallback` callable at its place in the order, so side effects keep the order they had.
+//! This module holds the tool table (`Routes`, `ToolRoute`), the reading of arguments and
+//! the call; `Routes.plan` and the `Plans` it gives ([`crate::py_plan`]) are the way in. The
+//! older entry points (`route`, `route_all`, `route_batch`) call back into the dispatcher
+//! (`on_python`, `fallback`) and plan no `_meta`; they stay until the dispatcher uses plans.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::os::raw::c_int;
 use std::ptr;
 
@@ -31,13 +32,13 @@ use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyList, PyString, PyTuple, Py
 use pyo3::{PyTraverseError, PyVisit};
 use smallvec::SmallVec;
 
-use crate::encode;
-use crate::frame::{Entry, EntryKind};
+use crate::cursor::{Cursor, Span};
+use crate::encode::{self, BatchOut, Primitive};
+use crate::frame::{Entry, FrameKind};
+use crate::plan::{self, Era, Headers};
 use crate::py_build::build;
 use crate::py_frame::PyFrame;
-
-/// The one method this module answers.
-const TOOLS_CALL: &[u8] = b"\"tools/call\"";
+use crate::py_plan::{Plans, PyHeaders, Shape};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -103,6 +104,9 @@ pub struct ToolRoute {
     /// Whether the arguments may be passed by position (a plain function whose parameters
     /// are all positional-or-keyword, in this order): the same binding, found faster.
     positional: bool,
+    /// Whether calls at 2026-07-28 may be planned (the tool cannot become a task there, and
+    /// its input schema has no `x-mcp-header` property for the headers to be checked against).
+    modern: bool,
 }
 
 #[pymethods]
@@ -110,9 +114,10 @@ impl ToolRoute {
     /// `params`: (name, type, default, whether None is allowed) in signature order,
     /// `required` standing for "no default"; `fast_types`: the return types (of int, str,
     /// bool) that may be written without Python; `structured`: whether such a result
-    /// carries `structuredContent`; `positional`: pass the arguments by position.
+    /// carries `structuredContent`; `positional`: pass the arguments by position; `modern`:
+    /// calls at 2026-07-28 may be planned.
     #[new]
-    #[pyo3(signature = (tool, func, params, required, fast_types, structured, positional = false))]
+    #[pyo3(signature = (tool, func, params, required, fast_types, structured, positional = false, modern = false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -123,6 +128,7 @@ impl ToolRoute {
         fast_types: Vec<Bound<'_, PyType>>,
         structured: bool,
         positional: bool,
+        modern: bool,
     ) -> PyResult<Self> {
         let mut names = Vec::with_capacity(params.len());
         let mut kinds = Vec::with_capacity(params.len());
@@ -152,6 +158,7 @@ impl ToolRoute {
             fast_bool: false,
             structured,
             positional,
+            modern,
         };
         for tp in &fast_types {
             match Kind::of(tp)? {
@@ -176,6 +183,18 @@ impl ToolRoute {
         self.positional
     }
 
+    /// Whether calls at 2026-07-28 may be planned.
+    #[getter]
+    fn modern(&self) -> bool {
+        self.modern
+    }
+
+    /// The tool object given to the constructor.
+    #[getter]
+    fn tool(&self, py: Python<'_>) -> Py<PyAny> {
+        self.tool.clone_ref(py)
+    }
+
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
         visit.call(&self.tool)?;
         visit.call(&self.func)?;
@@ -186,42 +205,29 @@ impl ToolRoute {
     }
 }
 
-/// FNV-1a: tool names are short, and hashing them is most of a lookup.
-#[derive(Default)]
-struct Fnv(u64);
-
-impl Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
-        for &b in bytes {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-        self.0 = h;
-    }
-}
-
 /// The tools the extension may call, by name: a mapping the server keeps up to date as
 /// tools come and go, looked up by the name's bytes as they stand in the request.
 #[pyclass(module = "jetmcp._wire", name = "Routes")]
 #[derive(Default)]
 pub struct Routes {
-    map: HashMap<Box<[u8]>, Py<ToolRoute>, BuildHasherDefault<Fnv>>,
-    /// Counts changes, so a lookup remembered within one batch is known to be current.
+    map: HashMap<Box<[u8]>, Py<ToolRoute>, ahash::RandomState>,
+    /// Counts changes, so a lookup made earlier is known to be current.
     generation: u64,
 }
 
 impl Routes {
     fn get(&self, py: Python<'_>, name: &[u8]) -> Option<Py<ToolRoute>> {
         self.map.get(name).map(|r| r.clone_ref(py))
+    }
+
+    /// The change counter: equal counts mean the same table.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Whether `name` still maps to `route`.
+    pub(crate) fn maps(&self, name: &[u8], route: &Py<ToolRoute>) -> bool {
+        self.map.get(name).is_some_and(|r| r.is(route))
     }
 }
 
@@ -280,6 +286,19 @@ impl Routes {
         names
     }
 
+    /// Read and check the `tools/call` requests of `frame` that a tool here can answer under
+    /// `shape`'s rules (and `headers`, 2026-07-28 over HTTP); run nothing. None when no
+    /// entry can be planned.
+    #[pyo3(signature = (frame, shape, headers = None))]
+    fn plan(
+        slf: &Bound<'_, Self>,
+        frame: &Bound<'_, PyFrame>,
+        shape: &Bound<'_, Shape>,
+        headers: Option<&Bound<'_, PyHeaders>>,
+    ) -> PyResult<Option<Plans>> {
+        crate::py_plan::plan_frame(slf, frame, shape, headers)
+    }
+
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
         for route in self.map.values() {
             visit.call(route)?;
@@ -292,43 +311,62 @@ impl Routes {
     }
 }
 
-/// What a request comes to once its arguments are read: its raw id, the route and the
-/// arguments for each parameter, in order.
-struct Plan<'b, 'py> {
-    raw_id: &'b [u8],
-    route: Bound<'py, ToolRoute>,
-    args: Args<'py>,
+/// One value per parameter, in signature order (few enough to live inline).
+pub(crate) type Args = SmallVec<[Py<PyAny>; 4]>;
+
+/// What a request comes to once its arguments are read: its raw id, the tool's name, the
+/// route and the arguments for each parameter, in order. Spans are of the frame's body.
+pub(crate) struct Plan {
+    pub raw_id: Span,
+    pub name: Span,
+    pub route: Py<ToolRoute>,
+    pub args: Args,
 }
 
-/// One value per parameter, in signature order (few enough to live on the stack).
-type Args<'py> = SmallVec<[Bound<'py, PyAny>; 8]>;
+impl Plan {
+    /// Let go of the plan's references with the GIL at hand (a plain drop has to find out
+    /// whether it is held).
+    pub(crate) fn release(self, py: Python<'_>) {
+        self.route.drop_ref(py);
+        for arg in self.args {
+            arg.drop_ref(py);
+        }
+    }
+}
 
 /// The last tool looked up in a body, with the [`Routes::generation`] it was found at: the
 /// entries of a batch mostly call one tool.
-type Memo<'b, 'py> = Option<(u64, &'b [u8], Bound<'py, ToolRoute>)>;
+pub(crate) type Memo<'b, 'py> = Option<(u64, &'b [u8], Bound<'py, ToolRoute>)>;
+
+/// The rules an entry is planned under.
+#[derive(Clone, Copy)]
+pub(crate) struct Rules<'a> {
+    pub era: Era<'a>,
+    /// Whether `params` may hold `_meta` (not for the older entry points).
+    pub meta: bool,
+    pub headers: Option<&'a Headers>,
+    pub in_batch: bool,
+}
 
 /// The plan for `entry`, or None when the Python dispatcher must serve it. Runs no user code.
-fn plan<'b, 'py>(
+pub(crate) fn plan_entry<'b, 'py>(
     py: Python<'py>,
     body: &'b [u8],
     entry: &Entry,
     routes: &Bound<'py, Routes>,
     memo: &mut Memo<'b, 'py>,
-) -> PyResult<Option<Plan<'b, 'py>>> {
-    let (EntryKind::Request, Some(id)) = (entry.kind, entry.id) else {
+    rules: Rules<'_>,
+) -> PyResult<Option<Plan>> {
+    let Some(call) = plan::read_call(body, entry) else {
         return Ok(None);
     };
-    match entry.method {
-        Some(m) if m.of(body) == TOOLS_CALL => {}
-        _ => return Ok(None),
+    if call.meta.is_some() && !rules.meta {
+        return Ok(None);
     }
-    let Some(params) = entry.params else {
+    if !plan::admits(body, &call, rules.era, rules.headers, rules.in_batch) {
         return Ok(None);
-    };
-    let data = params.of(body);
-    let Some((name, args)) = read_params(data) else {
-        return Ok(None);
-    };
+    }
+    let name = call.name.of(body);
     let route = {
         // Borrowed only for the lookup: a tool may add or remove tools while it runs.
         let table = routes.borrow();
@@ -346,203 +384,42 @@ fn plan<'b, 'py>(
             }
         }
     };
-    let values = read_arguments(py, route.get(), &data[args.0..args.1])?;
+    if matches!(rules.era, Era::Modern { .. }) && !route.get().modern {
+        return Ok(None);
+    }
+    let values = read_arguments(py, route.get(), call.arguments.of(body))?;
     Ok(values.map(|args| Plan {
-        raw_id: id.of(body),
-        route,
+        raw_id: call.raw_id,
+        name: call.name,
+        route: route.unbind(),
         args,
     }))
-}
-
-/// A reader over JSON the frame scanner has already validated: it only finds its way (no
-/// grammar checks), and reads nothing it could misread: a key with escapes is reported as
-/// such, and the caller leaves that request to Python. Every access is bounds-checked;
-/// anything unexpected is `None`.
-struct Walk<'a> {
-    data: &'a [u8],
-    pos: usize,
-}
-
-impl<'a> Walk<'a> {
-    fn new(data: &'a [u8]) -> Self {
-        Walk { data, pos: 0 }
-    }
-
-    /// The next byte that is not whitespace (not consumed).
-    #[inline]
-    fn peek(&mut self) -> Option<u8> {
-        while let Some(&b) = self.data.get(self.pos) {
-            if !matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
-                return Some(b);
-            }
-            self.pos += 1;
-        }
-        None
-    }
-
-    /// At an opening quote: the string's bytes when it has no escapes (else None); the
-    /// string is consumed either way.
-    #[inline]
-    fn string(&mut self) -> Option<Option<&'a [u8]>> {
-        let start = self.pos + 1;
-        let mut i = start;
-        let mut escaped = false;
-        loop {
-            match *self.data.get(i)? {
-                b'"' => break,
-                b'\\' => {
-                    escaped = true;
-                    i += 2;
-                }
-                _ => i += 1,
-            }
-        }
-        self.pos = i + 1;
-        Some(if escaped {
-            None
-        } else {
-            self.data.get(start..i)
-        })
-    }
-
-    /// Consume one value of any kind.
-    fn skip(&mut self) -> Option<()> {
-        match self.peek()? {
-            b'"' => self.string().map(|_| ()),
-            b'{' | b'[' => {
-                let mut depth = 0usize;
-                loop {
-                    match *self.data.get(self.pos)? {
-                        b'"' => {
-                            self.string()?;
-                            continue;
-                        }
-                        b'{' | b'[' => depth += 1,
-                        b'}' | b']' => {
-                            depth = depth.checked_sub(1)?;
-                            if depth == 0 {
-                                self.pos += 1;
-                                return Some(());
-                            }
-                        }
-                        _ => {}
-                    }
-                    self.pos += 1;
-                }
-            }
-            _ => {
-                while let Some(&b) = self.data.get(self.pos) {
-                    if matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r') {
-                        break;
-                    }
-                    self.pos += 1;
-                }
-                Some(())
-            }
-        }
-    }
-
-    /// At `{`: consume it; whether a member follows.
-    fn open_object(&mut self) -> Option<bool> {
-        if self.peek()? != b'{' {
-            return None;
-        }
-        self.pos += 1;
-        if self.peek()? == b'}' {
-            self.pos += 1;
-            return Some(false);
-        }
-        Some(true)
-    }
-
-    /// A member's key and its colon: the key's bytes, None for a key with escapes.
-    fn key(&mut self) -> Option<Option<&'a [u8]>> {
-        if self.peek()? != b'"' {
-            return None;
-        }
-        let key = self.string()?;
-        if self.peek()? != b':' {
-            return None;
-        }
-        self.pos += 1;
-        Some(key)
-    }
-
-    /// After a member's value: whether another member follows (`,`) or the object ended.
-    fn more(&mut self) -> Option<bool> {
-        let b = self.peek()?;
-        self.pos += 1;
-        match b {
-            b',' => Some(true),
-            b'}' => Some(false),
-            _ => None,
-        }
-    }
-
-    /// The value about to be read, as a span: (start, end) after consuming it.
-    fn value_span(&mut self) -> Option<(usize, usize)> {
-        self.peek()?;
-        let start = self.pos;
-        self.skip()?;
-        Some((start, self.pos))
-    }
-}
-
-/// `params` holding exactly `name` (a string) and `arguments` (an object), keys written
-/// without escapes: the name's bytes, and where the arguments object lies in `data`.
-fn read_params(data: &[u8]) -> Option<(&[u8], (usize, usize))> {
-    let mut w = Walk::new(data);
-    let mut name: Option<&[u8]> = None;
-    let mut args: Option<(usize, usize)> = None;
-    let mut more = w.open_object()?;
-    while more {
-        match w.key()?? {
-            b"name" if name.is_none() => {
-                if w.peek()? != b'"' {
-                    return None;
-                }
-                name = Some(w.string()??);
-            }
-            b"arguments" if args.is_none() => {
-                if w.peek()? != b'{' {
-                    return None;
-                }
-                args = Some(w.value_span()?);
-            }
-            _ => return None, // another member, or a repeated one
-        }
-        more = w.more()?;
-    }
-    Some((name?, args?))
 }
 
 /// The value for every parameter, or None when an argument is not exactly of its
 /// parameter's type, is repeated, or a required one is missing (or a key has escapes).
 /// Unknown keys are ignored, as the Python check ignores them.
-fn read_arguments<'py>(
-    py: Python<'py>,
-    route: &ToolRoute,
-    data: &[u8],
-) -> PyResult<Option<Args<'py>>> {
+fn read_arguments(py: Python<'_>, route: &ToolRoute, data: &[u8]) -> PyResult<Option<Args>> {
     let n = route.names.len();
-    let mut found: SmallVec<[Option<Bound<'py, PyAny>>; 8]> = SmallVec::new();
+    let mut found: SmallVec<[Option<Bound<'_, PyAny>>; 8]> = SmallVec::new();
     found.resize(n, None);
-    let mut w = Walk::new(data);
-    let Some(mut more) = w.open_object() else {
+    let mut cur = Cursor::new(data);
+    let Some(mut more) = cur.object_open() else {
         return Ok(None);
     };
     while more {
-        let Some(Some(key)) = w.key() else {
+        let Some((key, false)) = cur.key() else {
             return Ok(None);
         };
-        let Some((start, end)) = w.value_span() else {
+        let Some(value) = cur.skip() else {
             return Ok(None);
         };
+        let key = key.of(data);
         if let Some(i) = route.names.iter().position(|name| name.as_bytes() == key) {
             if found[i].is_some() {
                 return Ok(None);
             }
-            let Ok(value) = build(py, &data[start..end]) else {
+            let Ok(value) = build(py, value.of(data)) else {
                 return Ok(None);
             };
             if !(route.kinds[i].holds(&value) || (route.nullable[i] && value.is_none())) {
@@ -550,7 +427,7 @@ fn read_arguments<'py>(
             }
             found[i] = Some(value);
         }
-        let Some(m) = w.more() else {
+        let Some(m) = cur.object_next() else {
             return Ok(None);
         };
         more = m;
@@ -558,29 +435,33 @@ fn read_arguments<'py>(
     let mut values = Args::with_capacity(n);
     for (slot, default) in found.into_iter().zip(&route.defaults) {
         match (slot, default) {
-            (Some(value), _) => values.push(value),
-            (None, Some(d)) => values.push(d.bind(py).clone()),
+            (Some(value), _) => values.push(value.unbind()),
+            (None, Some(d)) => values.push(d.clone_ref(py)),
             (None, None) => return Ok(None),
         }
     }
     Ok(Some(values))
 }
 
-/// Call the tool and append the reply to `out`. Returns an error only for what the Python
-/// path would not catch either (an exception that is not an `Exception`).
-fn run(
-    py: Python<'_>,
-    plan: Plan<'_, '_>,
-    revision: &Bound<'_, PyAny>,
-    structured: bool,
-    on_python: &Bound<'_, PyAny>,
-    out: &mut Vec<u8>,
-) -> PyResult<()> {
-    let route = plan.route.get();
-    let raw_id = plan.raw_id;
-    let ptrs: SmallVec<[*mut ffi::PyObject; 8]> = plan.args.iter().map(|a| a.as_ptr()).collect();
+/// What calling a tool came to.
+pub(crate) enum Called<'py> {
+    Returned(Bound<'py, PyAny>),
+    /// An `Exception` the function raised (the instance).
+    Raised(Bound<'py, PyAny>),
+}
+
+/// Call the tool with the planned arguments. Errs only for what the Python path would not
+/// catch either (an exception that is not an `Exception`: KeyboardInterrupt, SystemExit,
+/// CancelledError).
+#[inline(always)]
+pub(crate) fn call_tool<'py>(
+    py: Python<'py>,
+    route: &ToolRoute,
+    args: &[Py<PyAny>],
+) -> PyResult<Called<'py>> {
+    let ptrs: SmallVec<[*mut ffi::PyObject; 8]> = args.iter().map(|a| a.as_ptr()).collect();
     // SAFETY: `func` and `kwnames` are live objects owned by the route; `ptrs` holds one
-    // borrowed reference per parameter (kept alive by `plan.args`), passed either all by
+    // borrowed reference per parameter (kept alive by `args`), passed either all by
     // position (`nargsf` = their number, no keyword names) or all by keyword (`nargsf` 0,
     // one keyword name each). The result is a new reference or NULL with an exception.
     let result = unsafe {
@@ -601,19 +482,86 @@ fn run(
         };
         Bound::from_owned_ptr_or_err(py, r)
     };
-    let (outcome, failed) = match result {
-        Ok(value) => {
-            if write_primitive(out, raw_id, route, &value, structured) {
+    match result {
+        Ok(value) => Ok(Called::Returned(value)),
+        Err(err) if err.is_instance_of::<PyException>(py) => {
+            Ok(Called::Raised(err.into_value(py).into_bound(py).into_any()))
+        }
+        Err(err) => Err(err),
+    }
+}
+
+/// The reply text of an `int`, `str` or `bool` return value the tool's output allows, as the
+/// Python shaping writes it; None for anything else (Python shapes it).
+#[inline(always)]
+pub(crate) fn primitive<'a>(
+    route: &ToolRoute,
+    value: &'a Bound<'_, PyAny>,
+) -> Option<Primitive<'a>> {
+    let tp = value.get_type_ptr();
+    if tp == ptr::addr_of_mut!(ffi::PyLong_Type) {
+        if !route.fast_int {
+            return None;
+        }
+        let mut overflow: c_int = 0;
+        // SAFETY: `value` is an int, a valid argument; an error it sets is cleared here.
+        let v = unsafe { ffi::PyLong_AsLongLongAndOverflow(value.as_ptr(), &mut overflow) };
+        if overflow != 0 || (v == -1 && PyErr::take(value.py()).is_some()) {
+            return None; // beyond 64 bits: Python writes it
+        }
+        Some(Primitive::Int(v))
+    } else if tp == ptr::addr_of_mut!(ffi::PyBool_Type) {
+        if !route.fast_bool {
+            return None;
+        }
+        // SAFETY: comparing with the True singleton's address.
+        Some(Primitive::Bool(value.as_ptr() == unsafe { ffi::Py_True() }))
+    } else if tp == ptr::addr_of_mut!(ffi::PyUnicode_Type) {
+        if !route.fast_str {
+            return None;
+        }
+        // A lone surrogate cannot be written: Python's path reports it.
+        // SAFETY: the type is exactly str.
+        let s = unsafe { value.cast_unchecked::<PyString>() };
+        s.to_str().ok().map(Primitive::Str)
+    } else {
+        None
+    }
+}
+
+/// Whether a route's primitive results carry `structuredContent` where the revision has it.
+pub(crate) fn structured(route: &ToolRoute, revision_structured: bool) -> bool {
+    revision_structured && route.structured
+}
+
+/// The tool object of a route.
+pub(crate) fn tool_of<'py>(py: Python<'py>, route: &ToolRoute) -> Bound<'py, PyAny> {
+    route.tool.bind(py).clone()
+}
+
+/// Run a plan of the older entry points and append the reply to `out`: written here for a
+/// primitive return value, else made by `on_python`.
+fn run(
+    py: Python<'_>,
+    body: &[u8],
+    plan: Plan,
+    revision: &Bound<'_, PyAny>,
+    revision_structured: bool,
+    on_python: &Bound<'_, PyAny>,
+    out: &mut Vec<u8>,
+) -> PyResult<()> {
+    let route = plan.route.get();
+    let raw_id = plan.raw_id.of(body);
+    let (outcome, failed) = match call_tool(py, route, &plan.args)? {
+        Called::Returned(value) => {
+            if let Some(p) = primitive(route, &value) {
+                let structured = structured(route, revision_structured);
+                encode::write_text_result(out, raw_id, p, structured, None);
                 return Ok(());
             }
             (value, false)
         }
-        Err(err) => {
-            if !err.is_instance_of::<PyException>(py) {
-                return Err(err); // KeyboardInterrupt, SystemExit, CancelledError: not ours
-            }
-            (err.into_value(py).into_bound(py).into_any(), true)
-        }
+        Called::Raised(exc) => (exc, true),
     };
     let reply = on_python.call1((
         route.tool.bind(py),
@@ -626,93 +574,17 @@ fn run(
     Ok(())
 }
 
-/// Write the reply for an `int`, `str` or `bool` return value, as the Python shaping would
-/// build and encode it; false (nothing written) for anything else.
-fn write_primitive(
-    out: &mut Vec<u8>,
-    raw_id: &[u8],
-    route: &ToolRoute,
-    value: &Bound<'_, PyAny>,
-    structured: bool,
-) -> bool {
-    let tp = value.get_type_ptr();
-    let mut digits = itoa::Buffer::new();
-    // The value as JSON; `quoted` when that is already a JSON string (a str), else the text
-    // is the same characters in quotes (an int's digits, true or false).
-    let mut escaped = Vec::new();
-    let (json, quoted): (&[u8], bool) = if tp == ptr::addr_of_mut!(ffi::PyLong_Type) {
-        if !route.fast_int {
-            return false;
-        }
-        let mut overflow: c_int = 0;
-        // SAFETY: `value` is an int, a valid argument; an error it sets is cleared here.
-        let v = unsafe { ffi::PyLong_AsLongLongAndOverflow(value.as_ptr(), &mut overflow) };
-        if overflow != 0 || (v == -1 && PyErr::take(value.py()).is_some()) {
-            return false; // beyond 64 bits: Python writes it
-        }
-        (digits.format(v).as_bytes(), false)
-    } else if tp == ptr::addr_of_mut!(ffi::PyBool_Type) {
-        if !route.fast_bool {
-            return false;
-        }
-        let word: &[u8] = if value.is_truthy().unwrap_or(false) {
-            b"true"
-        } else {
-            b"false"
-        };
-        (word, false)
-    } else if tp == ptr::addr_of_mut!(ffi::PyUnicode_Type) {
-        if !route.fast_str {
-            return false;
-        }
-        // A lone surrogate cannot be written: Python's path reports it.
-        let Ok(s) = value
-            .cast::<PyString>()
-            .map_err(PyErr::from)
-            .and_then(|s| s.to_str())
-        else {
-            return false;
-        };
-        encode::write_str(&mut escaped, s);
-        (&escaped, true)
-    } else {
-        return false;
-    };
-    encode::write_head(out, Some(raw_id));
-    out.extend_from_slice(encode::RESULT_KEY);
-    out.extend_from_slice(br#"{"content":[{"type":"text","text":"#);
-    if quoted {
-        out.extend_from_slice(json);
-    } else {
-        out.push(b'"');
-        out.extend_from_slice(json);
-        out.push(b'"');
-    }
-    out.extend_from_slice(b"}]");
-    if structured && route.structured {
-        out.extend_from_slice(br#","structuredContent":{"result":"#);
-        out.extend_from_slice(json);
-        out.push(b'}');
-    }
-    out.extend_from_slice(br#","isError":false}}"#);
-    true
-}
+/// The rules of the older entry points: legacy, no `_meta`.
+const ROUTE_RULES: Rules<'static> = Rules {
+    era: Era::Legacy,
+    meta: false,
+    headers: None,
+    in_batch: false,
+};
 
-/// The buffer of a batch reply, its `[` written (replies run a little longer than the
-/// requests they answer).
-fn batch_buffer(body: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(body.len() * 3 / 2 + 64);
-    out.push(b'[');
-    out
-}
-
-/// Where the next reply of a batch starts: after a `,` when one was written before it.
-fn next_reply(out: &mut Vec<u8>, written: &mut bool) -> usize {
-    if *written {
-        out.push(b',');
-    }
-    *written = true;
-    out.len()
+/// A batch reply's buffer (replies run a little longer than the requests they answer).
+pub(crate) fn batch_out(body: &[u8]) -> BatchOut {
+    BatchOut::with_capacity(body.len() * 3 / 2 + 64)
 }
 
 /// For a single message: its reply when it is a call of a routed tool (answered here),
@@ -733,11 +605,11 @@ pub fn route<'py>(
         return Ok(None);
     };
     let body = frame.body(py).as_bytes();
-    let Some(plan) = plan(py, body, entry, routes, &mut None)? else {
+    let Some(plan) = plan_entry(py, body, entry, routes, &mut None, ROUTE_RULES)? else {
         return Ok(None);
     };
-    let mut out = Vec::with_capacity(128);
-    run(py, plan, revision, structured, on_python, &mut out)?;
+    let mut out = Vec::with_capacity(256);
+    run(py, body, plan, revision, structured, on_python, &mut out)?;
     Ok(Some(PyBytes::new(py, &out)))
 }
 
@@ -763,19 +635,16 @@ pub fn route_all<'py>(
     let mut plans = Vec::with_capacity(entries.len());
     let mut memo: Memo<'_, 'py> = None;
     for entry in entries {
-        match plan(py, body, entry, routes, &mut memo)? {
+        match plan_entry(py, body, entry, routes, &mut memo, ROUTE_RULES)? {
             Some(p) => plans.push(p),
             None => return Ok(None),
         }
     }
-    let mut out = batch_buffer(body);
-    let mut written = false;
+    let mut out = batch_out(body);
     for p in plans {
-        next_reply(&mut out, &mut written);
-        run(py, p, revision, structured, on_python, &mut out)?;
+        run(py, body, p, revision, structured, on_python, out.reply())?;
     }
-    out.push(b']');
-    Ok(Some(PyBytes::new(py, &out)))
+    Ok(Some(PyBytes::new(py, &out.finish())))
 }
 
 /// Every entry of a batch in order: calls of routed tools answered here, every other
@@ -795,16 +664,16 @@ pub fn route_batch<'py>(
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let frame = frame.get();
     let body = frame.body(py).as_bytes();
-    let mut out = batch_buffer(body);
+    let mut out = batch_out(body);
     let mut memo: Memo<'_, 'py> = None;
     // Each reply's place in `out`, or an entry still running.
     let mut slots: Vec<Result<(usize, usize), Bound<'py, PyAny>>> = Vec::new();
     let mut running = false;
-    let mut written = false;
     for (i, entry) in frame.parsed().iter().enumerate() {
-        if let Some(plan) = plan(py, body, entry, routes, &mut memo)? {
-            let start = next_reply(&mut out, &mut written);
-            run(py, plan, revision, structured, on_python, &mut out)?;
+        if let Some(plan) = plan_entry(py, body, entry, routes, &mut memo, ROUTE_RULES)? {
+            let buf = out.reply();
+            let start = buf.len();
+            run(py, body, plan, revision, structured, on_python, buf)?;
             slots.push(Ok((start, out.len())));
             continue;
         }
@@ -814,8 +683,9 @@ pub fn route_batch<'py>(
             continue;
         }
         if let Ok(bytes) = answer.cast::<PyBytes>() {
-            let start = next_reply(&mut out, &mut written);
-            out.extend_from_slice(bytes.as_bytes());
+            let buf = out.reply();
+            let start = buf.len();
+            buf.extend_from_slice(bytes.as_bytes());
             slots.push(Ok((start, out.len())));
         } else {
             running = true;
@@ -826,7 +696,7 @@ pub fn route_batch<'py>(
         let list = PyList::empty(py);
         for slot in slots {
             match slot {
-                Ok((start, end)) => list.append(PyBytes::new(py, &out[start..end]))?,
+                Ok((start, end)) => list.append(PyBytes::new(py, &out.bytes()[start..end]))?,
                 Err(pending) => list.append(pending)?,
             }
         }
@@ -835,6 +705,10 @@ pub fn route_batch<'py>(
     if slots.is_empty() {
         return Ok(None);
     }
-    out.push(b']');
-    Ok(Some(PyBytes::new(py, &out).into_any()))
+    Ok(Some(PyBytes::new(py, &out.finish()).into_any()))
+}
+
+/// Whether `frame` is one message or a non-empty array (the frames that can be planned).
+pub(crate) fn plannable_kind(frame: &PyFrame) -> bool {
+    frame.kind == FrameKind::Single as u8 || frame.kind == FrameKind::Batch as u8
 }

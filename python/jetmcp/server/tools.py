@@ -14,6 +14,7 @@ from pydantic import BaseModel, ValidationError
 from jetmcp import _wire
 from jetmcp.call import Call, Result
 from jetmcp.errors import URL_ELICITATION_REQUIRED, McpError, from_sdk_error, is_tool_error
+from jetmcp.protocol.modern import x_mcp_headers
 from jetmcp.protocol.revisions import Revision
 from jetmcp.server.caching import CacheScope, check_hint
 from jetmcp.server.content import content_blocks, is_content, text_block, to_jsonable
@@ -199,8 +200,19 @@ class Tool:
         else:
             fast = [output.fast_type] if output.fast_type in (int, str, bool) else []
         structured = output is not None and self.structured_output is not False
+        # At 2026-07-28 a tool that may run as a task is the server's call (the client's
+        # capabilities decide), and ``x-mcp-header`` properties are checked against the
+        # request's headers: Python serves such calls there.
+        modern = self.task_support == "forbidden" and not x_mcp_headers(self.input_schema)
         return _wire.ToolRoute(
-            self, self.fn, list(plain), _REQUIRED, fast, structured, _positional(self.fn, plain)
+            self,
+            self.fn,
+            list(plain),
+            _REQUIRED,
+            fast,
+            structured,
+            _positional(self.fn, plain),
+            modern,
         )
 
     @property

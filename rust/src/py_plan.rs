@@ -1,0 +1,565 @@
+//! Plans: the one-way way in for calls of plain tools.
+//!
+//! `Routes.plan(frame, shape, headers)` reads and checks every entry of a frame and runs
+//! nothing; the `Plans` it gives run planned entries on demand, each giving either its
+//! finished reply bytes or an `Outcome` (the tool's return value or exception) for Python to
+//! shape. Nothing here calls jetmcp's own Python: only the tools' functions.
+//!
+//! Entries run in the order the caller asks for them. A tool may change the tool table
+//! while it runs; an entry planned before that runs only if its name still maps to the
+//! route it was planned with, or plans again against the table as it is (else it gives None
+//! and runs nothing, for Python to serve it the general way), so every entry sees the tools
+//! as they are when it runs, as on the general path.
+
+use std::sync::{Mutex, MutexGuard};
+
+use pyo3::exceptions::{PyIndexError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList};
+use pyo3::{PyTraverseError, PyVisit};
+use smallvec::SmallVec;
+
+use crate::encode::{self, BatchOut};
+use crate::frame::{self, FrameKind};
+use crate::plan::{Era, Headers};
+use crate::py_encode::encode_with;
+use crate::py_frame::PyFrame;
+use crate::py_route::{
+    batch_out, call_tool, plan_entry, plannable_kind, primitive, structured, tool_of, Called, Memo,
+    Plan, Routes, Rules,
+};
+
+/// What results look like at one revision. Built once per revision by the dispatcher.
+#[pyclass(frozen, module = "jetmcp._wire", name = "Shape")]
+pub struct Shape {
+    structured: bool,
+    /// The server info JSON of a 2026-07-28 shape (results are completed with it).
+    server_info: Option<Box<[u8]>>,
+    versions: Vec<Box<[u8]>>,
+}
+
+impl Shape {
+    fn era(&self) -> Era<'_> {
+        if self.server_info.is_some() {
+            Era::Modern {
+                versions: &self.versions,
+            }
+        } else {
+            Era::Legacy
+        }
+    }
+}
+
+#[pymethods]
+impl Shape {
+    #[new]
+    #[pyo3(signature = (structured, server_info = None, versions = Vec::new()))]
+    fn new(structured: bool, server_info: Option<&[u8]>, versions: Vec<String>) -> PyResult<Self> {
+        if let Some(info) = server_info {
+            let frame = frame::decode(info, frame::DEFAULT_MAX_DEPTH, 1);
+            let is_object = info
+                .iter()
+                .find(|b| !b.is_ascii_whitespace())
+                .is_some_and(|&b| b == b'{');
+            if frame.kind != FrameKind::Single || !is_object {
+                return Err(PyValueError::new_err(
+                    "server_info must be the JSON text of an object",
+                ));
+            }
+        } else if !versions.is_empty() {
+            return Err(PyValueError::new_err(
+                "versions are those of a 2026-07-28 shape: give its server_info too",
+            ));
+        }
+        Ok(Shape {
+            structured,
+            server_info: server_info.map(Box::from),
+            versions: versions
+                .into_iter()
+                .map(|v| v.into_bytes().into_boxed_slice())
+                .collect(),
+        })
+    }
+
+    /// Whether results carry `structuredContent` (the revision's `structured_output`).
+    #[getter]
+    fn structured(&self) -> bool {
+        self.structured
+    }
+
+    /// Whether this is a 2026-07-28 shape (`server_info` given).
+    #[getter]
+    fn modern(&self) -> bool {
+        self.server_info.is_some()
+    }
+
+    #[getter]
+    fn server_info<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyBytes>> {
+        self.server_info.as_deref().map(|b| PyBytes::new(py, b))
+    }
+
+    #[getter]
+    fn versions(&self) -> Vec<String> {
+        self.versions
+            .iter()
+            .map(|v| String::from_utf8_lossy(v).into_owned())
+            .collect()
+    }
+
+    fn __repr__(&self) -> String {
+        if self.server_info.is_some() {
+            format!(
+                "<Shape 2026-07-28 structured={} versions={:?}>",
+                self.structured,
+                self.versions()
+            )
+        } else {
+            format!("<Shape legacy structured={}>", self.structured)
+        }
+    }
+}
+
+/// The MCP routing headers of one HTTP request at 2026-07-28.
+#[pyclass(frozen, module = "jetmcp._wire", name = "Headers")]
+pub struct PyHeaders {
+    inner: Headers,
+}
+
+#[pymethods]
+impl PyHeaders {
+    #[new]
+    #[pyo3(signature = (protocol_version = None, method = None, name = None, params = false, repeated = false))]
+    fn new(
+        protocol_version: Option<String>,
+        method: Option<String>,
+        name: Option<String>,
+        params: bool,
+        repeated: bool,
+    ) -> Self {
+        PyHeaders {
+            inner: Headers {
+                protocol_version,
+                method,
+                name,
+                params,
+                repeated,
+            },
+        }
+    }
+
+    #[getter]
+    fn protocol_version(&self) -> Option<String> {
+        self.inner.protocol_version.clone()
+    }
+
+    #[getter]
+    fn method(&self) -> Option<String> {
+        self.inner.method.clone()
+    }
+
+    #[getter]
+    fn name(&self) -> Option<String> {
+        self.inner.name.clone()
+    }
+
+    #[getter]
+    fn params(&self) -> bool {
+        self.inner.params
+    }
+
+    #[getter]
+    fn repeated(&self) -> bool {
+        self.inner.repeated
+    }
+
+    /// Whether a header naming one request (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`) is
+    /// present.
+    #[getter]
+    fn routes(&self) -> bool {
+        self.inner.routes()
+    }
+}
+
+/// A planned entry's call that the extension does not answer itself: a return value other
+/// than a primitive it writes, or an exception, for Python to shape.
+#[pyclass(frozen, module = "jetmcp._wire", name = "Outcome")]
+pub struct Outcome {
+    /// The entry's index in the frame.
+    #[pyo3(get)]
+    index: usize,
+    /// The object given to the tool's `ToolRoute`.
+    #[pyo3(get)]
+    tool: Py<PyAny>,
+    /// The request's id lexeme.
+    #[pyo3(get)]
+    raw_id: Py<PyBytes>,
+    /// The return value, or the exception instance when `failed`.
+    #[pyo3(get)]
+    value: Py<PyAny>,
+    #[pyo3(get)]
+    failed: bool,
+}
+
+#[pymethods]
+impl Outcome {
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "<Outcome index={} raw_id={} {}={}>",
+            self.index,
+            self.raw_id.bind(py).repr()?,
+            if self.failed { "raised" } else { "returned" },
+            self.value.bind(py).repr()?
+        ))
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.tool)?;
+        visit.call(&self.value)
+    }
+}
+
+enum Slot {
+    Unplanned,
+    Planned(Plan),
+    Ran,
+}
+
+/// One slot per entry (a single message's inline).
+type Slots = SmallVec<[Slot; 1]>;
+
+/// The plans for one frame, made by `Routes.plan`.
+#[pyclass(frozen, module = "jetmcp._wire", name = "Plans")]
+pub struct Plans {
+    frame: Py<PyFrame>,
+    routes: Py<Routes>,
+    shape: Py<Shape>,
+    headers: Option<Py<PyHeaders>>,
+    /// `Routes.generation` when the plans were made.
+    generation: u64,
+    /// Never locked while a tool runs (a tool may use the plans).
+    slots: Mutex<Slots>,
+    complete: bool,
+}
+
+/// Plan the entries of `frame` (the body of `Routes.plan`).
+pub(crate) fn plan_frame(
+    routes: &Bound<'_, Routes>,
+    frame: &Bound<'_, PyFrame>,
+    shape: &Bound<'_, Shape>,
+    headers: Option<&Bound<'_, PyHeaders>>,
+) -> PyResult<Option<Plans>> {
+    let py = routes.py();
+    let f = frame.get();
+    if !plannable_kind(f) {
+        return Ok(None);
+    }
+    let entries = f.parsed();
+    let body = f.body(py).as_bytes();
+    let rules = rules(f, shape.get(), headers.map(Bound::get));
+    let mut memo: Memo<'_, '_> = None;
+    let mut slots = Slots::with_capacity(entries.len());
+    let mut any = false;
+    let mut complete = true;
+    for entry in entries {
+        match plan_entry(py, body, entry, routes, &mut memo, rules)? {
+            Some(plan) => {
+                any = true;
+                slots.push(Slot::Planned(plan));
+            }
+            None => {
+                complete = false;
+                slots.push(Slot::Unplanned);
+            }
+        }
+    }
+    if !any {
+        return Ok(None);
+    }
+    Ok(Some(Plans {
+        frame: frame.clone().unbind(),
+        routes: routes.clone().unbind(),
+        shape: shape.clone().unbind(),
+        headers: headers.map(|h| h.clone().unbind()),
+        generation: routes.borrow().generation(),
+        slots: Mutex::new(slots),
+        complete,
+    }))
+}
+
+/// The rules the entries of `frame` are planned under.
+fn rules<'a>(frame: &PyFrame, shape: &'a Shape, headers: Option<&'a PyHeaders>) -> Rules<'a> {
+    let era = shape.era();
+    Rules {
+        era,
+        meta: true,
+        // The routing headers are a 2026-07-28 matter.
+        headers: match era {
+            Era::Modern { .. } => headers.map(|h| &h.inner),
+            Era::Legacy => None,
+        },
+        in_batch: frame.kind == FrameKind::Batch as u8,
+    }
+}
+
+/// Where a run puts a finished reply.
+enum Out<'a, 'py> {
+    /// A single reply, as `bytes`.
+    Single(&'a mut Option<Bound<'py, PyBytes>>),
+    /// The next reply of a batch.
+    Batch(&'a mut BatchOut),
+}
+
+/// What running one entry came to.
+enum Ran<'py> {
+    /// The reply is written.
+    Written,
+    Outcome(Bound<'py, Outcome>),
+    /// The tools changed under the plan and the entry no longer plans: nothing ran.
+    Stale,
+}
+
+/// One entry of a batch run by `run_all`.
+enum Item<'py> {
+    /// Its reply, as its place in the batch buffer.
+    Reply(usize, usize),
+    Outcome(Bound<'py, Outcome>),
+    NotRun,
+}
+
+impl Plans {
+    fn slots(&self) -> MutexGuard<'_, Slots> {
+        // A panic cannot leave the slots half-changed: each change is one assignment.
+        self.slots.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Take entry `i`'s plan for running (the slot is marked as run).
+    fn take(&self, i: usize) -> PyResult<Plan> {
+        let mut slots = self.slots();
+        let Some(slot) = slots.get_mut(i) else {
+            return Err(PyIndexError::new_err(format!("no entry {i}")));
+        };
+        match std::mem::replace(slot, Slot::Ran) {
+            Slot::Planned(plan) => Ok(plan),
+            Slot::Unplanned => {
+                *slot = Slot::Unplanned;
+                Err(PyValueError::new_err(format!("entry {i} is not planned")))
+            }
+            Slot::Ran => Err(PyValueError::new_err(format!("entry {i} already ran"))),
+        }
+    }
+
+    /// Whether `plan` stands against the tool table as it is now: the table did not change
+    /// since planning, or the plan's name still maps to its route.
+    fn is_current(&self, py: Python<'_>, plan: &Plan) -> bool {
+        let table = self.routes.bind(py).borrow();
+        table.generation() == self.generation
+            || table.maps(
+                plan.name.of(self.frame.get().body(py).as_bytes()),
+                &plan.route,
+            )
+    }
+
+    /// Entry `i` planned again against the tool table as it is now (None: it no longer
+    /// plans).
+    #[cold]
+    fn replan(&self, py: Python<'_>, i: usize) -> PyResult<Option<Plan>> {
+        let frame = self.frame.get();
+        let Some(entry) = frame.parsed().get(i) else {
+            return Ok(None);
+        };
+        let headers = self.headers.as_ref().map(|h| h.get());
+        let rules = rules(frame, self.shape.get(), headers);
+        let body = frame.body(py).as_bytes();
+        plan_entry(py, body, entry, self.routes.bind(py), &mut None, rules)
+    }
+
+    /// Run entry `i`: its reply put in `out`, or its outcome.
+    fn execute<'py>(&self, py: Python<'py>, i: usize, out: Out<'_, 'py>) -> PyResult<Ran<'py>> {
+        let mut plan = self.take(i)?;
+        if !self.is_current(py, &plan) {
+            match self.replan(py, i)? {
+                Some(again) => plan = again,
+                None => {
+                    self.slots()[i] = Slot::Unplanned;
+                    return Ok(Ran::Stale);
+                }
+            }
+        }
+        let ran = self.call(py, i, &plan, out);
+        plan.release(py);
+        ran
+    }
+
+    /// Call `plan` (entry `i`'s): its reply put in `out`, or its outcome.
+    fn call<'py>(
+        &self,
+        py: Python<'py>,
+        i: usize,
+        plan: &Plan,
+        out: Out<'_, 'py>,
+    ) -> PyResult<Ran<'py>> {
+        let route = plan.route.get();
+        let called = call_tool(py, route, &plan.args)?;
+        let raw_id = plan.raw_id.of(self.frame.get().body(py).as_bytes());
+        let (value, failed) = match called {
+            Called::Returned(value) => {
+                if let Some(p) = primitive(route, &value) {
+                    let shape = self.shape.get();
+                    let structured = structured(route, shape.structured);
+                    let info = shape.server_info.as_deref();
+                    match out {
+                        Out::Single(reply) => {
+                            *reply = Some(encode_with(py, |buf| {
+                                encode::write_text_result(buf, raw_id, p, structured, info);
+                                Ok(())
+                            })?);
+                        }
+                        Out::Batch(batch) => {
+                            encode::write_text_result(batch.reply(), raw_id, p, structured, info)
+                        }
+                    }
+                    return Ok(Ran::Written);
+                }
+                (value, false)
+            }
+            Called::Raised(exc) => (exc, true),
+        };
+        let outcome = Outcome {
+            index: i,
+            tool: tool_of(py, route).unbind(),
+            raw_id: PyBytes::new(py, raw_id).unbind(),
+            value: value.unbind(),
+            failed,
+        };
+        Ok(Ran::Outcome(Bound::new(py, outcome)?))
+    }
+
+    /// Run entry `i` of any frame as a single reply: bytes, outcome or None.
+    fn run_one<'py>(&self, py: Python<'py>, i: usize) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let mut reply = None;
+        Ok(match self.execute(py, i, Out::Single(&mut reply))? {
+            Ran::Written => reply.map(Bound::into_any),
+            Ran::Outcome(outcome) => Some(outcome.into_any()),
+            Ran::Stale => None,
+        })
+    }
+}
+
+#[pymethods]
+impl Plans {
+    /// The number of entries in the frame (planned or not).
+    fn __len__(&self) -> usize {
+        self.slots().len()
+    }
+
+    /// Whether every entry of the frame is planned.
+    #[getter]
+    fn complete(&self) -> bool {
+        self.complete
+    }
+
+    /// Whether entry `i` is planned and has not run.
+    fn planned(&self, i: usize) -> PyResult<bool> {
+        match self.slots().get(i) {
+            Some(slot) => Ok(matches!(slot, Slot::Planned(_))),
+            None => Err(PyIndexError::new_err(format!("no entry {i}"))),
+        }
+    }
+
+    /// Call entry `i`'s tool: its finished reply, its `Outcome`, or None (nothing ran) when
+    /// the tools changed since planning and the entry no longer plans.
+    fn run<'py>(&self, py: Python<'py>, i: usize) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.run_one(py, i)
+    }
+
+    /// Run every entry in order (only when `complete`): the whole reply when every entry
+    /// finished here (a single message's reply, or a batch's array), else the list of each
+    /// entry's reply bytes or `Outcome` in order. From an entry that no longer plans (the
+    /// tools changed under it) on, the list holds None: those entries did not run.
+    fn run_all<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        if !self.complete {
+            return Err(PyValueError::new_err(
+                "run_all needs every entry planned (see Plans.complete)",
+            ));
+        }
+        let frame = self.frame.get();
+        if frame.kind == FrameKind::Single as u8 {
+            return Ok(match self.run_one(py, 0)? {
+                Some(item) if item.is_instance_of::<PyBytes>() => item,
+                item => PyList::new(py, [item])?.into_any(),
+            });
+        }
+        let n = self.slots().len();
+        let mut out = batch_out(frame.body(py).as_bytes());
+        let mut items: Vec<Item<'py>> = Vec::with_capacity(n);
+        let mut finished = true;
+        for i in 0..n {
+            let start = out.len() + usize::from(!out.is_empty());
+            match self.execute(py, i, Out::Batch(&mut out))? {
+                Ran::Written => items.push(Item::Reply(start, out.len())),
+                Ran::Outcome(outcome) => {
+                    finished = false;
+                    items.push(Item::Outcome(outcome));
+                }
+                Ran::Stale => {
+                    finished = false;
+                    items.resize_with(n, || Item::NotRun);
+                    break;
+                }
+            }
+        }
+        if finished {
+            return Ok(PyBytes::new(py, &out.finish()).into_any());
+        }
+        let bytes = out.bytes();
+        let list = PyList::empty(py);
+        for item in items {
+            match item {
+                Item::Reply(start, end) => list.append(PyBytes::new(py, &bytes[start..end]))?,
+                Item::Outcome(outcome) => list.append(outcome)?,
+                Item::NotRun => list.append(py.None())?,
+            }
+        }
+        Ok(list.into_any())
+    }
+
+    fn __repr__(&self) -> String {
+        let slots = self.slots();
+        let planned = slots
+            .iter()
+            .filter(|s| matches!(s, Slot::Planned(_)))
+            .count();
+        format!(
+            "<Plans entries={} planned={} complete={}>",
+            slots.len(),
+            planned,
+            self.complete
+        )
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.frame)?;
+        visit.call(&self.routes)?;
+        visit.call(&self.shape)?;
+        if let Some(h) = &self.headers {
+            visit.call(h)?;
+        }
+        // A collection never runs while the slots are locked (no Python runs then), but a
+        // lock held elsewhere is skipped rather than waited for.
+        if let Ok(slots) = self.slots.try_lock() {
+            for slot in slots.iter() {
+                if let Slot::Planned(plan) = slot {
+                    visit.call(&plan.route)?;
+                    for arg in &plan.args {
+                        visit.call(arg)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn __clear__(&self) {
+        self.slots().clear();
+    }
+}

@@ -10,7 +10,8 @@ Each group (``batch-1``, ``batch-10``, ``batch-100``) times the same body throug
 * ``jetmcp_server``: what a jetmcp server does with the body: ``_wire.decode`` and
   ``Dispatcher.start``, which has the extension read each call's arguments, call the tool
   (``add(a, b)``, as in the load benchmark) and write each reply with the raw id spliced
-  back (:func:`jetmcp._wire.route_batch`). More work than the parser alone: the tool runs.
+  back (:meth:`jetmcp._wire.Routes.plan`, then ``Plans.run_all``). More work than the
+  parser alone: the tool runs.
 * ``jetmcp``: ``_wire.decode``, ``params()`` on every entry (what the Python dispatcher
   does for calls it cannot route), ``encode_result`` per entry, ``encode_batch``.
 * ``jetmcp_no_params``: the same without ``params()``, i.e. the wire core's own share.

@@ -27,7 +27,7 @@ from jetmcp.call import (
     META_PROTOCOL_VERSION,
     META_SUBSCRIPTION_ID,
 )
-from jetmcp.dispatch import Dispatcher, Exchange, InFlight
+from jetmcp.dispatch import Dispatcher, Exchange
 from jetmcp.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -35,7 +35,9 @@ from jetmcp.errors import (
     MISSING_CLIENT_CAPABILITY,
     McpError,
 )
+from jetmcp.inflight import InFlight
 from jetmcp.protocol.revisions import HTTP_DEFAULT, R2025_11_25, R2026_07_28, Revision
+from jetmcp.reply import Reply
 from jetmcp.server import AcceptedElicitation, Context, Server
 from jetmcp.server.listen import supported_filters
 from jetmcp.server.state import STATE_KEY_ENV, StateSealer, params_digest, resolve_key
@@ -118,7 +120,7 @@ class Modern:
         if reply is not None and not isinstance(reply, bytes):
             reply = await reply
         assert reply is not None
-        out: dict[str, Any] = orjson.loads(reply)
+        out: dict[str, Any] = orjson.loads(bytes(reply))
         return out
 
     def spawn(
@@ -169,8 +171,8 @@ class Legacy:
     def start(self, message: dict[str, Any]) -> Any:
         ex = Exchange(self.revision, self.session, self.stream, self.inflight)
         reply = self.dispatcher.start(_wire.decode(orjson.dumps(message)), ex)
-        if ex.new_session is not None:
-            self.session, self.revision = ex.new_session, ex.revision
+        if isinstance(reply, Reply) and reply.session is not None:
+            self.session, self.revision = reply.session, ex.revision
             self.session.outbound = self.stream
         return reply
 
@@ -180,7 +182,7 @@ class Legacy:
         )
         if not isinstance(reply, bytes):
             reply = await reply
-        out: dict[str, Any] = orjson.loads(reply)
+        out: dict[str, Any] = orjson.loads(bytes(reply))
         return out
 
     async def initialize(self) -> None:

@@ -394,4 +394,10 @@ def test_listen_cannot_be_batched() -> None:
     ],
 )
 def test_http_status(code: int, status: int) -> None:
-    assert modern.http_status(code) == status
+    from jetmcp.reply import FAILED, Reply
+    from jetmcp.transports._http import reply_status
+
+    failed = Reply(b"{}", FAILED, code)
+    assert reply_status(failed, True) == status
+    # Before 2026-07-28 an error reply is an answer like any other.
+    assert reply_status(failed, False) == 200

@@ -1,12 +1,12 @@
 """Plans (``Routes.plan`` -> ``Plans.run``) answer exactly as the general path does.
 
-Two servers hold the same tools: the extension plans calls for one of them; on the other
-(its ``routes`` emptied) every call goes through the Python dispatcher's general path. A
-frame served through plans (planned entries run by the extension, outcomes shaped by the
-tool as the dispatcher will, other entries by the general path, in request order) must get
-the byte-identical reply, with the same side effects in the same order, at every legacy
-revision (also against the older ``_wire.route``/``route_all``) and at 2026-07-28 (with
-``_meta`` and, over HTTP, the routing headers).
+Two servers hold the same tools: the extension plans calls for one of them; the other has
+every fast path off (``Server(fast_paths=False)``), so every call takes the general path. A
+frame served through plans by hand (planned entries run by the extension, outcomes shaped by
+the tool, other entries by the era runner, in request order), and the dispatcher with its
+fast paths on, must both get the byte-identical reply of the general path (and the same
+kind of reply), with the same side effects in the same order, at every legacy revision and
+at 2026-07-28 (with ``_meta`` and, over HTTP, the routing headers).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from conftest import (
     modern_request,
 )
 from jetmcp import Context, Server, _wire
-from jetmcp.dispatch import Dispatcher, Exchange
+from jetmcp.dispatch import Dispatcher, Exchange, Reply
 from jetmcp.errors import INTERNAL_ERROR, McpError
 from jetmcp.protocol import revisions
 from jetmcp.protocol.modern import RoutingHeaders
@@ -56,7 +56,9 @@ class Point(BaseModel):
 
 
 def build(routed: bool) -> Server:
-    server = Server("plans-test", title="Plans", website_url="https://plans.test")
+    server = Server(
+        "plans-test", title="Plans", website_url="https://plans.test", fast_paths=routed
+    )
 
     @server.tool()
     def add(a: int, b: int) -> int:
@@ -127,14 +129,12 @@ def build(routed: bool) -> Server:
         LOG.append(f"ctx {n}")
         return n
 
-    if not routed:
-        server.routes.clear()
     return server
 
 
 ROUTED = build(True)
 ROUTED_D = Dispatcher(ROUTED)
-#: The general path: nothing is routed.
+#: The general path: every fast path of the server off.
 GENERAL = Dispatcher(build(False))
 NAMES = [
     "add",
@@ -182,6 +182,20 @@ def wire_headers(headers: RoutingHeaders | None) -> _wire.Headers | None:
     )
 
 
+def complete(result: dict[str, Any], revision: Revision) -> dict[str, Any]:
+    """A 2026-07-28 result as the spec has it (the reference the extension's completion is
+    held to): ``resultType`` added unless set, the server's identity first in ``_meta``."""
+    out = dict(result)
+    if "resultType" not in out:
+        out["resultType"] = "complete"
+    info = GENERAL.server.server_info(revision)
+    meta = out.get("_meta")
+    out["_meta"] = (
+        {META_SERVER_INFO: info, **meta} if isinstance(meta, dict) else {META_SERVER_INFO: info}
+    )
+    return out
+
+
 def finish(item: bytes | _wire.Outcome, revision: Revision) -> bytes:
     """A planned entry's reply: as run, or its outcome shaped as the general path shapes a
     tool's return value or exception."""
@@ -195,10 +209,12 @@ def finish(item: bytes | _wire.Outcome, revision: Revision) -> bytes:
         else:
             result = tool.shape(item.value, revision)
         if revision.result_type:
-            result = GENERAL._complete(result, revision)
+            result = complete(result, revision)
         return _wire.encode_result(item.raw_id, result)
     except McpError as exc:
-        return GENERAL._error_reply(item.raw_id, exc)
+        if exc.has_data:
+            return _wire.encode_error(item.raw_id, exc.code, exc.message, exc.data)
+        return _wire.encode_error(item.raw_id, exc.code, exc.message)
     except Exception:
         return _wire.encode_error(item.raw_id, INTERNAL_ERROR, "Internal error")
 
@@ -241,7 +257,7 @@ def via_plans(
         if item is not None:
             replies.append(finish(item, revision))
             continue
-        reply = GENERAL._run_entry(entry, exchange(revision, headers), True)
+        reply = GENERAL.runner(revision).entry(entry, exchange(revision, headers), True)
         assert reply is None or isinstance(reply, bytes)
         if reply is not None:
             replies.append(reply)
@@ -254,7 +270,12 @@ def general(
     LOG.clear()
     reply = GENERAL.start(_wire.decode(body), exchange(revision, headers))
     assert reply is None or isinstance(reply, bytes)
-    return reply, list(LOG)
+    return (None if reply is None else bytes(reply)), list(LOG)
+
+
+def kind_of(reply: Any) -> tuple[int, int | None] | None:
+    """What a reply says beyond its bytes (a status, for a transport)."""
+    return (reply.kind, reply.code) if isinstance(reply, Reply) else None
 
 
 def same(
@@ -262,8 +283,15 @@ def same(
 ) -> bool:
     """Whether anything planned; when it did, plans and the general path agree exactly."""
     planned, reply, log = via_plans(body, revision, headers, whole=whole)
+    want = general(body, revision, headers)
     if planned:
-        assert (reply, log) == general(body, revision, headers), (body, revision.version)
+        assert (reply, log) == want, (body, revision.version)
+    # The dispatcher itself, with its fast paths on, agrees whatever planned.
+    LOG.clear()
+    got = ROUTED_D.start(_wire.decode(body), exchange(revision, headers))
+    assert (got, list(LOG)) == want, (body, revision.version)
+    slow = GENERAL.start(_wire.decode(body), exchange(revision, headers))
+    assert kind_of(got) == kind_of(slow), (body, revision.version)
     return planned
 
 
@@ -417,38 +445,6 @@ def test_batches_match_the_general_path(calls: list[Any], revision: Revision, wh
     if revision.batching:
         planned = same(_wire.dumps(entries), revision, whole=whole)
         event("planned" if planned else "not planned")
-
-
-def route_reply(body: bytes, revision: Revision) -> tuple[bytes | None, list[str]]:
-    LOG.clear()
-    frame = _wire.decode(body)
-    answer = _wire.route if frame.kind == _wire.FRAME_SINGLE else _wire.route_all
-    reply = answer(frame, ROUTED.routes, revision, revision.structured_output, ROUTED_D._on_python)
-    return reply, list(LOG)
-
-
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    calls=st.lists(call_params(st.none()), min_size=1, max_size=4),
-    revision=st.sampled_from(LEGACY),
-    single=st.booleans(),
-)
-def test_plans_match_route_and_route_all(
-    calls: list[Any], revision: Revision, single: bool
-) -> None:
-    """Without ``_meta``, what ``route``/``route_all`` answer, plans answer alike (byte for
-    byte, same side effects), and what they leave alone no plan runs whole."""
-    entries = [message(i, params) for i, params in enumerate(calls)]
-    body = _wire.dumps(entries[0] if single else entries)
-    routed, routed_log = route_reply(body, revision)
-    LOG.clear()
-    plans = ROUTED.routes.plan(_wire.decode(body), shape(revision))
-    assert LOG == []
-    whole = plans is not None and plans.complete
-    event("routed" if whole else "not routed")
-    assert whole == (routed is not None), body
-    if routed is not None:
-        assert via_plans(body, revision) == (True, routed, routed_log)
 
 
 def test_meta_at_a_legacy_revision() -> None:
@@ -923,7 +919,7 @@ def test_encode_result_completes_as_the_dispatcher_does(
     info = shape(R_MODERN).server_info
     assert info is not None
     before = dict(result)
-    want = _wire.encode_result(raw_id, GENERAL._complete(result, R_MODERN))
+    want = _wire.encode_result(raw_id, complete(result, R_MODERN))
     assert _wire.encode_result(raw_id, result, info) == want
     assert result == before  # the result is left as it was
     assert _wire.encode_result(raw_id, result) == _wire.encode_result(raw_id, result, None)

@@ -17,6 +17,42 @@ ORDER: tuple[Revision, ...] = (
     revisions.R2026_07_28,
 )
 
+BASE = frozenset(
+    {
+        "initialize",
+        "ping",
+        "logging/setLevel",
+        "tools/list",
+        "tools/call",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "prompts/list",
+        "prompts/get",
+        "completion/complete",
+    }
+)
+TASKS = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
+MODERN_METHODS = frozenset(
+    {
+        "server/discover",
+        "completion/complete",
+        "prompts/get",
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "subscriptions/listen",
+        "tools/call",
+        "tools/list",
+        "tasks/get",
+        "tasks/update",
+        "tasks/cancel",
+    }
+)
+
 # One row a field; the columns are the revisions in ORDER:
 #   2024-11-05    2025-03-26    2025-06-18    2025-11-25    2026-07-28
 TABLE: dict[str, tuple[object, ...]] = {
@@ -43,6 +79,15 @@ TABLE: dict[str, tuple[object, ...]] = {
     "mrtr": (False, False, False, False, True),
     "routing_headers": (False, False, False, False, True),
     "per_request_log_level": (False, False, False, False, True),
+    "per_request_capabilities": (False, False, False, False, True),
+    "sessions": (True, True, True, True, False),
+    "batch_extension": (False, False, False, False, True),
+    "elicitation_modes": (False, False, False, True, True),
+    "tasks_extension": (False, False, False, False, True),
+    "definition_meta": (False, False, True, True, True),
+    "website_url": (False, False, False, True, True),
+    "instructions": (False, True, True, True, True),
+    "methods": (BASE, BASE, BASE, BASE | TASKS, MODERN_METHODS),
 }
 
 
@@ -68,3 +113,14 @@ def test_the_revision_groups() -> None:
     assert revisions.HTTP_DEFAULT is revisions.R2025_03_26
     assert {r.version: r for r in ORDER[:4]} == revisions.BY_VERSION
     assert revisions.MODERN_BY_VERSION == {"2026-07-28": revisions.R2026_07_28}
+
+
+def test_serves_custom_methods_only_before_2026() -> None:
+    for rev in ORDER[:4]:
+        assert rev.serves("x/custom")
+        assert not rev.serves("tasks/update")
+        assert not rev.serves("server/discover")
+    assert not revisions.R2026_07_28.serves("x/custom")
+    assert not revisions.R2026_07_28.serves("initialize")
+    assert revisions.R2025_11_25.serves("tasks/result")
+    assert not revisions.R2025_06_18.serves("tasks/result")

@@ -1,9 +1,11 @@
-"""Calls of plain tools answered in the extension (``_wire.route``) answer exactly as the
-Python path does.
+"""Calls of plain tools planned and run by the extension answer exactly as the general
+path does.
 
-Two servers hold the same tools; on one the extension may call them, on the other every call
-goes through Python (its ``routes`` emptied). Every body, at every legacy revision, must get
-byte-identical replies from both, and the same side effects in the same order.
+Two servers hold the same tools; one has its fast paths on (calls of plain tools run by the
+extension, plain arguments and primitive results taken without pydantic), the other off
+(``Server(fast_paths=False)``: every call goes through the general pydantic path). Every
+body, at every legacy revision, must get byte-identical replies from both, and the same side
+effects in the same order. (2026-07-28 is held the same way in ``test_plans.py``.)
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jetmcp import Context, Server, _wire
-from jetmcp.dispatch import Dispatcher, Exchange
+from jetmcp.dispatch import Dispatcher, Exchange, Reply
 from jetmcp.errors import McpError
 from jetmcp.protocol import revisions
 from jetmcp.server.elicitation import UrlElicitationRequired
@@ -30,7 +32,7 @@ LOG: list[str] = []
 
 
 def build(routed: bool) -> Server:
-    server = Server("route-test")
+    server = Server("route-test", fast_paths=routed)
 
     @server.tool()
     def add(a: int, b: int) -> int:
@@ -110,8 +112,6 @@ def build(routed: bool) -> Server:
         LOG.append(f"ctx {n}")
         return n
 
-    if not routed:
-        server.routes.clear()
     return server
 
 
@@ -150,14 +150,21 @@ def answer(
     LOG.clear()
     reply = dispatcher.start(_wire.decode(body), Exchange(revision, None))
     assert reply is None or isinstance(reply, bytes)
-    return reply, list(LOG)
+    kind = (reply.kind, reply.code) if isinstance(reply, Reply) else None
+    return (None if reply is None else bytes(reply), kind), list(LOG)
+
+
+def planned(body: bytes, revision: revisions.Revision) -> bool:
+    """Whether the extension plans every entry of ``body`` (running nothing)."""
+    plans = FAST.server.routes.plan(_wire.decode(body), _wire.Shape(revision.structured_output))
+    return plans is not None and plans.complete
 
 
 def same(body: bytes, revision: revisions.Revision) -> bytes | None:
     fast = answer(FAST, body, revision)
     slow = answer(SLOW, body, revision)
     assert fast == slow, (body, revision.version)
-    return fast[0]
+    return fast[0][0]
 
 
 json_values = st.recursive(
@@ -333,8 +340,9 @@ def test_batch_order_of_side_effects() -> None:
             "params": {"name": "add", "arguments": {"a": 5, "b": 5}},
         },
     ]
-    reply, log = answer(FAST, orjson.dumps(entries), R_BATCH)
+    (reply, _), log = answer(FAST, orjson.dumps(entries), R_BATCH)
     assert log == ["add 1 1", "ctx 2", "boom value", "add 5 5"]
+    assert reply is not None
     assert [r["id"] for r in orjson.loads(reply)] == [1, 2, 3, 4, 5]
 
 
@@ -418,32 +426,36 @@ def test_tools_changed_by_a_tool_within_a_batch() -> None:
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(calls=st.lists(call_params(), min_size=1, max_size=5), revision=st.sampled_from(LEGACY))
-def test_whole_batches_routed_or_untouched(calls: list[Any], revision: revisions.Revision) -> None:
-    """``Dispatcher.route`` on a batch (what the HTTP transport tries first) either answers
-    it exactly as ``start`` would, or gives None having run nothing."""
+def test_whole_batches_planned_or_untouched(calls: list[Any], revision: revisions.Revision) -> None:
+    """Planning a batch runs nothing; a batch planned whole answers exactly as the general
+    path does."""
     entries = [
         {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": params}
         for i, params in enumerate(calls)
     ]
     body = _wire.dumps(entries)
     LOG.clear()
-    routed = FAST.route(_wire.decode(body), revision)
-    log = list(LOG)
-    if routed is None:
-        assert log == []
+    plans = FAST.server.routes.plan(_wire.decode(body), _wire.Shape(revision.structured_output))
+    assert LOG == []
+    if plans is None or not plans.complete or not revision.batching:
         return
-    assert (routed, log) == answer(SLOW, body, revision)
+    done = plans.run_all()
+    if isinstance(done, bytes):
+        log = list(LOG)
+        assert ((done, None), log) == answer(SLOW, body, revision)
 
 
-def test_whole_batch_routing_needs_every_entry() -> None:
+def test_whole_batch_planning_needs_every_entry() -> None:
     add = {"name": "add", "arguments": {"a": 1, "b": 2}}
     routable = [{"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": add} for i in (1, 2)]
-    assert FAST.route(_wire.decode(_wire.dumps(routable)), R_BATCH) is not None
-    # Not at a revision without batches, and not with any other entry in the batch.
-    assert FAST.route(_wire.decode(_wire.dumps(routable)), R) is None
+    shape = _wire.Shape(R_BATCH.structured_output)
+    plans = FAST.server.routes.plan(_wire.decode(_wire.dumps(routable)), shape)
+    assert plans is not None and plans.complete
     note = {"jsonrpc": "2.0", "method": "notifications/progress"}
     LOG.clear()
-    assert FAST.route(_wire.decode(_wire.dumps([*routable, note])), R_BATCH) is None
+    plans = FAST.server.routes.plan(_wire.decode(_wire.dumps([*routable, note])), shape)
+    assert plans is not None and not plans.complete
+    assert [plans.planned(i) for i in range(3)] == [True, True, False]
     assert LOG == []
 
 
@@ -594,15 +606,14 @@ def built(lexeme: str) -> Any:
 def reads_itself(
     name: str, params_keys: list[str], arguments: list[tuple[str, str]] | None
 ) -> bool:
-    """Whether the extension must answer a call itself, by the rules ``py_route.rs`` states:
-    ``params`` holds exactly ``name`` (a string naming a routed tool) and ``arguments``, keys
-    and name written without escapes; each argument that names a parameter appears once with
+    """Whether the extension must answer a call itself, by the rules ``plan.rs`` states:
+    ``params`` holds exactly ``name`` (a string naming a routed tool) and ``arguments``, and
+    at most a ``_meta`` object (written ``{}`` here), keys and name written without escapes,
+    none repeated; each argument that names a parameter appears once with
     a value of exactly the parameter's type (or null where None is allowed); every required
     one is there. Other arguments are ignored, unless their key has escapes."""
-    if any("\\" in k for k in params_keys) or sorted(map(json.loads, params_keys)) != [
-        "arguments",
-        "name",
-    ]:
+    keys = sorted(map(json.loads, params_keys)) if not any("\\" in k for k in params_keys) else []
+    if keys not in (["arguments", "name"], ["_meta", "arguments", "name"]):
         return False
     if not name.startswith('"') or "\\" in name or arguments is None:
         return False
@@ -699,7 +710,7 @@ def test_written_calls_match_the_python_path(
     if not edits:
         # The reader neither gives up on a call it can take nor takes one it must not.
         LOG.clear()
-        assert (FAST.route(_wire.decode(body), revision) is not None) == routed, body
+        assert planned(body, revision) == routed, body
     same(edit(body, edits), revision)
 
 
@@ -737,15 +748,13 @@ def test_written_batches_match_the_python_path(
         (b'{"name":"flag","arguments":{"\\u0061":1,"x":false}}', False),
         (b'{"name":"\\u0061dd","arguments":{"a":1,"b":2}}', False),
         (b'{"name":"add","arguments":{"a":1,"a":1,"b":2}}', False),
-        (b'{"name":"add","arguments":{"a":1,"b":2},"_meta":{}}', False),
+        (b'{"name":"add","arguments":{"a":1,"b":2},"_meta":{}}', True),
+        (b'{"name":"add","arguments":{"a":1,"b":2},"task":{}}', False),
     ],
 )
 def test_odd_spellings(params: bytes, routed: bool) -> None:
     body = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":' + params + b"}"
     LOG.clear()
-    reply = FAST.route(_wire.decode(body), R)
-    assert (reply is not None) == routed
-    if reply is None:
-        assert LOG == []
-        reply = answer(FAST, body, R)[0]
-    assert reply == answer(SLOW, body, R)[0]
+    assert planned(body, R) == routed
+    assert LOG == []
+    assert answer(FAST, body, R) == answer(SLOW, body, R)

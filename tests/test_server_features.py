@@ -32,7 +32,7 @@ from inprocess import ListSink, async_test, text, until
 from jetmcp import _wire
 from jetmcp.call import NULL_SINK, Session
 from jetmcp.demo.conformance import JSON_SCHEMA_2020_12
-from jetmcp.dispatch import Dispatcher, Exchange, InFlight
+from jetmcp.dispatch import Dispatcher, Exchange
 from jetmcp.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -42,7 +42,9 @@ from jetmcp.errors import (
     URL_ELICITATION_REQUIRED,
     McpError,
 )
+from jetmcp.inflight import InFlight
 from jetmcp.protocol.revisions import HTTP_DEFAULT, REVISIONS, Revision
+from jetmcp.reply import Reply
 from jetmcp.server import Context, Server
 from jetmcp.server.completion import (
     Completion,
@@ -111,8 +113,8 @@ class Peer:
             answer_cancelled=self.answer_cancelled,
         )
         reply = self.dispatcher.start(_wire.decode(orjson.dumps(message)), ex)
-        if ex.new_session is not None:
-            self.session = ex.new_session
+        if isinstance(reply, Reply) and reply.session is not None:
+            self.session = reply.session
             self.revision = ex.revision
             self.session.outbound = self.outbound
         return reply
@@ -130,7 +132,7 @@ class Peer:
         reply = self.start(message, sink)
         if reply is not None and not isinstance(reply, bytes):
             reply = await reply
-        return None if reply is None else orjson.loads(reply)
+        return None if reply is None else orjson.loads(bytes(reply))
 
     def spawn(
         self, method: str, params: dict[str, Any] | None = None, **kw: Any

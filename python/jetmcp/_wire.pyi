@@ -132,8 +132,8 @@ def encode_batch(replies: list[bytes]) -> bytes:
     replies are not re-validated."""
 
 # Calls of plain tools answered inside the extension (rust/src/py_route.rs, py_plan.rs):
-# Routes.plan -> Plans -> run. ``route``/``route_all``/``route_batch`` (which call back into
-# the dispatcher) are the older way in, kept until the dispatcher uses plans.
+# Routes.plan -> Plans -> run. The extension calls the tool functions and nothing else of
+# Python: what it does not shape itself comes back as an Outcome.
 
 @final
 class ToolRoute:
@@ -207,10 +207,13 @@ class Routes:
 
         Anything else is left to the general path, which produces the exact reply or error.
         A batch is planned as given: refuse the batches a revision does not take first."""
-
-#: ``on_python(tool, raw_id, revision, outcome, failed)``: the reply bytes for a return value
-#: the extension does not write itself (``failed`` False) or an exception (``failed`` True).
-OnPython = Callable[[Any, bytes, Any, Any, bool], bytes]
+    def answer(
+        self, frame: Frame, shape: Shape, headers: Headers | None = None
+    ) -> bytes | Outcome | None:
+        """For a FRAME_SINGLE frame: plan its call as :meth:`plan` would and run it at once
+        (one call instead of ``plan`` then ``Plans.run(0)``). The reply, its
+        :class:`Outcome`, or None when it does not plan (nothing ran; also for any other
+        kind of frame)."""
 
 @final
 class Shape:
@@ -321,37 +324,3 @@ class Plans:
         array), else a list in entry order of each reply's bytes or :class:`Outcome`, for
         Python to shape and join with :func:`encode_batch`. From an entry that no longer
         plans (see :meth:`run`) on, the list holds None: those entries did not run."""
-
-def route(
-    frame: Frame,
-    routes: Routes,
-    revision: Any,
-    structured: bool,
-    on_python: OnPython,
-) -> bytes | None:
-    """For a single message that calls a routed tool: call it and give back the reply. None
-    (and nothing was run) for any other message or any call it is not sure of: ``params``
-    with other members than ``name`` and ``arguments``, an argument not exactly of its
-    parameter's type, a repeated or missing one."""
-
-def route_all(
-    frame: Frame,
-    routes: Routes,
-    revision: Any,
-    structured: bool,
-    on_python: OnPython,
-) -> bytes | None:
-    """For a batch whose entries are all calls of routed tools: call them in order and give
-    back the batch reply. None, and nothing ran, when any entry is something else."""
-
-def route_batch(
-    frame: Frame,
-    routes: Routes,
-    revision: Any,
-    structured: bool,
-    on_python: OnPython,
-    fallback: Callable[[Entry], Any],
-) -> bytes | list[Any] | None:
-    """Every entry in order: routed calls answered here, every other entry given to
-    ``fallback`` (None: nothing owed; bytes: the reply; anything else: still running). The
-    batch reply, None when nothing is owed, or the list of replies and running entries."""

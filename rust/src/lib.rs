@@ -61,9 +61,6 @@ fn wire_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<py_plan::PyHeaders>()?;
     m.add_class::<py_plan::Plans>()?;
     m.add_class::<py_plan::Outcome>()?;
-    m.add_function(wrap_pyfunction!(py_route::route, m)?)?;
-    m.add_function(wrap_pyfunction!(py_route::route_batch, m)?)?;
-    m.add_function(wrap_pyfunction!(py_route::route_all, m)?)?;
     m.add_function(wrap_pyfunction!(py_frame::decode, m)?)?;
     m.add_function(wrap_pyfunction!(py_encode::dumps, m)?)?;
     m.add_function(wrap_pyfunction!(py_encode::encode_result, m)?)?;

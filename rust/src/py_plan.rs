@@ -286,6 +286,38 @@ pub(crate) fn plan_frame(
     }))
 }
 
+/// A single message planned and run at once (the body of `Routes.answer`): its reply, its
+/// outcome, or None when it does not plan (nothing ran).
+pub(crate) fn answer_single<'py>(
+    routes: &Bound<'py, Routes>,
+    frame: &Bound<'py, PyFrame>,
+    shape: &Bound<'py, Shape>,
+    headers: Option<&Bound<'py, PyHeaders>>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let py = routes.py();
+    let f = frame.get();
+    if f.kind != FrameKind::Single as u8 {
+        return Ok(None);
+    }
+    let [entry] = f.parsed() else {
+        return Ok(None);
+    };
+    let body = f.body(py).as_bytes();
+    let shape = shape.get();
+    let rules = rules(f, shape, headers.map(Bound::get));
+    let Some(plan) = plan_entry(py, body, entry, routes, &mut None, rules)? else {
+        return Ok(None);
+    };
+    let mut reply = None;
+    let ran = call_plan(py, body, shape, 0, &plan, Out::Single(&mut reply));
+    plan.release(py);
+    Ok(match ran? {
+        Ran::Written => reply.map(Bound::into_any),
+        Ran::Outcome(outcome) => Some(outcome.into_any()),
+        Ran::Stale => None,
+    })
+}
+
 /// The rules the entries of `frame` are planned under.
 fn rules<'a>(frame: &PyFrame, shape: &'a Shape, headers: Option<&'a PyHeaders>) -> Rules<'a> {
     let era = shape.era();
@@ -316,6 +348,51 @@ enum Ran<'py> {
     Outcome(Bound<'py, Outcome>),
     /// The tools changed under the plan and the entry no longer plans: nothing ran.
     Stale,
+}
+
+/// Call `plan` (entry `i` of a frame whose body is `body`): its reply, written as `shape`
+/// says, put in `out`, or its outcome.
+fn call_plan<'py>(
+    py: Python<'py>,
+    body: &[u8],
+    shape: &Shape,
+    i: usize,
+    plan: &Plan,
+    out: Out<'_, 'py>,
+) -> PyResult<Ran<'py>> {
+    let route = plan.route.get();
+    let called = call_tool(py, route, &plan.args)?;
+    let raw_id = plan.raw_id.of(body);
+    let (value, failed) = match called {
+        Called::Returned(value) => {
+            if let Some(p) = primitive(route, &value) {
+                let structured = structured(route, shape.structured);
+                let info = shape.server_info.as_deref();
+                match out {
+                    Out::Single(reply) => {
+                        *reply = Some(encode_with(py, |buf| {
+                            encode::write_text_result(buf, raw_id, p, structured, info);
+                            Ok(())
+                        })?);
+                    }
+                    Out::Batch(batch) => {
+                        encode::write_text_result(batch.reply(), raw_id, p, structured, info)
+                    }
+                }
+                return Ok(Ran::Written);
+            }
+            (value, false)
+        }
+        Called::Raised(exc) => (exc, true),
+    };
+    let outcome = Outcome {
+        index: i,
+        tool: tool_of(py, route).unbind(),
+        raw_id: PyBytes::new(py, raw_id).unbind(),
+        value: value.unbind(),
+        failed,
+    };
+    Ok(Ran::Outcome(Bound::new(py, outcome)?))
 }
 
 /// One entry of a batch run by `run_all`.
@@ -398,40 +475,8 @@ impl Plans {
         plan: &Plan,
         out: Out<'_, 'py>,
     ) -> PyResult<Ran<'py>> {
-        let route = plan.route.get();
-        let called = call_tool(py, route, &plan.args)?;
-        let raw_id = plan.raw_id.of(self.frame.get().body(py).as_bytes());
-        let (value, failed) = match called {
-            Called::Returned(value) => {
-                if let Some(p) = primitive(route, &value) {
-                    let shape = self.shape.get();
-                    let structured = structured(route, shape.structured);
-                    let info = shape.server_info.as_deref();
-                    match out {
-                        Out::Single(reply) => {
-                            *reply = Some(encode_with(py, |buf| {
-                                encode::write_text_result(buf, raw_id, p, structured, info);
-                                Ok(())
-                            })?);
-                        }
-                        Out::Batch(batch) => {
-                            encode::write_text_result(batch.reply(), raw_id, p, structured, info)
-                        }
-                    }
-                    return Ok(Ran::Written);
-                }
-                (value, false)
-            }
-            Called::Raised(exc) => (exc, true),
-        };
-        let outcome = Outcome {
-            index: i,
-            tool: tool_of(py, route).unbind(),
-            raw_id: PyBytes::new(py, raw_id).unbind(),
-            value: value.unbind(),
-            failed,
-        };
-        Ok(Ran::Outcome(Bound::new(py, outcome)?))
+        let body = self.frame.get().body(py).as_bytes();
+        call_plan(py, body, self.shape.get(), i, plan, out)
     }
 
     /// Run entry `i` of any frame as a single reply: bytes, outcome or None.

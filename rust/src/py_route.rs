@@ -17,9 +17,8 @@
 //!   the same code as the Python path.
 //!
 //! This module holds the tool table (`Routes`, `ToolRoute`), the reading of arguments and
-//! the call; `Routes.plan` and the `Plans` it gives ([`crate::py_plan`]) are the way in. The
-//! older entry points (`route`, `route_all`, `route_batch`) call back into the dispatcher
-//! (`on_python`, `fallback`) and plan no `_meta`; they stay until the dispatcher uses plans.
+//! the call; `Routes.plan` and the `Plans` it gives ([`crate::py_plan`]) are the way in. It
+//! never calls jetmcp's own Python: only the tool functions.
 
 use std::collections::HashMap;
 use std::os::raw::c_int;
@@ -28,12 +27,12 @@ use std::ptr;
 use pyo3::exceptions::{PyException, PyKeyError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
+use pyo3::types::{PyBool, PyFloat, PyInt, PyString, PyTuple, PyType};
 use pyo3::{PyTraverseError, PyVisit};
 use smallvec::SmallVec;
 
 use crate::cursor::{Cursor, Span};
-use crate::encode::{self, BatchOut, Primitive};
+use crate::encode::{BatchOut, Primitive};
 use crate::frame::{Entry, FrameKind};
 use crate::plan::{self, Era, Headers};
 use crate::py_build::build;
@@ -299,6 +298,19 @@ impl Routes {
         crate::py_plan::plan_frame(slf, frame, shape, headers)
     }
 
+    /// For a single message: plan its call and run it at once (one call instead of
+    /// ``plan`` then ``Plans.run(0)``). Its reply, its :class:`Outcome`, or None when it
+    /// does not plan: nothing ran.
+    #[pyo3(signature = (frame, shape, headers = None))]
+    fn answer<'py>(
+        slf: &Bound<'py, Self>,
+        frame: &Bound<'py, PyFrame>,
+        shape: &Bound<'py, Shape>,
+        headers: Option<&Bound<'py, PyHeaders>>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        crate::py_plan::answer_single(slf, frame, shape, headers)
+    }
+
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
         for route in self.map.values() {
             visit.call(route)?;
@@ -539,173 +551,9 @@ pub(crate) fn tool_of<'py>(py: Python<'py>, route: &ToolRoute) -> Bound<'py, PyA
     route.tool.bind(py).clone()
 }
 
-/// Run a plan of the older entry points and append the reply to `out`: written here for a
-/// primitive return value, else made by `on_python`.
-fn run(
-    py: Python<'_>,
-    body: &[u8],
-    plan: Plan,
-    revision: &Bound<'_, PyAny>,
-    revision_structured: bool,
-    on_python: &Bound<'_, PyAny>,
-    out: &mut Vec<u8>,
-) -> PyResult<()> {
-    let route = plan.route.get();
-    let raw_id = plan.raw_id.of(body);
-    let (outcome, failed) = match call_tool(py, route, &plan.args)? {
-        Called::Returned(value) => {
-            if let Some(p) = primitive(route, &value) {
-                let structured = structured(route, revision_structured);
-                encode::write_text_result(out, raw_id, p, structured, None);
-                return Ok(());
-            }
-            (value, false)
-        }
-        Called::Raised(exc) => (exc, true),
-    };
-    let reply = on_python.call1((
-        route.tool.bind(py),
-        PyBytes::new(py, raw_id),
-        revision,
-        outcome,
-        failed,
-    ))?;
-    out.extend_from_slice(reply.cast::<PyBytes>()?.as_bytes());
-    Ok(())
-}
-
-/// The rules of the older entry points: legacy, no `_meta`.
-const ROUTE_RULES: Rules<'static> = Rules {
-    era: Era::Legacy,
-    meta: false,
-    headers: None,
-    in_batch: false,
-};
-
 /// A batch reply's buffer (replies run a little longer than the requests they answer).
 pub(crate) fn batch_out(body: &[u8]) -> BatchOut {
     BatchOut::with_capacity(body.len() * 3 / 2 + 64)
-}
-
-/// For a single message: its reply when it is a call of a routed tool (answered here),
-/// else None, and nothing was run. `structured` is the revision's `structured_output`;
-/// `on_python(tool, raw_id, revision, outcome, failed)` gives the reply bytes for a
-/// return value not written here (`failed` False) or an exception (`failed` True).
-#[pyfunction]
-pub fn route<'py>(
-    py: Python<'py>,
-    frame: &Bound<'py, PyFrame>,
-    routes: &Bound<'py, Routes>,
-    revision: &Bound<'py, PyAny>,
-    structured: bool,
-    on_python: &Bound<'py, PyAny>,
-) -> PyResult<Option<Bound<'py, PyBytes>>> {
-    let frame = frame.get();
-    let [entry] = frame.parsed() else {
-        return Ok(None);
-    };
-    let body = frame.body(py).as_bytes();
-    let Some(plan) = plan_entry(py, body, entry, routes, &mut None, ROUTE_RULES)? else {
-        return Ok(None);
-    };
-    let mut out = Vec::with_capacity(256);
-    run(py, body, plan, revision, structured, on_python, &mut out)?;
-    Ok(Some(PyBytes::new(py, &out)))
-}
-
-/// For a batch whose entries are all calls of routed tools: call them in order and give
-/// back the whole batch reply. None, and nothing was run, when any entry is something else
-/// (the caller then serves the batch the general way). Arguments are as for [`route`].
-#[pyfunction]
-pub fn route_all<'py>(
-    py: Python<'py>,
-    frame: &Bound<'py, PyFrame>,
-    routes: &Bound<'py, Routes>,
-    revision: &Bound<'py, PyAny>,
-    structured: bool,
-    on_python: &Bound<'py, PyAny>,
-) -> PyResult<Option<Bound<'py, PyBytes>>> {
-    let frame = frame.get();
-    let body = frame.body(py).as_bytes();
-    let entries = frame.parsed();
-    if entries.is_empty() {
-        return Ok(None);
-    }
-    // Every plan first: planning runs no user code, so giving up midway leaves no trace.
-    let mut plans = Vec::with_capacity(entries.len());
-    let mut memo: Memo<'_, 'py> = None;
-    for entry in entries {
-        match plan_entry(py, body, entry, routes, &mut memo, ROUTE_RULES)? {
-            Some(p) => plans.push(p),
-            None => return Ok(None),
-        }
-    }
-    let mut out = batch_out(body);
-    for p in plans {
-        run(py, body, p, revision, structured, on_python, out.reply())?;
-    }
-    Ok(Some(PyBytes::new(py, &out.finish())))
-}
-
-/// Every entry of a batch in order: calls of routed tools answered here, every other
-/// entry given to `fallback(entry)`, which answers None (nothing owed), bytes, or
-/// anything else for an entry still running. Gives back the whole batch reply, None when
-/// nothing is owed, or, when some entry is still running, the list of the replies and
-/// running entries in order for the caller to finish.
-#[pyfunction]
-pub fn route_batch<'py>(
-    py: Python<'py>,
-    frame: &Bound<'py, PyFrame>,
-    routes: &Bound<'py, Routes>,
-    revision: &Bound<'py, PyAny>,
-    structured: bool,
-    on_python: &Bound<'py, PyAny>,
-    fallback: &Bound<'py, PyAny>,
-) -> PyResult<Option<Bound<'py, PyAny>>> {
-    let frame = frame.get();
-    let body = frame.body(py).as_bytes();
-    let mut out = batch_out(body);
-    let mut memo: Memo<'_, 'py> = None;
-    // Each reply's place in `out`, or an entry still running.
-    let mut slots: Vec<Result<(usize, usize), Bound<'py, PyAny>>> = Vec::new();
-    let mut running = false;
-    for (i, entry) in frame.parsed().iter().enumerate() {
-        if let Some(plan) = plan_entry(py, body, entry, routes, &mut memo, ROUTE_RULES)? {
-            let buf = out.reply();
-            let start = buf.len();
-            run(py, body, plan, revision, structured, on_python, buf)?;
-            slots.push(Ok((start, out.len())));
-            continue;
-        }
-        let item = frame.entry_list(py)?.get_item(i)?;
-        let answer = fallback.call1((item,))?;
-        if answer.is_none() {
-            continue;
-        }
-        if let Ok(bytes) = answer.cast::<PyBytes>() {
-            let buf = out.reply();
-            let start = buf.len();
-            buf.extend_from_slice(bytes.as_bytes());
-            slots.push(Ok((start, out.len())));
-        } else {
-            running = true;
-            slots.push(Err(answer));
-        }
-    }
-    if running {
-        let list = PyList::empty(py);
-        for slot in slots {
-            match slot {
-                Ok((start, end)) => list.append(PyBytes::new(py, &out.bytes()[start..end]))?,
-                Err(pending) => list.append(pending)?,
-            }
-        }
-        return Ok(Some(list.into_any()));
-    }
-    if slots.is_empty() {
-        return Ok(None);
-    }
-    Ok(Some(PyBytes::new(py, &out.finish()).into_any()))
 }
 
 /// Whether `frame` is one message or a non-empty array (the frames that can be planned).

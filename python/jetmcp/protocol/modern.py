@@ -29,8 +29,6 @@ from jetmcp.errors import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
-    MISSING_CLIENT_CAPABILITY,
-    PARSE_ERROR,
     UNSUPPORTED_PROTOCOL_VERSION,
     McpError,
 )
@@ -168,6 +166,30 @@ class RoutingHeaders:
                 repeated.append(key)
             found[lower] = value
         params = {k[len("mcp-param-") :]: v for k, v in found.items() if k.startswith("mcp-param-")}
+        return cls(
+            found.get("mcp-protocol-version"),
+            found.get("mcp-method"),
+            found.get("mcp-name"),
+            params,
+            tuple(repeated),
+        )
+
+    @classmethod
+    def from_map(cls, headers: Any) -> RoutingHeaders:
+        """Pick the MCP headers out of a header map whose names are lower-case and which
+        gives every value of a name (``keys()``, ``get_all(name)``: Granian's, or the ASGI
+        adapter's): only the few ``mcp-`` names are looked at twice."""
+        found: dict[str, str] = {}
+        repeated: list[str] = []
+        for key in headers.keys():  # noqa: SIM118 (granian's map has keys(), no iteration)
+            if key.startswith("mcp-"):
+                values = headers.get_all(key)
+                if not values:
+                    continue  # unreadable: as if absent
+                if len(values) > 1:
+                    repeated.append(key)
+                found[key] = values[-1]
+        params = {k[10:]: v for k, v in found.items() if k.startswith("mcp-param-")}
         return cls(
             found.get("mcp-protocol-version"),
             found.get("mcp-method"),
@@ -365,25 +387,6 @@ def check_method(method: str, *, in_batch: bool = False) -> None:
         raise McpError(INVALID_REQUEST, f"Invalid Request: {method} cannot be batched")
 
 
-# ---------------------------------------------------------------------------- HTTP status
-
-_STATUS: dict[int, int] = {
-    PARSE_ERROR: 400,
-    INVALID_REQUEST: 400,
-    INVALID_PARAMS: 400,
-    METHOD_NOT_FOUND: 404,
-    HEADER_MISMATCH: 400,
-    MISSING_CLIENT_CAPABILITY: 400,
-    UNSUPPORTED_PROTOCOL_VERSION: 400,
-}
-
-
-def http_status(code: int) -> int:
-    """The HTTP status of a single 2026-07-28 error reply with this JSON-RPC code (client
-    errors 400, unknown method 404, anything else 200)."""
-    return _STATUS.get(code, 200)
-
-
 __all__ = [
     "BATCH_EXTENSION",
     "METHODS",
@@ -399,7 +402,6 @@ __all__ = [
     "check_version",
     "decode_value",
     "has_modern_meta",
-    "http_status",
     "is_modern_version",
     "unsupported_version",
     "values_match",

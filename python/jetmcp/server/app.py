@@ -109,6 +109,16 @@ class Server(Serving):
     (see :mod:`jetmcp.server.state`).
     """
 
+    #: The attributes ``serverInfo`` is made of: setting one counts as an identity change.
+    _IDENTITY = frozenset({"name", "version", "title", "website_url", "icons"})
+    #: Counts identity changes (what caches of ``serverInfo`` check).
+    identity = 0
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in Server._IDENTITY:
+            object.__setattr__(self, "identity", self.identity + 1)
+        object.__setattr__(self, name, value)
+
     def __class_getitem__(cls, item: Any) -> type[Server]:
         # ``Server[State]`` annotations, as ``MCPServer[State]`` is written.
         return cls
@@ -132,6 +142,7 @@ class Server(Serving):
         request_state_ttl: float = DEFAULT_TTL_SECONDS,
         lifespan: Lifespan | None = None,
         mask_error_details: bool = True,
+        fast_paths: bool = True,
         **sdk_options: Any,
     ) -> None:
         if page_size is not None and page_size < 1:
@@ -146,6 +157,11 @@ class Server(Serving):
         #: Unexpected exceptions of tools answer "Error executing tool NAME" (SDK 2.x's
         #: text) instead of their own text; ``ToolError`` and ``McpError`` always show.
         self.mask_error_details = mask_error_details
+        #: The fast paths (calls of plain tools run by the extension, plain arguments and
+        #: primitive results taken without pydantic, listings encoded once). Off, every
+        #: request takes the general path: the same replies, slower (what the differential
+        #: tests compare against).
+        self.fast_paths = fast_paths
         self.name = name if name is not None else "jetmcp"
         self.version = version
         self.instructions = instructions
@@ -506,8 +522,9 @@ class Server(Serving):
         :meth:`tool`."""
         tool = fn if isinstance(fn, Tool) else Tool(fn, **kw)
         tool.mask_errors = self.mask_error_details
+        tool.fast = self.fast_paths
         self._tools[tool.name] = tool
-        if tool.route is not None:
+        if tool.route is not None and self.fast_paths:
             self.routes[tool.name] = tool.route
         else:
             self.routes.pop(tool.name)
@@ -707,7 +724,12 @@ class Server(Serving):
         """A ``*/list`` result: a page of ``kind``'s listing under ``field``, with the caching
         hints where the revision has them."""
         revision = call.revision
-        if not revision.cache_hints and self.page_size is None and params.get("cursor") is None:
+        if (
+            self.fast_paths
+            and not revision.cache_hints
+            and self.page_size is None
+            and params.get("cursor") is None
+        ):
             # The whole listing, the same for every caller at this revision: encoded once.
             key = (kind, revision.version)
             whole = self._list_results.get(key)

@@ -232,14 +232,15 @@ class Arguments:
     #: skip it; anything else goes through the model.
     plain: tuple[tuple[str, type, Any, bool], ...] | None = None
 
-    def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        """Validated keyword arguments for the function (a fresh dict).
+    def validate(self, arguments: dict[str, Any], fast: bool = True) -> dict[str, Any]:
+        """Validated keyword arguments for the function (a fresh dict); ``fast`` False
+        takes the model even for plain arguments.
 
         Raises ``pydantic.ValidationError``. Clients that send a JSON-encoded list or object as
         a string (some do) are retried with the string parsed, as the official SDK does.
         """
         plain = self.plain
-        if plain is not None:
+        if plain is not None and fast:
             values: dict[str, Any] = {}
             for name, kind, default, nullable in plain:
                 value = arguments.get(name, _REQUIRED)

@@ -94,6 +94,7 @@ class Tool:
         "context_param",
         "defer_task",
         "description",
+        "fast",
         "fn",
         "icons",
         "input_schema",
@@ -175,6 +176,9 @@ class Tool:
         #: Whether unexpected exceptions answer "Error executing tool NAME" only (the
         #: server sets it from its ``mask_error_details``).
         self.mask_errors = False
+        #: Whether the fast twins of the general path may be taken (the server's
+        #: ``fast_paths``): plain arguments and primitive results without pydantic.
+        self.fast = True
         #: How the extension calls this tool by itself (see :meth:`_route`); None when the
         #: Python path must.
         self.route: _wire.ToolRoute | None = self._route()
@@ -252,7 +256,7 @@ class Tool:
         ``isError: true``; an ``McpError`` raised by the tool is a JSON-RPC error instead.
         """
         try:
-            kwargs = self.arguments.validate(arguments)
+            kwargs = self.arguments.validate(arguments, self.fast)
         except ValidationError as exc:
             return error_result(
                 f"Invalid arguments for tool {self.name}: {validation_message(exc)}"
@@ -295,7 +299,7 @@ class Tool:
     def shape(self, value: Any, revision: Revision) -> dict[str, Any]:
         """The ``tools/call`` result for a return value."""
         kind = type(value)
-        if kind is int or kind is str or kind is bool:
+        if self.fast and (kind is int or kind is str or kind is bool):
             # The usual primitive returns, shaped as the general path below would.
             output = self.output
             if output is None or output.fast_type is kind:

@@ -54,6 +54,9 @@ class _Headers:
     def items(self) -> Any:
         return self._map.items()
 
+    def keys(self) -> Any:
+        return self._map.keys()
+
     def __contains__(self, name: object) -> bool:
         return name in self._map
 
@@ -221,7 +224,7 @@ def shared_lifespan(server: Server) -> SharedLifespan:
     found = getattr(server, "_shared_lifespan", None)
     if found is None:
         found = SharedLifespan(server)
-        server._shared_lifespan = found  # type: ignore[attr-defined]
+        server._shared_lifespan = found
     return found
 
 

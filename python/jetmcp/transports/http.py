@@ -21,19 +21,40 @@ import contextlib
 import logging
 import signal
 import time
-from collections.abc import Callable, Coroutine
+import types
+from collections.abc import Callable, Coroutine, Generator
 from typing import TYPE_CHECKING, Any
 
 from jetmcp import _wire
 from jetmcp.call import NULL_SINK, Session, Sink
 from jetmcp.deadlines import STOP_SHUTDOWN
-from jetmcp.dispatch import Dispatcher, Exchange
+from jetmcp.dispatch import Dispatcher, Exchange, Started
 from jetmcp.errors import INTERNAL_ERROR, INVALID_REQUEST, SERVER_ERROR
 from jetmcp.protocol import modern, revisions
+from jetmcp.reply import Reply
 from jetmcp.server.app import Server
 from jetmcp.server.lifespan import LifespanScope
 from jetmcp.sessions import MemorySessionStore, SessionLimit, SessionStore, new_session_id
 from jetmcp.settings import Settings
+from jetmcp.transports._http import (
+    ACCEPT_SSE,
+    GONE,
+    JSON_HEADERS,
+    RETRY_AFTER,
+    HttpError,
+    accept_flags,
+    check_length,
+    header,
+    incomplete_body,
+    length_refusal,
+    length_verdict,
+    method_not_allowed,
+    post_flags,
+    post_refusal,
+    reply_status,
+    status_headers,
+    unreadable,
+)
 from jetmcp.transports.origin import OriginGuard
 from jetmcp.transports.sse import (
     SSE_HEADERS,
@@ -48,74 +69,17 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("jetmcp.http")
 
-_JSON = [("content-type", "application/json")]
-#: Sent with the 429s and 503s of the caps: the refusals that a later retry may get past.
-RETRY_AFTER = ("retry-after", "1")
+_JSON = JSON_HEADERS
 _monotonic = time.monotonic
 _decode = _wire.decode
 _FRAME_SINGLE = _wire.FRAME_SINGLE
 _FRAME_PARSE_ERROR = _wire.FRAME_PARSE_ERROR
 #: ``MCP-Protocol-Version`` values that name a legacy revision exactly as written.
 _LEGACY_EXACT: dict[str, revisions.Revision] = {r.version: r for r in revisions.LEGACY}
+#: ... and those that name a 2026-07-28-era revision exactly.
+_MODERN_EXACT = frozenset(r.version for r in revisions.MODERN)
 _encode_error = _wire.encode_error
-# A write to a stream whose client is gone (granian's RSGIProtocolClosed is a RuntimeError).
-_GONE = (RuntimeError, OSError)
-
-#: What an ``Accept`` header allows: JSON replies, SSE replies.
-ACCEPT_JSON = 1
-ACCEPT_SSE = 2
-
-
-class HttpError(Exception):
-    """Ends a request early with a status and an id-less JSON-RPC error body (and
-    ``headers`` besides the content type, e.g. ``Retry-After``)."""
-
-    def __init__(
-        self, status: int, code: int, message: str, headers: list[tuple[str, str]] | None = None
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.message = message
-        self.headers = headers
-
-
-def accept_flags(accept: str | None) -> int:
-    """``ACCEPT_JSON | ACCEPT_SSE`` as ``accept`` allows (media ranges count, ``q=0`` is a
-    refusal). No header at all allows JSON only: the spec has clients list both, so one that
-    lists nothing is not listening for a stream."""
-    if accept is None:
-        return ACCEPT_JSON
-    flags = 0
-    for part in accept.split(","):
-        media, _, params = part.partition(";")
-        media = media.strip().lower()
-        if params and _q_zero(params):
-            continue
-        if media == "application/json" or media == "application/*":
-            flags |= ACCEPT_JSON
-        elif media == "text/event-stream" or media == "text/*":
-            flags |= ACCEPT_SSE
-        elif media == "*/*":
-            flags |= ACCEPT_JSON | ACCEPT_SSE
-    return flags
-
-
-def _q_zero(params: str) -> bool:
-    for param in params.split(";"):
-        name, _, value = param.partition("=")
-        if name.strip().lower() == "q":
-            try:
-                return float(value.strip()) == 0.0
-            except ValueError:
-                return False
-    return False
-
-
-def _is_json(content_type: str | None) -> bool:
-    if content_type is None:
-        return False
-    return content_type.split(";", 1)[0].strip().lower() == "application/json"
+_GONE = GONE
 
 
 class McpHttpApp:
@@ -147,10 +111,6 @@ class McpHttpApp:
         )
         #: The shutdown that ends listen subscriptions, kept so it is not collected early.
         self._closing: asyncio.Future[None] | None = None
-        self._accepts: dict[str | None, int] = {}
-        self._post_headers: dict[tuple[str | None, str | None], int] = {}
-        #: ``Content-Length`` values already found within the limit.
-        self._lengths_ok: set[str] = set()
         self._lifespan = LifespanScope(server)
         #: Body reads under way (the future of each, and when it began by :attr:`_clock`),
         #: oldest first: the watch started by :meth:`__rsgi_init__` cancels those past
@@ -186,7 +146,7 @@ class McpHttpApp:
                 method = scope.method
                 if method == "POST":
                     await self._post(scope, proto)
-                elif modern.is_modern_version(_header(headers, "mcp-protocol-version")):
+                elif modern.is_modern_version(header(headers, "mcp-protocol-version")):
                     # 2026-07-28 has no GET stream and no session to DELETE.
                     method_not_allowed(proto, method, "POST")
                 elif method == "GET" and not self.settings.stateless:
@@ -201,8 +161,7 @@ class McpHttpApp:
             else:
                 proto.response_bytes(404, _JSON, _encode_error(None, INVALID_REQUEST, "Not found"))
         except HttpError as exc:
-            out = _JSON if exc.headers is None else [*_JSON, *exc.headers]
-            proto.response_bytes(exc.status, out, _encode_error(None, exc.code, exc.message))
+            exc.send(proto)
         except Exception:
             # A bug of ours: the client gets a JSON-RPC error, the log (stderr) the detail.
             log.exception("%s %s failed", scope.method, scope.path)
@@ -301,7 +260,7 @@ class McpHttpApp:
                 raise
             raise self._body_refusal() from None
         except RuntimeError:  # granian's RSGIProtocolClosed: the body was cut short
-            raise _incomplete_body() from None
+            raise incomplete_body() from None
         finally:
             watch.pop(reading, None)
         return body
@@ -318,36 +277,14 @@ class McpHttpApp:
             for conn in list(self.legacy.connections.values()):
                 conn.close()
 
-    def accepts(self, accept: str | None) -> int:
-        """:func:`accept_flags`, remembered per header value (clients send the same one)."""
-        flags = self._accepts.get(accept)
-        if flags is None:
-            flags = accept_flags(accept)
-            if len(self._accepts) < 256:
-                self._accepts[accept] = flags
-        return flags
-
     # POST -------------------------------------------------------------------
 
-    def _check_length(self, length: str) -> None:
-        """Raise the 400 or 413 a declared ``Content-Length`` calls for; a value found
-        fine is remembered (``_lengths_ok``), so the POST path checks it with one lookup."""
-        try:
-            size = int(length)
-        except ValueError:
-            size = -1
-        if size < 0:
-            raise HttpError(400, INVALID_REQUEST, "Invalid Content-Length")
-        limit = self.settings.max_body_bytes
-        if size > limit:
-            raise HttpError(413, INVALID_REQUEST, f"Body exceeds {limit} bytes")
-        if len(self._lengths_ok) < 4096:
-            self._lengths_ok.add(length)
-
-    async def _read_body(self, headers: Any, proto: Any) -> bytes:
+    async def read_body(self, headers: Any, proto: Any) -> bytes:
+        """A request's whole body, within ``max_body_bytes`` and ``body_timeout_seconds``
+        (the HTTP errors those call for raised as :class:`HttpError`)."""
         length = headers.get("content-length")
         if length is not None:
-            self._check_length(length)
+            check_length(length, self.settings.max_body_bytes)
             return await self._read_sized(proto)
         return await self._read_chunked(proto)
 
@@ -369,39 +306,20 @@ class McpHttpApp:
         except TimeoutError:
             raise self._body_refusal() from None
         except RuntimeError:
-            raise _incomplete_body() from None
+            raise incomplete_body() from None
         return b"".join(chunks)
-
-    def _post_accepts(self, content_type: str | None, accept: str | None) -> int:
-        """The ``Accept`` flags of a POST whose ``Content-Type`` and ``Accept`` are fine;
-        raises the 415 or 406 otherwise. Remembered per pair of header values."""
-        key = (content_type, accept)
-        flags = self._post_headers.get(key)
-        if flags is not None:
-            return flags
-        if not _is_json(content_type):
-            raise HttpError(415, INVALID_REQUEST, "Content-Type must be application/json")
-        flags = self.accepts(accept)
-        if not flags:
-            raise HttpError(
-                406, INVALID_REQUEST, "Not Acceptable: accept application/json or text/event-stream"
-            )
-        if len(self._post_headers) < 256:
-            self._post_headers[key] = flags
-        return flags
 
     async def _post(self, scope: Any, proto: Any) -> None:
         headers = scope.headers
-        content_type = headers.get("content-type")
-        accept_header = headers.get("accept")
-        accept = self._post_headers.get((content_type, accept_header))
-        if accept is None:
-            accept = self._post_accepts(content_type, accept_header)
+        accept = post_flags(headers.get("content-type"), headers.get("accept"))
+        if accept <= 0:
+            raise post_refusal(accept)
         settings = self.settings
         length = headers.get("content-length")
         if length is not None:
-            if length not in self._lengths_ok:
-                self._check_length(length)
+            verdict = length_verdict(length, settings.max_body_bytes)
+            if verdict:
+                raise length_refusal(verdict, settings.max_body_bytes)
             # _read_sized, inline: every POST pays for this.
             reading = proto()
             watch = self._reading
@@ -413,7 +331,7 @@ class McpHttpApp:
                     raise
                 raise self._body_refusal() from None
             except RuntimeError:  # granian's RSGIProtocolClosed: the body was cut short
-                raise _incomplete_body() from None
+                raise incomplete_body() from None
             finally:
                 watch.pop(reading, None)
         else:
@@ -425,15 +343,15 @@ class McpHttpApp:
             header_rev = _LEGACY_EXACT.get(version)
         else:
             header_rev = None
-            _unreadable(headers, "mcp-protocol-version")
-        if header_rev is None and modern.is_modern_version(version):
+            unreadable(headers, "mcp-protocol-version")
+        if header_rev is None and (version in _MODERN_EXACT or modern.is_modern_version(version)):
             if not _legacy_initialize(frame):
                 await self._post_modern(headers, proto, frame, accept, version)
                 return
             version = None  # the handshake negotiates in its body
 
         session = None
-        session_id = None if settings.stateless else _header(headers, "mcp-session-id")
+        session_id = None if settings.stateless else header(headers, "mcp-session-id")
         if session_id is not None:
             session = await self.store.get(session_id)
             if session is None:
@@ -451,13 +369,6 @@ class McpHttpApp:
         ):
             raise HttpError(400, INVALID_REQUEST, "Missing Mcp-Session-Id header")
 
-        # Calls of plain tools (one, or a batch of nothing else) are answered by the
-        # extension: no stream, no exchange.
-        routed = self.dispatcher.route(frame, revision)
-        if routed is not None:
-            proto.response_bytes(200, _JSON, routed)
-            return
-
         # The reply turns into an SSE stream only if a handler sends something before its
         # result, and only for a client that takes one; otherwise notifications are dropped
         # and server-to-client requests refused (NULL_SINK).
@@ -467,12 +378,17 @@ class McpHttpApp:
             revision,
             session,
             sink,
-            inflight=self.store.inflight(session_id) if session_id is not None else None,
-            answer_cancelled=True,
+            self.store.inflight(session_id) if session_id is not None else None,
+            True,  # answer_cancelled: a POST that carried a request is always answered
         )
         pending = self.dispatcher.start(frame, ex)
+        if type(pending) is bytes:  # the usual answer, given at once
+            if stream is not None:
+                stream.mark_done()
+            proto.response_bytes(200, _JSON, pending)
+            return
         out_headers = _JSON
-        new = ex.new_session
+        new = pending.session if isinstance(pending, Reply) else None
         if new is not None and not settings.stateless:
             new.id = new_session_id()
             new.outbound = SessionStreams(settings)
@@ -490,7 +406,7 @@ class McpHttpApp:
             out_headers = [*_JSON, ("mcp-session-id", new.id)]
             if stream is not None:
                 stream.session_id = new.id
-        await _respond(proto, pending, stream, ex, out_headers)
+        await _respond(proto, pending, stream, out_headers)
 
     async def _post_modern(
         self, headers: Any, proto: Any, frame: _wire.Frame, accept: int, version: Any
@@ -515,11 +431,17 @@ class McpHttpApp:
             revision,
             None,
             stream if stream is not None else NULL_SINK,
-            answer_cancelled=True,
-            headers=modern.RoutingHeaders.from_items(headers.items()),
+            None,
+            True,  # answer_cancelled: a POST that carried a request is always answered
+            headers=modern.RoutingHeaders.from_map(headers),
         )
         pending = self.dispatcher.start(frame, ex)
-        await _respond(proto, pending, stream, ex, _JSON, cancel_on_disconnect=True)
+        if type(pending) is bytes:  # the usual answer, given at once
+            if stream is not None:
+                stream.mark_done()
+            proto.response_bytes(200, _JSON, pending)
+            return
+        await _respond(proto, pending, stream, _JSON, modern=True)
 
     # GET --------------------------------------------------------------------
 
@@ -528,15 +450,15 @@ class McpHttpApp:
         (``Last-Event-ID``)."""
         headers = scope.headers
         accept = headers.get("accept")
-        if accept is not None and not self.accepts(accept) & ACCEPT_SSE:
+        if accept is not None and not accept_flags(accept) & ACCEPT_SSE:
             raise HttpError(406, INVALID_REQUEST, "Not Acceptable: GET serves text/event-stream")
-        session_id = _header(headers, "mcp-session-id")
+        session_id = header(headers, "mcp-session-id")
         if session_id is None:
             raise HttpError(400, INVALID_REQUEST, "Missing Mcp-Session-Id header")
         session = await self.store.get(session_id)
         if session is None:
             raise HttpError(404, INVALID_REQUEST, "Session not found")
-        _revision(_header(headers, "mcp-protocol-version"), session)
+        _revision(header(headers, "mcp-protocol-version"), session)
         hub = session.outbound
         if not isinstance(hub, SessionStreams) or hub.closed:
             raise HttpError(404, INVALID_REQUEST, "Session not found")
@@ -625,7 +547,7 @@ class McpHttpApp:
 
     async def _delete(self, scope: Any, proto: Any) -> None:
         """End the session: its in-flight requests are cancelled, its streams closed."""
-        session_id = _header(scope.headers, "mcp-session-id")
+        session_id = header(scope.headers, "mcp-session-id")
         if session_id is None:
             raise HttpError(400, INVALID_REQUEST, "Missing Mcp-Session-Id header")
         if not await self.store.remove(session_id):
@@ -638,36 +560,6 @@ def _cancelling() -> bool:
     while it is not was cancelled itself, by the body watch."""
     task = asyncio.current_task()
     return task is not None and task.cancelling() > 0
-
-
-def _incomplete_body() -> HttpError:
-    log.debug("a request body ended before its Content-Length (the client closed early)")
-    return HttpError(400, INVALID_REQUEST, "Incomplete body: the connection ended before it")
-
-
-def _header(headers: Any, name: str) -> str | None:
-    """A header's value, None when absent; 400 when present but unreadable (granian hands
-    over a value with bytes outside visible ASCII as absent: it must not count as such)."""
-    value: str | None = headers.get(name)
-    if value is None:
-        _unreadable(headers, name)
-    return value
-
-
-def _unreadable(headers: Any, name: str) -> None:
-    """Raise the 400 for header ``name`` when it was sent but could not be read."""
-    if name in headers:
-        raise HttpError(
-            400, INVALID_REQUEST, f"The {name} header cannot be read: visible ASCII only"
-        )
-
-
-def method_not_allowed(proto: Any, method: str, allow: str) -> None:
-    proto.response_bytes(
-        405,
-        [*_JSON, ("allow", allow)],
-        _encode_error(None, INVALID_REQUEST, f"Method not allowed: {method}"),
-    )
 
 
 def _chained(previous: Any, loop: Any, action: Callable[[], None]) -> Callable[[int, Any], None]:
@@ -708,25 +600,22 @@ def _revision(version: str | None, session: Session | None) -> revisions.Revisio
 
 async def _respond(
     proto: Any,
-    pending: bytes | Coroutine[Any, Any, bytes | None] | None,
+    pending: Started,
     stream: PostStream | None,
-    ex: Exchange,
     headers: list[tuple[str, str]],
     *,
-    cancel_on_disconnect: bool = False,
+    modern: bool = False,
 ) -> None:
     """Send what :meth:`Dispatcher.start` gave back for a POST, awaiting it first when it
     has to wait: the final event of the stream when the reply became one, else a JSON body
-    (202 and none when nothing is owed). ``cancel_on_disconnect`` (2026-07-28) cancels the
-    request, and sends nothing, when the client goes away meanwhile."""
+    with the status its kind calls for (202 and none when nothing is owed). ``modern``
+    (2026-07-28): a failed request says so in its status, and a client that goes away
+    meanwhile cancels the request, which is then answered with nothing."""
     if pending is None or isinstance(pending, bytes):
         reply = pending
     else:
         try:
-            if cancel_on_disconnect:
-                reply = await _unless_disconnected(pending, proto)
-            else:
-                reply = await pending
+            reply = await (_unless_disconnected(pending, proto) if modern else pending)
         except _ClientGone:
             if stream is not None:
                 stream.abandon()
@@ -743,10 +632,8 @@ async def _respond(
     if reply is None:
         proto.response_empty(202, [])
         return
-    status = ex.http_status
-    if status == 503 or status == 429:
-        headers = [*headers, RETRY_AFTER]
-    proto.response_bytes(status, headers, reply)
+    status = reply_status(reply, modern)
+    proto.response_bytes(status, status_headers(status, headers), reply)
 
 
 class _ClientGone(Exception):
@@ -756,30 +643,65 @@ class _ClientGone(Exception):
 async def _unless_disconnected(
     pending: Coroutine[Any, Any, bytes | None], proto: Any
 ) -> bytes | None:
-    """Run ``pending`` to its reply; if the client disconnects first, cancel it (at
-    2026-07-28 closing the response is how a client cancels, and ends a
-    ``subscriptions/listen``), let it unwind, and raise :class:`_ClientGone`."""
-    task = asyncio.ensure_future(pending)
-    watcher = asyncio.ensure_future(proto.client_disconnect())
+    """Run ``pending`` to its reply in this task; if the client disconnects first, cancel
+    it (at 2026-07-28 closing the response is how a client cancels, and ends a
+    ``subscriptions/listen``), let it unwind, and raise :class:`_ClientGone`.
+
+    Its first step runs at once: a reply that needed no waiting costs no watcher. Only once
+    it waits is the disconnect watched, and the watch cancels this very task, so the
+    handler keeps running in the task it started in (what ``asyncio.timeout`` and anyio's
+    cancel scopes inside it rely on)."""
     try:
-        await asyncio.wait((task, watcher), return_when=asyncio.FIRST_COMPLETED)
-    except BaseException:
+        first = pending.send(None)
+    except StopIteration as done:
+        reply: bytes | None = done.value
+        return reply
+    task = asyncio.current_task()
+    assert task is not None
+    gone = False
+
+    def on_gone(watch: asyncio.Future[Any]) -> None:
+        nonlocal gone
+        if watch.cancelled():
+            return
+        watch.exception()  # retrieved: a failed watch means the client is gone too
+        gone = True
         task.cancel()
-        raise
-    finally:
-        watcher.cancel()
-    if task.done():
-        return task.result()
-    if not watcher.cancelled():
-        watcher.exception()  # retrieved: a failed watch means the client is gone too
-    task.cancel()
+
+    watcher = asyncio.ensure_future(proto.client_disconnect())
+    watcher.add_done_callback(on_gone)
     try:
-        await task
+        result: bytes | None = await _resume(pending, first)
+        return result
     except asyncio.CancelledError:
-        current = asyncio.current_task()
-        if current is not None and current.cancelling():
-            raise  # this request is being cancelled too (shutdown): not ours to swallow
-    raise _ClientGone
+        if gone and task.uncancel() == 0:
+            raise _ClientGone from None
+        raise  # this request is being cancelled otherwise too (shutdown): not ours to swallow
+    finally:
+        watcher.remove_done_callback(on_gone)
+        watcher.cancel()
+
+
+@types.coroutine
+def _resume(coro: Coroutine[Any, Any, Any], yielded: Any) -> Generator[Any, Any, Any]:
+    """Go on with a coroutine already stepped once (it yielded ``yielded``), as if it were
+    awaited from its start: what the task sends or throws in goes to it."""
+    while True:
+        try:
+            sent = yield yielded
+        except GeneratorExit:
+            coro.close()
+            raise
+        except BaseException as exc:
+            try:
+                yielded = coro.throw(exc)
+            except StopIteration as done:
+                return done.value
+        else:
+            try:
+                yielded = coro.send(sent)
+            except StopIteration as done:
+                return done.value
 
 
 def _legacy_initialize(frame: _wire.Frame) -> bool:

@@ -25,7 +25,19 @@ from jetmcp.dispatch import Exchange
 from jetmcp.errors import INVALID_REQUEST, SERVER_ERROR
 from jetmcp.inflight import InFlight
 from jetmcp.protocol import revisions
+from jetmcp.reply import Reply
 from jetmcp.sessions import new_session_id
+from jetmcp.transports._http import (
+    ACCEPT_SSE,
+    GONE,
+    JSON_HEADERS,
+    RETRY_AFTER,
+    HttpError,
+    accept_flags,
+    is_json,
+    method_not_allowed,
+    reply_status,
+)
 from jetmcp.transports.sse import SSE_HEADERS, Listener, encode_event, hold_open
 
 if TYPE_CHECKING:
@@ -33,8 +45,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("jetmcp.http_sse")
 
-_JSON = [("content-type", "application/json")]
-_GONE = (RuntimeError, OSError)
+_JSON = JSON_HEADERS
+_GONE = GONE
 #: The revision of a connection before its ``initialize``.
 TRANSPORT_REVISION = revisions.BY_VERSION["2024-11-05"]
 
@@ -92,8 +104,6 @@ class LegacySse:
         return path == self.sse_path or path == self.message_path
 
     async def handle(self, scope: Any, proto: Any) -> None:
-        from jetmcp.transports.http import method_not_allowed
-
         method = scope.method
         if scope.path == self.sse_path:
             if method == "GET":
@@ -108,10 +118,8 @@ class LegacySse:
     # GET: the event stream -----------------------------------------------------------
 
     async def _stream(self, scope: Any, proto: Any) -> None:
-        from jetmcp.transports.http import ACCEPT_SSE, RETRY_AFTER, HttpError
-
         accept = scope.headers.get("accept")
-        if accept is not None and not self.app.accepts(accept) & ACCEPT_SSE:
+        if accept is not None and not accept_flags(accept) & ACCEPT_SSE:
             raise HttpError(406, INVALID_REQUEST, "Not Acceptable: this is a text/event-stream")
         settings = self.settings
         if len(self.connections) >= min(settings.max_sse_streams, settings.max_sessions):
@@ -139,8 +147,6 @@ class LegacySse:
     # POST: the messages --------------------------------------------------------------
 
     async def _message(self, scope: Any, proto: Any) -> None:
-        from jetmcp.transports.http import HttpError, _is_json
-
         query = parse_qs(scope.query_string or "")
         ids = query.get("session_id")
         if not ids:
@@ -149,9 +155,9 @@ class LegacySse:
         if conn is None or conn.closed:
             raise HttpError(404, INVALID_REQUEST, "Session not found")
         headers = scope.headers
-        if not _is_json(headers.get("content-type")):
+        if not is_json(headers.get("content-type")):
             raise HttpError(415, INVALID_REQUEST, "Content-Type must be application/json")
-        body = await self.app._read_body(headers, proto)
+        body = await self.app.read_body(headers, proto)
         settings = self.settings
         frame = _wire.decode(body, settings.max_depth, settings.max_batch)
         session = conn.session
@@ -163,7 +169,7 @@ class LegacySse:
             outgoing=conn.outgoing,
         )
         pending = self.dispatcher.start(frame, ex)
-        new = ex.new_session
+        new = pending.session if isinstance(pending, Reply) else None
         if new is not None:
             new.id = conn.id
             new.outbound = conn
@@ -171,9 +177,10 @@ class LegacySse:
         if pending is None:
             proto.response_empty(202, [])
         elif isinstance(pending, bytes):
-            if ex.http_status != 200:
+            status = reply_status(pending, False)
+            if status != 200:
                 # A body that could not be read as messages: say so to this POST.
-                proto.response_bytes(ex.http_status, _JSON, pending)
+                proto.response_bytes(status, JSON_HEADERS, pending)
                 return
             await conn.send(pending)
             proto.response_empty(202, [])

@@ -35,6 +35,7 @@ from jetmcp.dispatch import Dispatcher, Exchange
 from jetmcp.errors import INTERNAL_ERROR, INVALID_REQUEST
 from jetmcp.inflight import InFlight
 from jetmcp.protocol import revisions
+from jetmcp.reply import Reply
 from jetmcp.server.app import Server
 from jetmcp.server.lifespan import LifespanScope
 from jetmcp.settings import Settings
@@ -387,8 +388,8 @@ class StdioServer:
             if frame.kind == _wire.FRAME_SINGLE and entries[0].kind == _wire.REQUEST:
                 sink.write(_wire.encode_error(entries[0].raw_id, INTERNAL_ERROR, "Internal error"))
             return
-        if ex.new_session is not None:
-            self.session = ex.new_session
+        if isinstance(reply, Reply) and reply.session is not None:
+            self.session = reply.session
             self.session.outbound = sink
         if reply is None:
             return

@@ -1,0 +1,464 @@
+"""The era runners: how one JSON-RPC entry is served in the legacy era (2024-11-05 ..
+2025-11-25: an ``initialize`` handshake, sessions) and in the stateless one (2026-07-28:
+every request checked on its own, results completed with ``resultType`` and the server's
+identity).
+
+Both share one skeleton (:class:`Runner`): the params checked, the handler looked up in the
+runner's own method table (its built-in methods, then the server's handlers, for the methods
+the revision table says the revision has), the call, the result encoded, a failure mapped to
+an error reply. :class:`~jetmcp.dispatch.Dispatcher` picks the runner from the revision once
+per body; this module is the only place besides the revision table that tells the eras
+apart.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any
+
+from orjson import loads
+
+from jetmcp import _wire
+from jetmcp.call import (
+    LOG_RANK,
+    META_PROTOCOL_VERSION,
+    Call,
+    EncodedResult,
+    Handler,
+    Outgoing,
+)
+from jetmcp.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    McpError,
+)
+from jetmcp.inflight import is_request_id
+from jetmcp.protocol import modern, revisions
+from jetmcp.protocol.revisions import Revision
+from jetmcp.reply import FAILED, OK, Reply
+
+if TYPE_CHECKING:
+    from jetmcp.call import Session
+    from jetmcp.dispatch import Dispatcher, Exchange
+
+log = logging.getLogger("jetmcp")
+
+_REQUEST = _wire.REQUEST
+_NOTIFICATION = _wire.NOTIFICATION
+_RESPONSE = _wire.RESPONSE
+_encode_result = _wire.encode_result
+_encode_error = _wire.encode_error
+_dumps = _wire.dumps
+#: The ``_meta`` key that makes a stdio request a 2026-07-28 one, as it stands in the bytes.
+_MODERN_KEY = f'"{META_PROTOCOL_VERSION}"'.encode()
+
+
+class Pending:
+    """A handler's awaitable, with what its reply needs once it settles: the revision it
+    runs at and the runner that encodes it."""
+
+    __slots__ = ("awaitable", "revision", "runner")
+
+    def __init__(self, awaitable: Awaitable[Any], revision: Revision, runner: Runner) -> None:
+        self.awaitable = awaitable
+        self.revision = revision
+        self.runner = runner
+
+
+#: What serving one entry gives: its reply now, a pending handler, or nothing owed.
+Served = bytes | Pending | None
+
+
+class Runner:
+    """The skeleton of one era: see the module docstring."""
+
+    __slots__ = ("builtins", "dispatcher", "server")
+
+    def __init__(self, dispatcher: Dispatcher) -> None:
+        self.dispatcher = dispatcher
+        self.server = dispatcher.server
+        #: Methods this runner answers itself, before the server's handlers.
+        self.builtins: dict[str, Handler] = {}
+
+    # -- what each era decides ----------------------------------------------------------
+
+    def prepare(
+        self, method: str, raw_id: bytes, params: dict[str, Any], ex: Exchange, in_batch: bool
+    ) -> tuple[Handler, Call]:
+        """Check a request the era's way and find its handler (McpError when refused)."""
+        raise NotImplementedError
+
+    def encode(self, raw_id: bytes, result: dict[str, Any], revision: Revision) -> bytes:
+        """A handler's result as the reply bytes."""
+        raise NotImplementedError
+
+    def shape(self, revision: Revision) -> _wire.Shape:
+        """How the extension writes the results of planned calls at ``revision``."""
+        raise NotImplementedError
+
+    def notification(self, entry: _wire.Entry, ex: Exchange) -> None:
+        """Act on a client notification (never fails: nothing is owed for one)."""
+
+    def response(self, entry: _wire.Entry, ex: Exchange) -> None:
+        """Take a client's answer to a server-to-client request."""
+
+    # -- the skeleton -------------------------------------------------------------------
+
+    def entry(self, entry: _wire.Entry, ex: Exchange, in_batch: bool) -> Served:
+        kind = entry.kind
+        if kind == _REQUEST:
+            return self.request(entry, ex, in_batch)
+        if kind == _NOTIFICATION:
+            self.notification(entry, ex)
+            return None
+        if kind == _RESPONSE:
+            self.response(entry, ex)
+            return None
+        return _encode_error(entry.raw_id, INVALID_REQUEST, f"Invalid Request: {entry.reason}")
+
+    def request(
+        self,
+        entry: _wire.Entry,
+        ex: Exchange,
+        in_batch: bool,
+        params: dict[str, Any] | None = None,
+    ) -> Served:
+        """Serve one request (``params`` when the caller already built them)."""
+        # The hot path of every request: each line here is paid once per entry.
+        raw_id: bytes = entry.raw_id  # type: ignore[assignment]  # a REQUEST has both
+        method: str = entry.method  # type: ignore[assignment]
+        try:
+            if params is None:
+                params = _params(entry)
+            handler, call = self.prepare(method, raw_id, params, ex, in_batch)
+            result = handler(params, call)
+            if isinstance(result, dict):
+                return self.encode(raw_id, result, call.revision)
+            return Pending(result, call.revision, self)
+        except McpError as exc:
+            return self.error(raw_id, exc, not in_batch)
+        except Exception:
+            log.exception("handler for %s failed", method)
+            return self.internal_error(raw_id, not in_batch)
+
+    def outcome(self, outcome: _wire.Outcome, revision: Revision, single: bool) -> bytes:
+        """The reply to a planned call the extension did not shape itself: a return value
+        other than a plain ``int``/``str``/``bool``, or an exception."""
+        raw_id = outcome.raw_id
+        tool = outcome.tool
+        try:
+            if outcome.failed:
+                result = tool.failure(outcome.value, revision)
+            else:
+                result = tool.shape(outcome.value, revision)
+            return self.encode(raw_id, result, revision)
+        except McpError as exc:
+            return self.error(raw_id, exc, single)
+        except Exception:
+            log.exception("handler for tools/call failed")
+            return self.internal_error(raw_id, single)
+
+    def error(self, raw_id: bytes, exc: McpError, single: bool) -> bytes:
+        """The error reply for ``exc``; a :class:`~jetmcp.dispatch.Reply` that says it
+        failed when it answers the body's only request."""
+        try:
+            if exc.has_data:
+                body = _encode_error(raw_id, exc.code, exc.message, exc.data)
+            else:
+                body = _encode_error(raw_id, exc.code, exc.message)
+        except (TypeError, ValueError, OverflowError):
+            # A code past 64 bits or data JSON cannot carry: the request is still answered.
+            log.warning("error reply for %r could not be encoded", exc, exc_info=True)
+            return self.internal_error(raw_id, single)
+        return _failed(body, exc.code) if single else body
+
+    def internal_error(self, raw_id: bytes, single: bool) -> bytes:
+        body = _encode_error(raw_id, INTERNAL_ERROR, "Internal error")
+        return _failed(body, INTERNAL_ERROR) if single else body
+
+    def lookup(self, method: str, revision: Revision) -> Handler:
+        """The handler of ``method``: this runner's own, else the server's, for a method
+        the revision has (-32601 otherwise)."""
+        handler = self.builtins.get(method)
+        if handler is None:
+            if revision.serves(method):
+                handler = self.server.handlers.get(method)
+            if handler is None:
+                raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
+        return handler
+
+
+def _failed(body: bytes, code: int) -> bytes:
+    return Reply(body, FAILED, code)
+
+
+def _params(entry: _wire.Entry) -> dict[str, Any]:
+    params = entry.params()  # None when absent
+    if params is None:
+        return {}
+    if type(params) is not dict:  # JSON gives exactly dict or list
+        raise McpError(INVALID_PARAMS, "Invalid params: must be an object")
+    return params
+
+
+# ---------------------------------------------------------------------------- legacy
+
+
+class LegacyRunner(Runner):
+    """2024-11-05 .. 2025-11-25: ``initialize`` opens a session (its revision, the client's
+    capabilities); requests run within it, or without one at the revision the transport
+    chose; server-to-client requests and their answers stay within the client's scope."""
+
+    __slots__ = ("modern",)
+
+    def __init__(self, dispatcher: Dispatcher, modern_runner: ModernRunner) -> None:
+        super().__init__(dispatcher)
+        #: Where a stdio request that names a ``_meta`` protocol version goes.
+        self.modern = modern_runner
+        self.builtins = {"ping": self._ping, "logging/setLevel": self._set_level}
+
+    def request(
+        self,
+        entry: _wire.Entry,
+        ex: Exchange,
+        in_batch: bool,
+        params: dict[str, Any] | None = None,
+    ) -> Served:
+        method = entry.method
+        if ex.sniff_meta or method == "initialize":
+            raw_id: bytes = entry.raw_id  # type: ignore[assignment]  # a REQUEST has both
+            try:
+                params = _params(entry)
+                if ex.sniff_meta and modern.has_modern_meta(params):
+                    # stdio: this request is a 2026-07-28 one, whatever the session.
+                    return self.modern.request(entry, ex, in_batch, params)
+                if method == "initialize":
+                    if in_batch:
+                        raise McpError(
+                            INVALID_REQUEST, "Invalid Request: initialize must not be batched"
+                        )
+                    return self._initialize(raw_id, params, ex)
+            except McpError as exc:
+                return self.error(raw_id, exc, not in_batch)
+        return super().request(entry, ex, in_batch, params)
+
+    def prepare(
+        self, method: str, raw_id: bytes, params: dict[str, Any], ex: Exchange, in_batch: bool
+    ) -> tuple[Handler, Call]:
+        handler = self.lookup(method, ex.revision)
+        call = Call(
+            method,
+            raw_id,
+            ex.revision,
+            ex.session,
+            ex.sink,
+            params.get("_meta"),
+            self._outgoing(ex),
+        )
+        return handler, call
+
+    def encode(self, raw_id: bytes, result: dict[str, Any], revision: Revision) -> bytes:
+        if type(result) is EncodedResult:
+            return _encode_result(raw_id, result.json)
+        return _encode_result(raw_id, result)
+
+    def shape(self, revision: Revision) -> _wire.Shape:
+        return _wire.Shape(revision.structured_output)
+
+    def _outgoing(self, ex: Exchange) -> Outgoing:
+        """The server-to-client requests of the client that sent ``ex``."""
+        if ex.outgoing is not None:
+            return ex.outgoing
+        session = ex.session
+        return session.outgoing if session is not None else self.dispatcher.outgoing
+
+    # -- the handshake and the built-in methods -------------------------------------------
+
+    def _initialize(self, raw_id: bytes, params: dict[str, Any], ex: Exchange) -> bytes:
+        revision = revisions.negotiate(params.get("protocolVersion"))
+        session = self._new_session(revision, params)
+        server = self.server
+        server.sessions.add(session)
+        ex.revision = revision
+        ex.session = session
+        result: dict[str, Any] = {
+            "protocolVersion": revision.version,
+            "capabilities": server.capabilities(revision),
+            "serverInfo": server.server_info(revision),
+        }
+        instructions = server.instructions
+        if instructions and revision.instructions:
+            result["instructions"] = instructions
+        return Reply(_encode_result(raw_id, result), OK, session=session)
+
+    def _new_session(self, revision: Revision, params: dict[str, Any]) -> Session:
+        """The session an ``initialize`` opens; -32602 when the client data it would keep
+        (capabilities and clientInfo, as JSON) is over ``max_client_data_bytes``."""
+        from jetmcp.call import Session
+
+        caps = params.get("capabilities")
+        info = params.get("clientInfo")
+        session = Session(
+            None,
+            revision,
+            caps if isinstance(caps, dict) else {},
+            info if isinstance(info, dict) else {},
+        )
+        size = session.client_data_size
+        limit = self.dispatcher.max_client_data_bytes
+        if size > limit:
+            raise McpError(
+                INVALID_PARAMS,
+                f"Invalid params: capabilities and clientInfo take {size} bytes; this server "
+                f"keeps at most {limit} per session",
+            )
+        return session
+
+    def _ping(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+        return {}
+
+    def _set_level(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+        level = params.get("level")
+        if not isinstance(level, str) or level not in LOG_RANK:
+            raise McpError(INVALID_PARAMS, f"Invalid params: unknown log level {level!r}")
+        if call.session is not None:
+            call.session.log_level = level
+        return {}
+
+    # -- what the client sends without asking ---------------------------------------------
+
+    def notification(self, entry: _wire.Entry, ex: Exchange) -> None:
+        method = entry.method
+        if method == "notifications/initialized":
+            if ex.session is not None:
+                ex.session.initialized = True
+        elif method == "notifications/cancelled":
+            cancel(entry, ex)
+        # Other notifications (progress, roots/list_changed, unknown ones) need no action.
+
+    def response(self, entry: _wire.Entry, ex: Exchange) -> None:
+        # An answer to one of our server-to-client requests; nothing is owed back. It is
+        # looked up only among the requests of this client's own scope.
+        if entry.raw_id is not None and not self._outgoing(ex).resolve(
+            loads(entry.raw_id), entry.is_error, entry.result()
+        ):
+            log.debug("dropped a response that answers no request of its sender")
+
+
+# ---------------------------------------------------------------------------- 2026-07-28
+
+
+class ModernRunner(Runner):
+    """2026-07-28: no session, nothing remembered between requests. Each request is
+    checked on its own in the order of :mod:`jetmcp.protocol.modern` (routing headers,
+    ``_meta``, version, method) and each result completed with ``resultType`` and the
+    server's identity. The server sends no requests (input rounds replace them); a client
+    response, or a notification other than ``notifications/cancelled``, does nothing."""
+
+    __slots__ = ()
+
+    def __init__(self, dispatcher: Dispatcher) -> None:
+        super().__init__(dispatcher)
+        self.builtins = {"server/discover": self._discover}
+
+    def prepare(
+        self, method: str, raw_id: bytes, params: dict[str, Any], ex: Exchange, in_batch: bool
+    ) -> tuple[Handler, Call]:
+        headers = ex.headers
+        if headers is not None:
+            x_headers = self._tool_headers(params) if method == "tools/call" else ()
+            modern.check_headers(headers, method, params, x_headers, in_batch=in_batch)
+        version, meta = modern.check_meta(params)
+        revision = modern.check_version(version)
+        modern.check_method(method, in_batch=in_batch)
+        handler = self.lookup(method, revision)
+        # No session and no server-to-client requests (outgoing None): MRTR replaces them.
+        return handler, Call(method, raw_id, revision, None, ex.sink, meta, None)
+
+    def encode(self, raw_id: bytes, result: dict[str, Any], revision: Revision) -> bytes:
+        server_info = self.dispatcher.shape(revision).server_info
+        return _encode_result(raw_id, result, server_info)
+
+    def shape(self, revision: Revision) -> _wire.Shape:
+        info = _dumps(self.server.server_info(revision))
+        return _wire.Shape(revision.structured_output, info, [r.version for r in revisions.MODERN])
+
+    def notification(self, entry: _wire.Entry, ex: Exchange) -> None:
+        if entry.method == "notifications/cancelled":
+            cancel(entry, ex)
+
+    def _tool_headers(self, params: dict[str, Any]) -> tuple[modern.XHeader, ...]:
+        """The ``x-mcp-header`` properties of the tool a ``tools/call`` names (none for an
+        unknown tool: the handler answers that)."""
+        name = params.get("name")
+        tool = self.server._tools.get(name) if type(name) is str else None
+        return modern.x_mcp_headers(tool.input_schema) if tool is not None else ()
+
+    def _discover(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+        """``server/discover``: every revision served, the capabilities at this one (with
+        the extensions this dispatcher adds), instructions, and caching hints."""
+        server = self.server
+        dispatcher = self.dispatcher
+        caps = server.capabilities(call.revision)
+        if dispatcher.modern_batch:
+            extensions = dict(caps.get("extensions") or {})
+            extensions[modern.BATCH_EXTENSION] = {"maxBatch": dispatcher.max_batch}
+            caps["extensions"] = extensions
+        result: dict[str, Any] = {
+            "supportedVersions": list(modern.SUPPORTED_VERSIONS),
+            "capabilities": caps,
+        }
+        if server.instructions:
+            result["instructions"] = server.instructions
+        hints: dict[str, Any] = {"ttlMs": 0, "cacheScope": "public"}
+        defaults = getattr(server, "cache_defaults", None)
+        if isinstance(defaults, dict):
+            hints.update((k, defaults[k]) for k in ("ttlMs", "cacheScope") if k in defaults)
+        result.update(hints)
+        return result
+
+
+# ---------------------------------------------------------------------------- both eras
+
+
+def cancel(entry: _wire.Entry, ex: Exchange) -> None:
+    """``notifications/cancelled``: stop the requests of the client's scope running under
+    the id it names; malformed params are ignored (nothing is owed for a notification)."""
+    if ex.inflight is None:
+        return
+    try:
+        params = entry.params() if entry.has_params else None
+    except ValueError:  # nested past what entry.params() builds
+        params = None
+    request_id = params.get("requestId") if type(params) is dict else None
+    if not is_request_id(request_id):
+        log.debug("notifications/cancelled ignored: requestId is not a request id")
+        return
+    ex.inflight.cancel(request_id)
+
+
+def carries_modern_meta(frame: _wire.Frame) -> bool:
+    """Whether a request of a batch names a protocol version in ``params._meta`` (stdio's
+    sign of a 2026-07-28 array). The bytes are searched first; only an entry holding the
+    key, or an escape that could spell it, has its params built to be sure."""
+    for entry in frame.entries:
+        if entry.kind != _REQUEST:
+            continue
+        raw = entry.raw()
+        if (_MODERN_KEY in raw or b"\\" in raw) and modern.has_modern_meta(entry.params()):
+            return True
+    return False
+
+
+__all__ = [
+    "LegacyRunner",
+    "ModernRunner",
+    "Pending",
+    "Runner",
+    "Served",
+    "cancel",
+    "carries_modern_meta",
+]

@@ -68,6 +68,7 @@ from jetmcp.settings import (
 if TYPE_CHECKING:
     from jetmcp.server.app import Server
     from jetmcp.server.tools import Tool
+    from jetmcp.sessions.base import Relay
 
 log = logging.getLogger("jetmcp")
 
@@ -280,6 +281,9 @@ class Dispatcher:
         #: Server-to-client requests of session-less requests (a session, an HTTP+SSE
         #: connection or a stdio process has its own table: see :class:`Exchange`).
         self.outgoing = Outgoing()
+        #: Where a session's answers and cancellations go when what they concern runs in
+        #: another process (sessions in a shared store); None: nowhere.
+        self.relay: Relay | None = None
         #: Methods the dispatcher answers itself, looked up before the server's handlers
         #: (``initialize`` maps to a marker: it is answered apart).
         self._builtins: dict[str, Handler] = {
@@ -502,10 +506,16 @@ class Dispatcher:
         if kind == _RESPONSE:
             # An answer to one of our server-to-client requests; nothing is owed back. It is
             # looked up only among the requests of this client's own scope.
-            if entry.raw_id is not None and not self._outgoing(ex).resolve(
-                loads(entry.raw_id), entry.is_error, entry.result()
-            ):
-                log.debug("dropped a response that answers no request of its sender")
+            if entry.raw_id is not None:
+                answer_id = loads(entry.raw_id)
+                value = entry.result()
+                if not self._outgoing(ex).resolve(answer_id, entry.is_error, value):
+                    session_id = self._shared_session(ex)
+                    if session_id is not None:
+                        # The request may wait in another worker of the same session.
+                        self.relay.answer(session_id, answer_id, entry.is_error, value)  # type: ignore[union-attr]
+                    else:
+                        log.debug("dropped a response that answers no request of its sender")
             return None
         return _encode_error(entry.raw_id, INVALID_REQUEST, f"Invalid Request: {entry.reason}")
 
@@ -515,6 +525,13 @@ class Dispatcher:
             return ex.outgoing
         session = ex.session
         return session.outgoing if session is not None else self.outgoing
+
+    def _shared_session(self, ex: Exchange) -> str | None:
+        """The id of ``ex``'s session when other processes serve it too (a relay is set and
+        the session is not a connection's own, as an HTTP+SSE one is)."""
+        if self.relay is None or ex.outgoing is not None or ex.session is None:
+            return None
+        return ex.session.id
 
     def _register(self, entry: _wire.Entry, ex: Exchange) -> Running | None:
         if ex.inflight is None or entry.raw_id is None:
@@ -813,6 +830,9 @@ class Dispatcher:
                 log.debug("notifications/cancelled ignored: requestId is not a request id")
                 return
             ex.inflight.cancel(request_id)
+            session_id = self._shared_session(ex)
+            if session_id is not None:
+                self.relay.cancel(session_id, request_id)  # type: ignore[union-attr]
         # Other notifications (progress, roots/list_changed, unknown ones) need no action.
 
 

@@ -20,7 +20,6 @@ from typing import Any
 import httpx
 import pytest
 
-
 from conftest import AppServer, jetmcp_command, unique_id
 from redis_support import REDIS_URL, Hosts, PrivateRedis, drop_keys, hosts, keys, new_prefix
 from test_http_streaming import (

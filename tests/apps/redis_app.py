@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import asyncio
 
-from jetmcp.server import Context
 from tests.apps.streaming_app import app
+
+from jetmcp.server import Context
 
 #: What was cancelled on this process, by tag (read with ``was_cancelled``).
 _cancelled: set[str] = set()

@@ -564,3 +564,165 @@ def test_redis_client_settings_come_from_the_environment() -> None:
     finally:
         del os.environ["JETMCP_REDIS_URL"]
     assert Settings().redis_url == ""
+
+
+# --------------------------------------------------------------------------- tasks
+
+
+def _legacy(url: str, session: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    body = {"jsonrpc": "2.0", "id": unique_id(), "method": method, "params": params}
+    reply = fresh_post(url, body, session, accept="application/json")
+    assert reply.status_code == 200, reply.text
+    out: dict[str, Any] = reply.json()
+    return out
+
+
+def _task_session(url: str) -> str:
+    init = _init()
+    init["params"]["protocolVersion"] = LATEST
+    init["params"]["capabilities"] = {"elicitation": {}}
+    return fresh_post(url, init).headers["mcp-session-id"]
+
+
+def test_a_task_started_on_one_host_is_fetched_awaited_and_listed_on_the_other(
+    pair: Hosts,
+) -> None:
+    a, b = pair.urls
+    session = _task_session(a)
+    started = _legacy(
+        a,
+        session,
+        "tools/call",
+        {"name": "slow_task", "arguments": {"text": "hi", "ms": 600}, "task": {"ttl": 60000}},
+    )
+    task = started["result"]["task"]
+    assert task["status"] == "working"
+    got = _legacy(b, session, "tasks/get", {"taskId": task["taskId"]})["result"]
+    assert got["taskId"] == task["taskId"] and got["status"] == "working", got
+    assert got["ttl"] == 60000
+    listed = _legacy(b, session, "tasks/list", {})["result"]["tasks"]
+    assert [t["taskId"] for t in listed] == [task["taskId"]]
+    result = _legacy(b, session, "tasks/result", {"taskId": task["taskId"]})["result"]
+    assert result["content"][0]["text"] == "hi", result
+    meta = result["_meta"]["io.modelcontextprotocol/related-task"]
+    assert meta == {"taskId": task["taskId"]}
+    done = _legacy(b, session, "tasks/get", {"taskId": task["taskId"]})["result"]
+    assert done["status"] == "completed"
+    # Another session cannot see it, on either host.
+    other = _task_session(b)
+    for url in (a, b):
+        missing = _legacy(url, other, "tasks/get", {"taskId": task["taskId"]})
+        assert missing["error"]["code"] == -32602, missing
+
+
+def test_a_task_cancelled_on_the_other_host_stops_where_it_runs(pair: Hosts) -> None:
+    a, b = pair.urls
+    session = _task_session(a)
+    tag = unique_id("t")
+    started = _legacy(
+        a, session, "tools/call", {"name": "wait_cancel", "arguments": {"tag": tag}, "task": {}}
+    )
+    task_id = started["result"]["task"]["taskId"]
+    cancelled = _legacy(b, session, "tasks/cancel", {"taskId": task_id})["result"]
+    assert cancelled["status"] == "cancelled", cancelled
+    deadline = time.monotonic() + 5
+    while True:
+        check = _legacy(
+            a, session, "tools/call", {"name": "was_cancelled", "arguments": {"tag": tag}}
+        )
+        if check["result"]["structuredContent"]["result"] or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert check["result"]["structuredContent"]["result"] is True
+    again = _legacy(a, session, "tasks/cancel", {"taskId": task_id})
+    assert again["error"]["code"] == -32602, again
+    outcome = _legacy(a, session, "tasks/result", {"taskId": task_id})
+    assert outcome["error"]["code"] == -32800, outcome
+
+
+MODERN = "2026-07-28"
+TASKS_EXT = "io.modelcontextprotocol/tasks"
+
+
+def _modern(url: str, method: str, params: dict[str, Any], name: str | None = None) -> Any:
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {
+            "elicitation": {},
+            "extensions": {TASKS_EXT: {}},
+        },
+    }
+    body = {
+        "jsonrpc": "2.0",
+        "id": unique_id(),
+        "method": method,
+        "params": {**params, "_meta": meta},
+    }
+    extra = {"mcp-method": method}
+    if name is not None:
+        extra["mcp-name"] = name
+    reply = fresh_post(url, body, None, version=MODERN, accept="application/json", **extra)
+    assert reply.status_code in (200, 400), reply.text
+    return reply.json()
+
+
+def test_extension_tasks_answer_from_any_host(pair: Hosts) -> None:
+    a, b = pair.urls
+    created = _modern(a, "tools/call", {"name": "task_asks", "arguments": {}}, name="task_asks")[
+        "result"
+    ]
+    assert created["resultType"] == "task", created
+    task_id = created["taskId"]
+    deadline = time.monotonic() + 5
+    while True:
+        got = _modern(b, "tasks/get", {"taskId": task_id}, name=task_id)["result"]
+        if got["status"] == "input_required" or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert got["status"] == "input_required", got
+    (key,) = got["inputRequests"]
+    assert got["inputRequests"][key]["method"] == "elicitation/create"
+    answer = {key: {"action": "accept", "content": {"name": "Ada"}}}
+    ack = _modern(b, "tasks/update", {"taskId": task_id, "inputResponses": answer}, name=task_id)
+    assert ack["result"]["resultType"] == "complete", ack
+    while True:
+        got = _modern(b, "tasks/get", {"taskId": task_id}, name=task_id)["result"]
+        if got["status"] == "completed" or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert got["status"] == "completed", got
+    assert got["result"]["content"][0]["text"] == "accept:{'name': 'Ada'}"
+
+    slow = _modern(
+        a, "tools/call", {"name": "wait_cancel", "arguments": {"tag": "m"}}, name="wait_cancel"
+    )["result"]
+    ack = _modern(b, "tasks/cancel", {"taskId": slow["taskId"]}, name=slow["taskId"])
+    assert ack["result"]["resultType"] == "complete", ack
+    state = _modern(a, "tasks/get", {"taskId": slow["taskId"]}, name=slow["taskId"])["result"]
+    assert state["status"] == "cancelled", state
+    unknown = _modern(b, "tasks/get", {"taskId": "nope"}, name="nope")
+    assert unknown["error"]["code"] == -32602
+
+
+def test_a_task_whose_host_died_is_failed_by_the_next_host_asked() -> None:
+    with hosts(APP) as group:
+        victim, survivor = group.servers
+        session = _task_session(survivor.url)
+        started = _legacy(
+            victim.url,
+            session,
+            "tools/call",
+            {"name": "slow_task", "arguments": {"text": "x", "ms": 30000}, "task": {}},
+        )
+        task_id = started["result"]["task"]["taskId"]
+        os.killpg(victim.proc.pid, signal.SIGKILL)
+        victim.proc.wait(5)
+        deadline = time.monotonic() + 20  # the heartbeat lapses within 10 s
+        while True:
+            got = _legacy(survivor.url, session, "tasks/get", {"taskId": task_id})["result"]
+            if got["status"] != "working" or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        assert got["status"] == "failed", got
+        outcome = _legacy(survivor.url, session, "tasks/result", {"taskId": task_id})
+        assert outcome["error"]["code"] == -32603, outcome

@@ -41,7 +41,7 @@ def watched() -> str:
     return "watched"
 
 
-@app.tool()
+@app.tool(task_support="optional")
 async def wait_cancel(tag: str, seconds: float = 20.0) -> str:
     """Wait until cancelled (remembered by ``tag``) or ``seconds`` pass"""
     try:

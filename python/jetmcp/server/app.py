@@ -18,7 +18,7 @@ import binascii
 import logging
 import math
 import weakref
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Literal, Protocol, TypeVar, overload
 
@@ -885,7 +885,7 @@ class Server(Serving):
             raise McpError(METHOD_NOT_FOUND, f"Method not found: {call.method}")
         return self._tasks
 
-    def _handle_get_task(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+    def _handle_get_task(self, params: dict[str, Any], call: Call) -> Result:
         if call.revision.modern:
             return self._modern_tasks.get(params, call)
         return self._tasks_for(call).get(params, call)
@@ -894,16 +894,27 @@ class Server(Serving):
         # Waits for the task, which runs as long as it must: no request deadline.
         return _no_deadline(self._tasks_for(call).result(params, call))
 
-    def _handle_list_tasks(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+    def _handle_list_tasks(self, params: dict[str, Any], call: Call) -> Result:
         tasks = self._tasks_for(call).list(call)
-        return self._page("tasks", tasks, params, self.page_size or TASKS_PAGE_SIZE)
+        if isinstance(tasks, list):
+            return self._page("tasks", tasks, params, self.page_size or TASKS_PAGE_SIZE)
+        return self._page_later("tasks", tasks, params, self.page_size or TASKS_PAGE_SIZE)
 
-    def _handle_cancel_task(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+    async def _page_later(
+        self,
+        field: str,
+        items: Awaitable[list[dict[str, Any]]],
+        params: dict[str, Any],
+        page_size: int,
+    ) -> dict[str, Any]:
+        return self._page(field, await items, params, page_size)
+
+    def _handle_cancel_task(self, params: dict[str, Any], call: Call) -> Result:
         if call.revision.modern:
             return self._modern_tasks.cancel(params, call)
         return self._tasks_for(call).cancel(params, call)
 
-    def _handle_update_task(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+    def _handle_update_task(self, params: dict[str, Any], call: Call) -> Result:
         if not call.revision.modern:
             raise McpError(METHOD_NOT_FOUND, f"Method not found: {call.method}")
         return self._modern_tasks.update(params, call)

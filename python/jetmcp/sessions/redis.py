@@ -332,6 +332,10 @@ class RedisSessionStore:
         state_.on[b"ru"] = self._on_resource_updated
         state_.on_event = self._on_event
         server.fanout = self
+        from jetmcp.sessions.redis_tasks import RedisTasks
+
+        #: The server's tasks, kept in Redis too.
+        self.tasks = RedisTasks(state_, server)
 
     # -- lifetime ------------------------------------------------------------------------
 

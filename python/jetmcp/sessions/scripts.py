@@ -16,11 +16,16 @@ Keys (``P`` is the key prefix, ``jetmcp:`` unless ``--redis-prefix`` says otherw
   worker running the request); ``P s:<sid>:rp``: POST streams carried by a resumed GET
   (stream -> worker holding it); ``P s:<sid>:subs`` and ``P u:<uri>``: resource
   subscriptions both ways; ``P s:<sid>:tasks``: the session's task ids.
-- ``P t:<task>``: a task record; ``P w:<worker>``: a worker's heartbeat.
+- ``P t:<task>``: a task (hash: ``kind`` legacy/modern, ``scope`` its session or ``""``,
+  ``owner`` the worker running it, ``status``, ``msg``, ``created``, ``updated``, ``extra``
+  its lifetime fields as JSON, ``outcome`` its result or error as JSON, ``inputs`` the
+  questions it waits on), expiring ``ttl`` after its creation once terminal;
+  ``P w:<worker>``: a worker's heartbeat.
 
 Channels: ``P ctl`` (every worker: sessions ended or changed, answers, cancellations,
-list changes) and ``P ch:<worker>`` (events for the streams one worker holds, as
-``sid\\nstream\\nseq\\nfinal\\nmessage``; seq -1 closes that stream's connection).
+list changes, tasks finished, cancelled or answered) and ``P ch:<worker>`` (events for the
+streams one worker holds, as ``sid\\nstream\\nseq\\nfinal\\nmessage``; seq -1 closes that
+stream's connection).
 
 The scripts touch keys they build themselves, so the store needs one Redis server (or a
 primary with replicas), not a Redis Cluster.
@@ -373,6 +378,80 @@ end
 return redis.call('HEXISTS', skey(sid, 'seq'), stream)
 """
 
+_TASK_PRELUDE = r"""
+local TERMINAL = {completed = true, failed = true, cancelled = true}
+local function task_expire(k)
+  local ttl = tonumber(redis.call('HGET', k, 'ttl') or '-1')
+  if ttl >= 0 then
+    local born = tonumber(redis.call('HGET', k, 'born'))
+    redis.call('PEXPIRE', k, math.max(1, born + ttl - nowms()))
+  end
+end
+"""
+
+#: ARGV: P, task, version, kind, scope, owner, ttl_ms (-1: none), then field/value pairs
+#: (status, msg, updated, created, extra, outcome, inputs). Writes a task's state unless a
+#: newer one is stored or the stored one is terminal (a task never leaves a terminal
+#: status, whoever wrote it); a terminal write tells every worker (``tdone <task>``).
+TASK_PUT = r"""
+local id, v = ARGV[2], tonumber(ARGV[3])
+local k = P .. 't:' .. id
+local old = redis.call('HGET', k, 'status')
+if old and TERMINAL[old] then return 0 end
+if tonumber(redis.call('HGET', k, 'v') or '-1') >= v then return 0 end
+local scope = ARGV[5]
+if not old and redis.call('HGET', k, 'kind') == false then
+  if ARGV[4] == 'legacy' and scope ~= '' then
+    if redis.call('EXISTS', skey(scope)) == 0 then return 0 end
+    redis.call('SADD', skey(scope, 'tasks'), id)
+  end
+  redis.call('HSET', k, 'kind', ARGV[4], 'scope', scope, 'owner', ARGV[6], 'ttl', ARGV[7],
+    'born', nowms())
+end
+redis.call('HSET', k, 'v', v)
+local status
+for i = 8, #ARGV, 2 do
+  redis.call('HSET', k, ARGV[i], ARGV[i + 1])
+  if ARGV[i] == 'status' then status = ARGV[i + 1] end
+end
+if status and TERMINAL[status] then
+  task_expire(k)
+  redis.call('PUBLISH', P .. 'ctl', 'tdone ' .. id)
+end
+return 1
+"""
+
+#: ARGV: P, task, kind, scope. The task's fields, or false when there is none of that kind
+#: in that scope.
+TASK_GET = r"""
+local k = P .. 't:' .. ARGV[2]
+if redis.call('HGET', k, 'kind') ~= ARGV[3] or redis.call('HGET', k, 'scope') ~= ARGV[4] then
+  return false
+end
+return redis.call('HGETALL', k)
+"""
+
+#: ARGV: P, task, kind, scope, status, message, updated, outcome. Ends a task that is not
+#: terminal yet (cancelled on request, or failed because its worker is gone) and tells every
+#: worker (``tcan <task>`` reaches the one running it). {1} when ended, {0, status} when it
+#: was terminal already, false when there is no such task.
+TASK_END = r"""
+local id = ARGV[2]
+local k = P .. 't:' .. id
+if redis.call('HGET', k, 'kind') ~= ARGV[3] or redis.call('HGET', k, 'scope') ~= ARGV[4] then
+  return false
+end
+local old = redis.call('HGET', k, 'status')
+if TERMINAL[old] then return {0, old} end
+redis.call('HSET', k, 'status', ARGV[5], 'msg', ARGV[6], 'updated', ARGV[7],
+  'outcome', ARGV[8], 'inputs', '')
+redis.call('HINCRBY', k, 'v', 1000000)
+task_expire(k)
+redis.call('PUBLISH', P .. 'ctl', 'tcan ' .. id)
+redis.call('PUBLISH', P .. 'ctl', 'tdone ' .. id)
+return {1}
+"""
+
 SCRIPTS: dict[str, str] = {
     name: PRELUDE + body
     for name, body in {
@@ -394,6 +473,9 @@ SCRIPTS: dict[str, str] = {
         "resume_post": RESUME_POST,
         "release_post": RELEASE_POST,
         "probe": PROBE,
+        "task_put": _TASK_PRELUDE + TASK_PUT,
+        "task_get": _TASK_PRELUDE + TASK_GET,
+        "task_end": _TASK_PRELUDE + TASK_END,
     }.items()
 }
 

@@ -110,6 +110,8 @@ case "$cmd" in
     echo "== pytest"
     "$VENV/bin/pytest" -p no:cacheprovider tests
     bash scripts/conformance.sh
+    echo "== the conformance suite (--suite all) against two hosts sharing Redis, round robin"
+    bash scripts/conformance.sh --redis
     echo "== the SDK's everything-server, unchanged, under jetmcp: the conformance scenarios it passes on its SDK"
     bash scripts/dropin-conformance.sh
     ;;

@@ -54,8 +54,11 @@ def fresh_post(url: str, body: Any, session: str | None = None, **kw: Any) -> ht
 
 
 def session_keys(prefix: str) -> list[str]:
-    """The keys under ``prefix`` that are not a worker's heartbeat."""
-    return [k for k in keys(prefix) if not k.startswith(prefix + "w:")]
+    """The keys under ``prefix`` that are not a worker's heartbeat or the shared
+    ``requestState`` key."""
+    return [
+        k for k in keys(prefix) if not k.startswith(prefix + "w:") and k != prefix + "state-key"
+    ]
 
 
 # --------------------------------------------------------------------------- requests
@@ -726,3 +729,22 @@ def test_a_task_whose_host_died_is_failed_by_the_next_host_asked() -> None:
         assert got["status"] == "failed", got
         outcome = _legacy(survivor.url, session, "tasks/result", {"taskId": task_id})
         assert outcome["error"]["code"] == -32603, outcome
+
+
+def test_an_input_round_is_retried_on_the_other_host(pair: Hosts) -> None:
+    """Hosts given no JETMCP_STATE_KEY agree on one through Redis: a 2026-07-28
+    requestState sealed by one host opens on the other."""
+    a, b = pair.urls
+    first = _modern(a, "tools/call", {"name": "ask_elicit", "arguments": {}}, name="ask_elicit")
+    asked = first["result"]
+    assert asked["resultType"] == "input_required", asked
+    (key,) = asked["inputRequests"]
+    retry = {
+        "name": "ask_elicit",
+        "arguments": {},
+        "inputResponses": {key: {"action": "accept", "content": {"name": "Ada"}}},
+        "requestState": asked["requestState"],
+    }
+    done = _modern(b, "tools/call", retry, name="ask_elicit")["result"]
+    assert done["resultType"] == "complete", done
+    assert done["content"][0]["text"] == "accept:{'name': 'Ada'}"

@@ -315,6 +315,16 @@ def _check_shared_state(settings: Settings) -> None:
         why = check_reachable(settings.redis_url, settings.redis_timeout_seconds)
         if why is not None:
             raise _refuse(f"cannot reach Redis at {settings.redis_url}: {why}")
+        if not os.environ.get("JETMCP_STATE_KEY"):
+            from jetmcp.sessions.redis import shared_state_key
+
+            # Every host on this Redis and prefix seals requestState with the same key.
+            try:
+                settings.state_key = shared_state_key(
+                    settings.redis_url, settings.redis_prefix, settings.redis_timeout_seconds
+                )
+            except Exception as exc:
+                raise _refuse(f"cannot reach Redis at {settings.redis_url}: {exc}") from None
 
 
 def _settings(ns: argparse.Namespace) -> Settings:

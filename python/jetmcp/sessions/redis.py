@@ -96,6 +96,24 @@ def check_reachable(url: str, timeout: float) -> str | None:
     return None
 
 
+def shared_state_key(url: str, prefix: str, timeout: float) -> str:
+    """The key sealing 2026-07-28 ``requestState`` that every server on this Redis and prefix
+    agrees on: the first to ask draws it (``P state-key``), the others read it. For servers
+    not given ``JETMCP_STATE_KEY``, so a retry may land on any host."""
+    import redis as sync_redis
+
+    client = sync_redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
+    try:
+        key = prefix + "state-key"
+        client.set(key, secrets.token_urlsafe(32), nx=True)
+        value = client.get(key)
+    finally:
+        client.close()
+    if not isinstance(value, bytes):
+        raise RedisError("the shared requestState key could not be read")
+    return value.decode()
+
+
 class RedisState:
     """One worker's link to the shared store: a pooled client for the scripts, and one
     pub/sub connection for the worker's channels, reconnected by itself when lost."""
@@ -865,4 +883,10 @@ class RedisStreams(SessionStreams):
         return {"get_streams": len(self._remote), "post_streams": 0, "log": 0, "parked": 0}
 
 
-__all__ = ["RedisSessionStore", "RedisState", "RedisStreams", "check_reachable"]
+__all__ = [
+    "RedisSessionStore",
+    "RedisState",
+    "RedisStreams",
+    "check_reachable",
+    "shared_state_key",
+]

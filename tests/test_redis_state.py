@@ -748,3 +748,36 @@ def test_an_input_round_is_retried_on_the_other_host(pair: Hosts) -> None:
     done = _modern(b, "tools/call", retry, name="ask_elicit")["result"]
     assert done["resultType"] == "complete", done
     assert done["content"][0]["text"] == "accept:{'name': 'Ada'}"
+
+
+def test_requests_on_a_known_session_make_no_redis_round_trip(
+    private_redis: PrivateRedis,
+) -> None:
+    """What never changes about a session is cached by the worker: 200 requests on it cost
+    Redis no command beyond the once-a-second touch (counted by Redis itself)."""
+    import redis as sync_redis
+
+    host = AppServer(APP, "--redis", private_redis.url, label="host")
+    client = sync_redis.Redis.from_url(private_redis.url)
+    try:
+        session = fresh_post(host.url, _init()).headers["mcp-session-id"]
+        version = {"mcp-protocol-version": "2025-06-18"}
+        with httpx.Client(timeout=5.0) as http:
+            url = host.url
+            http.post(url, headers=headers(session, **version), json=call("add", {"a": 1, "b": 1}))
+            client.config_resetstat()
+            began = time.monotonic()
+            for i in range(200):
+                body = call("add", {"a": i, "b": 1}) if i % 2 else call("quiet", {"ms": 0})
+                reply = http.post(url, headers=headers(session, **version), json=body)
+                assert reply.status_code == 200, reply.text
+            seconds = time.monotonic() - began
+        stats = client.info("commandstats")
+        scripts = sum(
+            int(stats.get(name, {}).get("calls", 0)) for name in ("cmdstat_evalsha", "cmdstat_eval")
+        )
+        # At most one touch per second per worker, plus the sweep's few.
+        assert scripts <= 2 * (seconds + 2), (scripts, seconds, stats)
+    finally:
+        client.close()
+        host.stop()

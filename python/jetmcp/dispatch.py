@@ -510,10 +510,10 @@ class Dispatcher:
                 answer_id = loads(entry.raw_id)
                 value = entry.result()
                 if not self._outgoing(ex).resolve(answer_id, entry.is_error, value):
-                    session_id = self._shared_session(ex)
-                    if session_id is not None:
+                    shared = self._shared_session(ex)
+                    if shared is not None:
                         # The request may wait in another worker of the same session.
-                        self.relay.answer(session_id, answer_id, entry.is_error, value)  # type: ignore[union-attr]
+                        shared[0].answer(shared[1], answer_id, entry.is_error, value)
                     else:
                         log.debug("dropped a response that answers no request of its sender")
             return None
@@ -526,12 +526,14 @@ class Dispatcher:
         session = ex.session
         return session.outgoing if session is not None else self.outgoing
 
-    def _shared_session(self, ex: Exchange) -> str | None:
-        """The id of ``ex``'s session when other processes serve it too (a relay is set and
-        the session is not a connection's own, as an HTTP+SSE one is)."""
-        if self.relay is None or ex.outgoing is not None or ex.session is None:
+    def _shared_session(self, ex: Exchange) -> tuple[Relay, str] | None:
+        """The relay and ``ex``'s session id when other processes serve that session too (a
+        relay is set and the session is not a connection's own, as an HTTP+SSE one is)."""
+        relay = self.relay
+        session = ex.session
+        if relay is None or ex.outgoing is not None or session is None or session.id is None:
             return None
-        return ex.session.id
+        return relay, session.id
 
     def _register(self, entry: _wire.Entry, ex: Exchange) -> Running | None:
         if ex.inflight is None or entry.raw_id is None:
@@ -830,9 +832,9 @@ class Dispatcher:
                 log.debug("notifications/cancelled ignored: requestId is not a request id")
                 return
             ex.inflight.cancel(request_id)
-            session_id = self._shared_session(ex)
-            if session_id is not None:
-                self.relay.cancel(session_id, request_id)  # type: ignore[union-attr]
+            shared = self._shared_session(ex)
+            if shared is not None:
+                shared[0].cancel(shared[1], request_id)
         # Other notifications (progress, roots/list_changed, unknown ones) need no action.
 
 

@@ -76,6 +76,8 @@ _LIST_CHANGED = {
 _FAN_CHUNK = 500
 
 _epochs = itertools.count(1)
+#: Session ids are canonical UUIDs (:func:`~jetmcp.sessions.base.new_session_id`).
+_ID_LENGTH = 36
 
 
 def check_reachable(url: str, timeout: float) -> str | None:
@@ -396,6 +398,8 @@ class RedisSessionStore:
                 entry.promoted = True
                 state.spawn(self._touch(session_id))
             return entry.session
+        if len(session_id) != _ID_LENGTH:
+            return None  # not an id this store mints (and no key of another kind to probe)
         if not state.healthy:
             raise StateUnavailable("the session store (Redis) is unavailable")
         epoch = state.epoch

@@ -58,8 +58,6 @@ _FRAME_PARSE_ERROR = _wire.FRAME_PARSE_ERROR
 #: ``MCP-Protocol-Version`` values that name a legacy revision exactly as written.
 _LEGACY_EXACT: dict[str, revisions.Revision] = {r.version: r for r in revisions.LEGACY}
 _encode_error = _wire.encode_error
-# A write to a stream whose client is gone (granian's RSGIProtocolClosed is a RuntimeError).
-_GONE = (RuntimeError, OSError)
 
 #: What an ``Accept`` header allows: JSON replies, SSE replies.
 ACCEPT_JSON = 1

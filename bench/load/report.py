@@ -563,7 +563,9 @@ def _state_lines(results: dict[str, Any]) -> list[str]:
         )
     lines += [
         "",
-        f"- redis ÷ memory (goal ≥ 0.80): {known_fmt(ratios.get('redis_vs_memory'))}",
+        f"- redis ÷ memory (goal ≥ 0.80): {known_fmt(ratios.get('redis_vs_memory'))} in req/s, "
+        f"{known_fmt(ratios.get('redis_vs_memory_cpu'))} in server CPU per request (memory's "
+        "÷ Redis's)",
         f"- `--workers 2` ÷ `--workers 1` with Redis: {known_fmt(ratios.get('redis_2w_vs_1w'))};"
         f" stateless: {known_fmt(ratios.get('stateless_2w_vs_1w'))}",
     ]
@@ -574,8 +576,9 @@ def _state_lines(results: dict[str, Any]) -> list[str]:
             f"({churn['failed']} failed) in {churn['seconds']:.0f} s "
             f"({churn['sessions_per_s']:,.0f}/s); keys left under the prefix: "
             f"{churn['keys_left']}; Redis `used_memory` "
-            f"{churn['redis_used_memory_before'] / 1024:,.0f} → "
-            f"{churn['redis_used_memory_after'] / 1024:,.0f} KiB; worker RSS "
+            f"{churn['redis_used_memory_before'] / 1024:,.0f} KiB before the server, "
+            f"{churn.get('redis_used_memory_after_warmup', 0) / 1024:,.0f} KiB after 1,000 "
+            f"sessions, {churn['redis_used_memory_after'] / 1024:,.0f} KiB after all; worker RSS "
             f"{churn['worker_rss_kib_after_warmup'] / 1024:.1f} MiB after 1,000 sessions → "
             f"{churn['worker_rss_kib_after'] / 1024:.1f} MiB after all",
         ]

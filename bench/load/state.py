@@ -100,11 +100,21 @@ def _row(
         url = f"http://127.0.0.1:{port}/mcp"
         if args.warmup > 0:
             r.run_wrk(url, body, SINGLE_PROTOCOL_VERSION, headers, args.warmup, args)
-        redis_before = _redis_cpu(rclient)
-        before = r.cpuload.sample(running.proc.pid)
-        res = r.run_wrk(url, body, SINGLE_PROTOCOL_VERSION, headers, args.duration, args)
-        after = r.cpuload.sample(running.proc.pid)
-        redis_cpu = _redis_cpu(rclient) - redis_before
+        # Measured again (``--retries``) when other processes used the machine meanwhile;
+        # the least disturbed attempt is kept.
+        attempts: list[tuple[float, dict[str, Any], Any, Any, float]] = []
+        for _ in range(1 + args.retries):
+            redis_before = _redis_cpu(rclient)
+            before = r.cpuload.sample(running.proc.pid)
+            res = r.run_wrk(url, body, SINGLE_PROTOCOL_VERSION, headers, args.duration, args)
+            after = r.cpuload.sample(running.proc.pid)
+            redis_cpu = _redis_cpu(rclient) - redis_before
+            other = r.cpuload.foreign_cores(before, after)
+            attempts.append((other, res, before, after, redis_cpu))
+            if other <= r.cpuload.BUSY_CORES:
+                break
+            r.log(f"state {name}: disturbed (other processes used {other:.2f} cores), again")
+        _, res, before, after, redis_cpu = min(attempts, key=lambda a: a[0])
         seconds = res["duration_us"] / 1e6
         good = res["requests"] - res["non2xx"] - res["rpc_errors"]
         errors = res["errors"]
@@ -121,6 +131,7 @@ def _row(
             else None,
             redis_cpu_us_per_request=redis_cpu / res["requests"] * 1e6 if res["requests"] else None,
             other_cpu_cores=r.cpuload.foreign_cores(before, after),
+            attempts=len(attempts),
         )
         r.log(
             f"state {name}: {row['requests_per_s']:,.0f} req/s, p50 "
@@ -215,6 +226,7 @@ def _churn(r: ModuleType, args: Any, rclient: redis.Redis) -> dict[str, Any]:
             return out
         warm = min(1000, args.churn)
         asyncio.run(_churn_sessions(port, warm))
+        memory_warm = int(rclient.info("memory")["used_memory"])
         pid = running.proc.pid
 
         def worker_rss() -> int:
@@ -236,6 +248,7 @@ def _churn(r: ModuleType, args: Any, rclient: redis.Redis) -> dict[str, Any]:
             **counts,
             keys_left=keys_after,
             redis_used_memory_before=memory_before,
+            redis_used_memory_after_warmup=memory_warm,
             redis_used_memory_after=memory_after,
             worker_rss_kib_after_warmup=rss_warm,
             worker_rss_kib_after=rss_after,
@@ -286,6 +299,9 @@ def measure(args: Any, r: ModuleType) -> dict[str, Any]:
         x, y = by.get(a), by.get(b)
         return x / y if x and y else None
 
+    cpu = {row["name"]: row.get("server_cpu_us_per_request") for row in rows}
+    memory_cpu, redis_cpu = cpu.get("memory"), cpu.get("redis")
+
     return {
         "rows": rows,
         "churn": churn,
@@ -293,6 +309,9 @@ def measure(args: Any, r: ModuleType) -> dict[str, Any]:
         "cpus": r.os.cpu_count(),
         "ratios": {
             "redis_vs_memory": ratio("redis", "memory"),
+            # The same in CPU per request (memory's over Redis's): it moves far less than
+            # req/s when other processes take turns on the server's core.
+            "redis_vs_memory_cpu": memory_cpu / redis_cpu if memory_cpu and redis_cpu else None,
             "redis_2w_vs_1w": ratio("redis-2w", "redis-1w"),
             "stateless_2w_vs_1w": ratio("stateless-2w", "stateless-1w"),
         },

@@ -1,7 +1,8 @@
 """The streaming tests of tests/test_http_streaming.py again, with sessions, event logs and
-streams in Redis, served by two separate ``jetmcp run`` processes behind a round-robin TCP
-proxy: every new connection (a GET stream, a POST, a resumption) lands on the other host
-from the one before, so each test's session crosses hosts all the time.
+streams in Redis, served twice: by two separate ``jetmcp run`` processes behind a
+round-robin TCP proxy (every new connection, a GET stream, a POST, a resumption, lands on
+the other host from the one before, so each test's session crosses hosts all the time), and
+by one ``jetmcp run --workers 2``.
 
 The tests that read a worker's own bookkeeping (``stats``: parked messages, live POST
 streams, tasks) are left out; tests/test_redis_state.py checks the same through Redis."""
@@ -9,10 +10,12 @@ streams, tasks) are left out; tests/test_redis_state.py checks the same through 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
-from redis_support import Hosts, RoundRobinProxy
+from conftest import AppServer
+from redis_support import REDIS_URL, Hosts, RoundRobinProxy, drop_keys, new_prefix
 from test_http_streaming import (
     APP,
     KEEPALIVE_SECONDS,
@@ -43,9 +46,31 @@ class ProxiedHosts:
         self.base = proxy.url.removesuffix("/mcp")
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[ProxiedHosts]:
-    group = Hosts(APP, "--keepalive-seconds", str(KEEPALIVE_SECONDS))
+@pytest.fixture(scope="module", params=["two-hosts", "two-workers"])
+def server(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """Two hosts behind the proxy, or one ``jetmcp run --workers 2`` (the kernel spreads
+    its connections over the workers)."""
+    keepalive = ("--keepalive-seconds", str(KEEPALIVE_SECONDS))
+    if request.param == "two-workers":
+        prefix = new_prefix()
+        one = AppServer(
+            APP,
+            "--workers",
+            "2",
+            "--redis",
+            REDIS_URL,
+            "--redis-prefix",
+            prefix,
+            *keepalive,
+            label="2 workers",
+        )
+        try:
+            yield one
+        finally:
+            one.stop()
+            drop_keys(prefix)
+        return
+    group = Hosts(APP, *keepalive)
     proxy = RoundRobinProxy([s.port for s in group.servers])
     try:
         yield ProxiedHosts(proxy)

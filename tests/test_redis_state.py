@@ -781,3 +781,44 @@ def test_requests_on_a_known_session_make_no_redis_round_trip(
     finally:
         client.close()
         host.stop()
+
+
+def test_a_tasks_result_on_the_other_host_carries_the_task_s_requests(pair: Hosts) -> None:
+    """The task runs on a and asks the client something; the client waits with
+    ``tasks/result`` on b: the question arrives on that stream, the answer POSTed to a
+    reaches the task, and the result ends the stream."""
+
+    async def main() -> None:
+        a, b = pair.urls
+        session = _task_session(a)
+        started = _legacy(
+            a,
+            session,
+            "tools/call",
+            # It asks once the tasks/result below waits (before that, a question would go to
+            # the session's GET stream, as with one process).
+            {"name": "task_asks", "arguments": {"ms": 1000}, "task": {}},
+        )
+        task_id = started["result"]["task"]["taskId"]
+        body = {
+            "jsonrpc": "2.0",
+            "id": "res",
+            "method": "tasks/result",
+            "params": {"taskId": task_id},
+        }
+        async with new_client() as client, stream(client, "POST", b, headers(session), body) as sse:
+            asked = (await sse.message()).json()
+            assert asked["method"] == "elicitation/create", asked
+            related = asked["params"]["_meta"]["io.modelcontextprotocol/related-task"]
+            assert related == {"taskId": task_id}
+            answer = {
+                "jsonrpc": "2.0",
+                "id": asked["id"],
+                "result": {"action": "accept", "content": {"name": "Ada"}},
+            }
+            assert fresh_post(a, answer, session).status_code == 202
+            final = (await sse.message()).json()
+        assert final["id"] == "res", final
+        assert final["result"]["content"][0]["text"] == "accept:{'name': 'Ada'}", final
+
+    run(main)

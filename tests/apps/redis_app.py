@@ -66,8 +66,10 @@ async def slow_task(text: str, ms: int = 0) -> str:
 
 
 @app.tool(task_support="optional")
-async def task_asks(ctx: Context) -> str:
-    """Ask the client for a name (as a task: input_required meanwhile)"""
+async def task_asks(ctx: Context, ms: int = 0) -> str:
+    """After ``ms`` milliseconds, ask the client for a name (as a task: input_required
+    meanwhile)"""
+    await asyncio.sleep(ms / 1000)
     answer = await ctx.elicit(
         "Your name?", {"type": "object", "properties": {"name": {"type": "string"}}}
     )

@@ -67,16 +67,21 @@ def related(task_id: str) -> dict[str, Any]:
 class TaskRoute:
     """The sink of a background task's call: see the module docstring for where it sends."""
 
-    __slots__ = ("fallback", "queue", "waiting")
+    __slots__ = ("fallback", "queue", "remote", "waiting")
 
     def __init__(self, fallback: Sink) -> None:
         self.fallback = fallback
         self.waiting: list[Sink] = []
         self.queue: deque[bytes] = deque(maxlen=QUEUE_LIMIT)
+        #: Hands a message to a ``tasks/result`` waiting in another process, if one does
+        #: (True when it took it); set for tasks kept in a shared store.
+        self.remote: Callable[[bytes], Awaitable[bool]] | None = None
 
     async def send(self, message: bytes) -> None:
         if self.waiting:
             await self.waiting[-1].send(message)
+        elif self.remote is not None and await self.remote(message):
+            return
         elif self.fallback is not NULL_SINK:
             await self.fallback.send(message)
         else:
@@ -429,7 +434,7 @@ class TaskManager:
     def result(self, params: dict[str, Any], call: Call) -> Result:
         shared = self._elsewhere(params, call)
         if shared is not None:
-            return shared.result("legacy", task_id_param(params), _scope(call))
+            return shared.result("legacy", task_id_param(params), _scope(call), call.sink)
         record = self.store(call).get(params)
         if record.terminal:
             return _outcome(record)
@@ -467,7 +472,12 @@ class SharedTasks(Protocol):
 
     def cancel(self, kind: str, task_id: str, scope: str) -> Awaitable[dict[str, Any]]: ...
 
-    def result(self, kind: str, task_id: str, scope: str) -> Awaitable[dict[str, Any]]: ...
+    def result(
+        self, kind: str, task_id: str, scope: str, sink: Sink = NULL_SINK
+    ) -> Awaitable[dict[str, Any]]:
+        """Wait for the task and answer what the request it wraps answers; meanwhile the
+        messages it sends (its requests to the client) go to ``sink``."""
+        ...
 
     def list(self, scope: str) -> Awaitable[list[dict[str, Any]]]: ...
 

@@ -528,6 +528,9 @@ class RedisSessionStore:
 
     def _on_event(self, data: bytes) -> None:
         sid, stream, seq, final, message = data.split(b"\n", 4)
+        if not sid:
+            self.tasks.deliver(stream.decode(), message)
+            return
         hub = self.hubs.get(sid.decode())
         if hub is not None:
             hub.deliver(stream.decode(), int(seq), final == b"1", message)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from jetmcp.call import NULL_SINK, Sink
 from jetmcp.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -48,6 +49,8 @@ class RedisTasks:
         self.local: dict[str, tuple[str, str, TaskState]] = {}
         self._versions: dict[str, int] = {}
         self._waiters: dict[str, set[asyncio.Future[None]]] = {}
+        #: The streams of the ``tasks/result`` calls waiting here, by task id.
+        self._sinks: dict[str, list[Sink]] = {}
         state.on[b"tdone"] = self._on_done
         state.on[b"tcan"] = self._on_cancel
         state.on[b"tupd"] = self._on_update
@@ -61,7 +64,17 @@ class RedisTasks:
     ) -> Coroutine[Any, Any, dict[str, Any]]:
         self.local[task.id] = (kind, scope, task)
         task.mirror = self._mirror
+        if isinstance(task, TaskRecord):
+            task_id = task.id
+            task.route.remote = lambda message: self._to_waiter(task_id, message)
         return self._adopted(task, created)
+
+    async def _to_waiter(self, task_id: str, message: bytes) -> bool:
+        """A message of a running task, to a ``tasks/result`` waiting in another worker."""
+        try:
+            return bool(await self.state.run("task_message", task_id, message))
+        except StateUnavailable:
+            return False
 
     async def _adopted(self, task: TaskState, created: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -177,7 +190,30 @@ class RedisTasks:
             raise McpError(INVALID_PARAMS, f"Cannot cancel task {task_id}: it is already {status}")
         return await self.get(kind, task_id, scope)
 
-    async def result(self, kind: str, task_id: str, scope: str) -> dict[str, Any]:
+    async def result(
+        self, kind: str, task_id: str, scope: str, sink: Sink = NULL_SINK
+    ) -> dict[str, Any]:
+        if sink is NULL_SINK:
+            return await self._result(kind, task_id, scope)
+        sinks = self._sinks.setdefault(task_id, [])
+        sinks.append(sink)
+        worker = self.state.worker
+        try:
+            await self._run("task_sink", task_id, worker, "1")
+            return await self._result(kind, task_id, scope)
+        finally:
+            sinks.remove(sink)
+            if not sinks:
+                del self._sinks[task_id]
+                self.state.spawn(self.state.run("task_sink", task_id, worker, "0"))
+
+    def deliver(self, task_id: str, message: bytes) -> None:
+        """A message of a task running elsewhere, for the ``tasks/result`` waiting here."""
+        sinks = self._sinks.get(task_id)
+        if sinks:
+            self.state.spawn(sinks[-1].send(message))
+
+    async def _result(self, kind: str, task_id: str, scope: str) -> dict[str, Any]:
         while True:
             waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             self._waiters.setdefault(task_id, set()).add(waiter)

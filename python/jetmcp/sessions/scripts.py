@@ -25,7 +25,7 @@ Keys (``P`` is the key prefix, ``jetmcp:`` unless ``--redis-prefix`` says otherw
 Channels: ``P ctl`` (every worker: sessions ended or changed, answers, cancellations,
 list changes, tasks finished, cancelled or answered) and ``P ch:<worker>`` (events for the
 streams one worker holds, as ``sid\\nstream\\nseq\\nfinal\\nmessage``; seq -1 closes that
-stream's connection).
+stream's connection; with no sid, ``stream`` is a task whose ``tasks/result`` waits there).
 
 The scripts touch keys they build themselves, so the store needs one Redis server (or a
 primary with replicas), not a Redis Cluster.
@@ -452,6 +452,27 @@ redis.call('PUBLISH', P .. 'ctl', 'tdone ' .. id)
 return {1}
 """
 
+#: ARGV: P, task, message. Hands a message of a task to the worker where a ``tasks/result``
+#: for it waits (``sink``); 0 when none waits.
+TASK_MESSAGE = r"""
+local w = redis.call('HGET', P .. 't:' .. ARGV[2], 'sink')
+if not w then return 0 end
+redis.call('PUBLISH', P .. 'ch:' .. w, '\n' .. ARGV[2] .. '\n0\n0\n' .. ARGV[3])
+return 1
+"""
+
+#: ARGV: P, task, worker, "1" (a tasks/result waits here) or "0" (no more).
+TASK_SINK = r"""
+local k = P .. 't:' .. ARGV[2]
+if redis.call('EXISTS', k) == 0 then return 0 end
+if ARGV[4] == '1' then
+  redis.call('HSET', k, 'sink', ARGV[3])
+elseif redis.call('HGET', k, 'sink') == ARGV[3] then
+  redis.call('HDEL', k, 'sink')
+end
+return 1
+"""
+
 SCRIPTS: dict[str, str] = {
     name: PRELUDE + body
     for name, body in {
@@ -476,6 +497,8 @@ SCRIPTS: dict[str, str] = {
         "task_put": _TASK_PRELUDE + TASK_PUT,
         "task_get": _TASK_PRELUDE + TASK_GET,
         "task_end": _TASK_PRELUDE + TASK_END,
+        "task_message": TASK_MESSAGE,
+        "task_sink": TASK_SINK,
     }.items()
 }
 

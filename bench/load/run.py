@@ -104,11 +104,18 @@ def free_port() -> int:
 class Running:
     """A server process (its own session, pinned to the server core) and its log file."""
 
-    def __init__(self, cmd: list[str], log_path: Path, env: dict[str, str], nice: int) -> None:
+    def __init__(
+        self,
+        cmd: list[str],
+        log_path: Path,
+        env: dict[str, str],
+        nice: int,
+        core: str = SERVER_CORE,
+    ) -> None:
         self.log_path = log_path
         self._log: IO[bytes] = log_path.open("wb")
         self.proc = subprocess.Popen(
-            [*pinned(SERVER_CORE, nice), *cmd],
+            [*pinned(core, nice), *cmd],
             stdin=subprocess.DEVNULL,
             stdout=self._log,
             stderr=subprocess.STDOUT,
@@ -605,6 +612,25 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--pair-duration", type=float, default=5.0, help="measured seconds per paired run (5)"
     )
+    parser.add_argument(
+        "--state",
+        action="store_true",
+        help="also measure shared state: stateful tools/call with sessions in memory and in "
+        "Redis, --workers 2 against --workers 1, and a churn of --churn sessions (see "
+        "bench/load/README.md)",
+    )
+    parser.add_argument(
+        "--redis-url",
+        default=os.environ.get("JETMCP_REDIS_URL") or "redis://127.0.0.1:6379/0",
+        help="the Redis of --state (a key prefix of its own is used and removed)",
+    )
+    parser.add_argument(
+        "--churn",
+        type=int,
+        default=100_000,
+        metavar="N",
+        help="--state: sessions opened and closed through Redis (100000; 0: none)",
+    )
     parser.add_argument("--start-timeout", type=float, default=30.0)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
     args = parser.parse_args(argv)
@@ -732,6 +758,11 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.pairs > 0 and "call" in http_workloads:
         results["pairs"] = measure_pairs(selected, args)
+
+    if args.state:
+        import state
+
+        results["state"] = state.measure(args, sys.modules[__name__])
 
     report.finish(results, args.out, have_png, log)
     return 0

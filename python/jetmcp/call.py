@@ -101,13 +101,15 @@ class Session:
         "__weakref__",
         "_caps_json",
         "_info_json",
+        "_initialized",
+        "_log_level",
+        "extra",
         "id",
-        "initialized",
-        "log_level",
         "outbound",
         "outgoing",
         "revision",
         "subscriptions",
+        "sync",
     )
 
     def __init__(
@@ -121,17 +123,94 @@ class Session:
         self.revision = revision
         self._caps_json = _as_json(client_capabilities)
         self._info_json = _as_json(client_info)
-        self.initialized = False
-        #: The minimum level of ``notifications/message`` to send; None sends every level.
-        self.log_level: str | None = None
+        self._initialized = False
+        self._log_level: str | None = None
         #: Resource URIs this session subscribed to (``resources/subscribe``).
         self.subscriptions: set[str] = set()
+        #: Fields a store keeps for the session besides the ones above (name -> str), kept
+        #: as they are: the record is a dict, so a later field needs no change here.
+        self.extra: dict[str, str] = {}
+        #: Told of every change to :attr:`initialized`, :attr:`log_level` and the
+        #: subscriptions (``sync(session, field, value)``) by a store shared between
+        #: processes; None for a session that lives in one process only.
+        self.sync: Callable[[Session, str, Any], None] | None = None
         #: Where messages not tied to a request go: stdout on stdio, the session's GET
         #: streams over HTTP. The transport sets it; nowhere until then.
         self.outbound: Sink = NULL_SINK
         #: The server-to-client requests sent to this session: only an answer the same
         #: session sends back can reach them.
         self.outgoing = Outgoing()
+
+    @property
+    def initialized(self) -> bool:
+        """Whether the client sent ``notifications/initialized``."""
+        return self._initialized
+
+    @initialized.setter
+    def initialized(self, value: bool) -> None:
+        self._initialized = value
+        if self.sync is not None:
+            self.sync(self, "initialized", value)
+
+    @property
+    def log_level(self) -> str | None:
+        """The minimum level of ``notifications/message`` to send; None sends every level."""
+        return self._log_level
+
+    @log_level.setter
+    def log_level(self, value: str | None) -> None:
+        self._log_level = value
+        if self.sync is not None:
+            self.sync(self, "logLevel", value)
+
+    def subscribe(self, uri: str) -> None:
+        """``resources/subscribe``: updates of ``uri`` are sent to this session."""
+        self.subscriptions.add(uri)
+        if self.sync is not None:
+            self.sync(self, "subscribe", uri)
+
+    def unsubscribe(self, uri: str) -> None:
+        self.subscriptions.discard(uri)
+        if self.sync is not None:
+            self.sync(self, "unsubscribe", uri)
+
+    def record(self) -> dict[str, str | bytes]:
+        """The session as a flat record (field -> text or JSON bytes), for a store that
+        keeps it outside the process; :meth:`from_record` reads it back."""
+        out: dict[str, str | bytes] = dict(self.extra)
+        out["revision"] = self.revision.version
+        out["capabilities"] = self._caps_json
+        out["clientInfo"] = self._info_json
+        out["initialized"] = "1" if self._initialized else "0"
+        if self._log_level is not None:
+            out["logLevel"] = self._log_level
+        return out
+
+    @classmethod
+    def from_record(cls, session_id: str, record: dict[str, bytes]) -> Session | None:
+        """A session read back from :meth:`record`'s fields (None when they name no
+        revision this server serves)."""
+        from jetmcp.protocol import revisions
+
+        revision = revisions.lookup(record.get("revision", b"").decode())
+        if revision is None or revision.modern:
+            return None
+        session = cls(
+            session_id,
+            revision,
+            record.get("capabilities", b"{}"),
+            record.get("clientInfo", b"{}"),
+        )
+        session.update(record)
+        return session
+
+    def update(self, record: dict[str, bytes]) -> None:
+        """Take the mutable fields of a record (read back from a store) as they are now."""
+        self._initialized = record.get("initialized") == b"1"
+        level = record.get("logLevel")
+        self._log_level = level.decode() if level else None
+        known = ("revision", "capabilities", "clientInfo", "initialized", "logLevel")
+        self.extra = {k: v.decode() for k, v in record.items() if k not in known}
 
     @property
     def client_capabilities(self) -> dict[str, Any]:

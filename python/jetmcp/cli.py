@@ -183,6 +183,7 @@ def _parser() -> argparse.ArgumentParser:
         help="path the 2024-11-05 HTTP+SSE clients POST to",
     )
     _add_caps(run, defaults)
+    _add_redis(run, defaults)
     run.add_argument("--log-level", default="warning")
     _add_bench(sub)
     return parser
@@ -266,6 +267,66 @@ def _add_caps(run: argparse.ArgumentParser, defaults: Settings) -> None:
     )
 
 
+def _add_redis(run: argparse.ArgumentParser, defaults: Settings) -> None:
+    group = run.add_argument_group(
+        "shared state", "several workers and hosts: sessions, event logs and tasks in Redis"
+    )
+    group.add_argument(
+        "--redis",
+        dest="redis_url",
+        metavar="URL",
+        default=defaults.redis_url,
+        help="redis://host:port/db holding the state every worker and host shares "
+        "(default: $JETMCP_REDIS_URL; none: in memory, one worker)",
+    )
+    group.add_argument(
+        "--redis-prefix",
+        default=defaults.redis_prefix,
+        help="prefix of every Redis key and channel (servers sharing one Redis differ here)",
+    )
+    group.add_argument(
+        "--redis-timeout-seconds",
+        type=_seconds,
+        default=defaults.redis_timeout_seconds,
+        help="time a Redis command may take before the request needing it gets 503",
+    )
+    group.add_argument(
+        "--redis-connections",
+        type=_positive_int,
+        default=defaults.redis_connections,
+        help="connections to Redis per worker",
+    )
+
+
+def _check_shared_state(settings: Settings) -> None:
+    """Refuse, before any worker starts, what would serve sessions wrong: several workers
+    with sessions in each one's memory, or a Redis that does not answer (exit status 2)."""
+    if settings.workers > 1 and not settings.redis_url and not settings.stateless:
+        raise _refuse(
+            f"--workers {settings.workers} needs state the workers share: with sessions in "
+            "each worker's memory a request reaching another worker gets 404. Give "
+            "--redis redis://HOST:PORT/DB (or JETMCP_REDIS_URL), or run --stateless"
+        )
+    if settings.redis_url and not settings.stateless:
+        try:
+            from jetmcp.sessions.redis import check_reachable
+        except ImportError:
+            raise _refuse("--redis needs the redis client: pip install 'jetmcp[redis]'") from None
+        why = check_reachable(settings.redis_url, settings.redis_timeout_seconds)
+        if why is not None:
+            raise _refuse(f"cannot reach Redis at {settings.redis_url}: {why}")
+        if not os.environ.get("JETMCP_STATE_KEY"):
+            from jetmcp.sessions.redis import shared_state_key
+
+            # Every host on this Redis and prefix seals requestState with the same key.
+            try:
+                settings.state_key = shared_state_key(
+                    settings.redis_url, settings.redis_prefix, settings.redis_timeout_seconds
+                )
+            except Exception as exc:
+                raise _refuse(f"cannot reach Redis at {settings.redis_url}: {exc}") from None
+
+
 def _settings(ns: argparse.Namespace) -> Settings:
     return Settings(
         app=ns.app,
@@ -306,6 +367,10 @@ def _settings(ns: argparse.Namespace) -> Settings:
         max_inflight=ns.max_inflight,
         max_session_inflight=ns.max_session_inflight,
         shutdown_grace_seconds=ns.shutdown_grace_seconds,
+        redis_url=ns.redis_url,
+        redis_prefix=ns.redis_prefix,
+        redis_timeout_seconds=ns.redis_timeout_seconds,
+        redis_connections=ns.redis_connections,
     )
 
 
@@ -506,6 +571,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # The app is imported by the worker processes only: this process supervises them,
     # and whatever it imported before they fork would be counted again in each of them.
     _check_target(settings.app)
+    _check_shared_state(settings)
     _serve_http(settings, ns.log_level)
     return 0
 

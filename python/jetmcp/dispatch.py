@@ -67,6 +67,7 @@ from jetmcp.settings import (
 
 if TYPE_CHECKING:
     from jetmcp.server.app import Server
+    from jetmcp.sessions.base import Relay
 
 log = logging.getLogger("jetmcp")
 
@@ -164,6 +165,9 @@ class Dispatcher:
         #: Server-to-client requests of session-less requests (a session, an HTTP+SSE
         #: connection or a stdio process has its own table: see :class:`Exchange`).
         self.outgoing = Outgoing()
+        #: Where a session's answers and cancellations go when what they concern runs in
+        #: another process (sessions in a shared store); None: nowhere.
+        self.relay: Relay | None = None
         #: The era runners; the revision picks one (:meth:`runner`).
         self.modern = ModernRunner(self)
         self.legacy = LegacyRunner(self, self.modern)

@@ -43,6 +43,7 @@ from jetmcp.reply import FAILED, OK, Reply
 if TYPE_CHECKING:
     from jetmcp.call import Session
     from jetmcp.dispatch import Dispatcher, Exchange
+    from jetmcp.sessions.base import Relay
 
 log = logging.getLogger("jetmcp")
 
@@ -336,16 +337,23 @@ class LegacyRunner(Runner):
             if ex.session is not None:
                 ex.session.initialized = True
         elif method == "notifications/cancelled":
-            cancel(entry, ex)
+            cancel(self.dispatcher, entry, ex)
         # Other notifications (progress, roots/list_changed, unknown ones) need no action.
 
     def response(self, entry: _wire.Entry, ex: Exchange) -> None:
         # An answer to one of our server-to-client requests; nothing is owed back. It is
         # looked up only among the requests of this client's own scope.
-        if entry.raw_id is not None and not self._outgoing(ex).resolve(
-            loads(entry.raw_id), entry.is_error, entry.result()
-        ):
-            log.debug("dropped a response that answers no request of its sender")
+        if entry.raw_id is None:
+            return
+        answer_id = loads(entry.raw_id)
+        value = entry.result()
+        if not self._outgoing(ex).resolve(answer_id, entry.is_error, value):
+            shared = shared_session(self.dispatcher, ex)
+            if shared is not None:
+                # The request may wait in another worker of the same session.
+                shared[0].answer(shared[1], answer_id, entry.is_error, value)
+            else:
+                log.debug("dropped a response that answers no request of its sender")
 
 
 # ---------------------------------------------------------------------------- 2026-07-28
@@ -388,7 +396,7 @@ class ModernRunner(Runner):
 
     def notification(self, entry: _wire.Entry, ex: Exchange) -> None:
         if entry.method == "notifications/cancelled":
-            cancel(entry, ex)
+            cancel(self.dispatcher, entry, ex)
 
     def _tool_headers(self, params: dict[str, Any]) -> tuple[modern.XHeader, ...]:
         """The ``x-mcp-header`` properties of the tool a ``tools/call`` names (none for an
@@ -424,7 +432,17 @@ class ModernRunner(Runner):
 # ---------------------------------------------------------------------------- both eras
 
 
-def cancel(entry: _wire.Entry, ex: Exchange) -> None:
+def shared_session(dispatcher: Dispatcher, ex: Exchange) -> tuple[Relay, str] | None:
+    """The relay and ``ex``'s session id when other processes serve that session too (a
+    relay is set and the session is not a connection's own, as an HTTP+SSE one is)."""
+    relay = dispatcher.relay
+    session = ex.session
+    if relay is None or ex.outgoing is not None or session is None or session.id is None:
+        return None
+    return relay, session.id
+
+
+def cancel(dispatcher: Dispatcher, entry: _wire.Entry, ex: Exchange) -> None:
     """``notifications/cancelled``: stop the requests of the client's scope running under
     the id it names; malformed params are ignored (nothing is owed for a notification)."""
     if ex.inflight is None:
@@ -438,6 +456,9 @@ def cancel(entry: _wire.Entry, ex: Exchange) -> None:
         log.debug("notifications/cancelled ignored: requestId is not a request id")
         return
     ex.inflight.cancel(request_id)
+    shared = shared_session(dispatcher, ex)
+    if shared is not None:
+        shared[0].cancel(shared[1], request_id)
 
 
 def carries_modern_meta(frame: _wire.Frame) -> bool:

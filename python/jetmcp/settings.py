@@ -129,6 +129,20 @@ class Settings:
     #: must all be given the same one, or a retry that lands elsewhere is refused.
     state_key: str = field(default_factory=_state_key, repr=False)
 
+    # -- the shared store (several workers and hosts) -----------------------------------
+    #: ``redis://host:port/db`` (or ``rediss://``, ``unix://``): sessions, event logs,
+    #: tasks and subscriptions live there, and any worker of any host serves any request.
+    #: Default: the ``JETMCP_REDIS_URL`` environment variable; empty keeps them in memory.
+    redis_url: str = field(default_factory=lambda: os.environ.get("JETMCP_REDIS_URL", ""))
+    #: Prefix of every key and channel, so several servers can share one Redis.
+    redis_prefix: str = "jetmcp:"
+    #: Seconds a Redis command (or connecting) may take before the request needing it is
+    #: answered 503.
+    redis_timeout_seconds: float = 2.0
+    #: Connections to Redis per worker; a request that finds none free waits up to
+    #: ``redis_timeout_seconds``, then is answered 503.
+    redis_connections: int = 64
+
     def to_env(self) -> str:
         return json.dumps(asdict(self))
 

@@ -18,9 +18,9 @@ import binascii
 import logging
 import math
 import weakref
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any, Literal, TypeVar, overload
+from typing import Any, Literal, Protocol, TypeVar, overload
 
 from jetmcp import _wire
 from jetmcp._wire import encode_notification
@@ -195,6 +195,10 @@ class Server(Serving):
         self._session_states: weakref.WeakKeyDictionary[Session, dict[str, Any]] = (
             weakref.WeakKeyDictionary()
         )
+        #: Set by a transport whose sessions live in a store shared between processes
+        #: (Redis): list changes and resource updates then reach the sessions and listen
+        #: streams of every worker through it, instead of this process's alone.
+        self.fanout: Fanout | None = None
         #: The ``@completion()`` handler, if any.
         self.completion_handler: CompletionHandler | None = None
         self._tasks = TaskManager(
@@ -616,15 +620,20 @@ class Server(Serving):
             self._hints.pop(hinted, None)
         for listener in self._listeners:
             listener(kind)
-        self._subscriptions.list_changed(kind)
-        if not self.sessions:
-            return
+        fanout = self.fanout
+        if fanout is None:
+            self._subscriptions.list_changed(kind)
+            if not self.sessions:
+                return
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             # Not on the serving loop (another thread): announce with notify_*_changed().
             return
-        task = loop.create_task(self._notify_sessions_list_changed(kind))
+        if fanout is not None:
+            task = loop.create_task(fanout.list_changed(kind))
+        else:
+            task = loop.create_task(self._notify_sessions_list_changed(kind))
         self._sending.add(task)
         task.add_done_callback(self._sending.discard)
 
@@ -645,6 +654,9 @@ class Server(Serving):
         every ``subscriptions/listen`` stream that asked for it.
 
         Adding or removing tools, resources or prompts while serving does this by itself."""
+        if self.fanout is not None:
+            await self.fanout.list_changed(kind)
+            return
         self._subscriptions.list_changed(kind)
         await self._notify_sessions_list_changed(kind)
 
@@ -664,6 +676,9 @@ class Server(Serving):
     async def notify_resource_updated(self, uri: str) -> None:
         """Send ``notifications/resources/updated {uri}`` to every live session subscribed to
         ``uri`` (``resources/subscribe``) and every listen stream that names it."""
+        if self.fanout is not None:
+            await self.fanout.resource_updated(uri)
+            return
         self._subscriptions.resource_updated(uri)
         sessions = [s for s in list(self.sessions) if uri in s.subscriptions]
         if sessions:
@@ -875,13 +890,13 @@ class Server(Serving):
     def _handle_subscribe(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
         uri = self._subscription_uri(params)
         if call.session is not None:
-            call.session.subscriptions.add(uri)
+            call.session.subscribe(uri)
         return {}
 
     def _handle_unsubscribe(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
         uri = self._subscription_uri(params)
         if call.session is not None:
-            call.session.subscriptions.discard(uri)
+            call.session.unsubscribe(uri)
         return {}
 
     # -- tasks ---------------------------------------------------------------------------------
@@ -889,7 +904,7 @@ class Server(Serving):
     # dispatcher refuses the others); a method both kinds of task have goes to the kind the
     # revision has.
 
-    def _handle_get_task(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+    def _handle_get_task(self, params: dict[str, Any], call: Call) -> Result:
         if call.revision.tasks_extension:
             return self._modern_tasks.get(params, call)
         return self._tasks.get(params, call)
@@ -898,16 +913,27 @@ class Server(Serving):
         # Waits for the task, which runs as long as it must: no request deadline.
         return _no_deadline(self._tasks.result(params, call))
 
-    def _handle_list_tasks(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+    def _handle_list_tasks(self, params: dict[str, Any], call: Call) -> Result:
         tasks = self._tasks.list(call)
-        return self._page("tasks", tasks, params, self.page_size or TASKS_PAGE_SIZE)
+        if isinstance(tasks, list):
+            return self._page("tasks", tasks, params, self.page_size or TASKS_PAGE_SIZE)
+        return self._page_later("tasks", tasks, params, self.page_size or TASKS_PAGE_SIZE)
 
-    def _handle_cancel_task(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+    async def _page_later(
+        self,
+        field: str,
+        items: Awaitable[list[dict[str, Any]]],
+        params: dict[str, Any],
+        page_size: int,
+    ) -> dict[str, Any]:
+        return self._page(field, await items, params, page_size)
+
+    def _handle_cancel_task(self, params: dict[str, Any], call: Call) -> Result:
         if call.revision.tasks_extension:
             return self._modern_tasks.cancel(params, call)
         return self._tasks.cancel(params, call)
 
-    def _handle_update_task(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+    def _handle_update_task(self, params: dict[str, Any], call: Call) -> Result:
         return self._modern_tasks.update(params, call)
 
     # -- subscriptions/listen (2026-07-28) ---------------------------------------------------
@@ -923,6 +949,15 @@ class Server(Serving):
         down. A listen that starts afterwards is ended the same way once acknowledged. Waits
         at most ``timeout`` seconds for the results to be handed over."""
         await self._subscriptions.close_all(timeout)
+
+
+class Fanout(Protocol):
+    """Notifications for every session and listen stream of every process serving the
+    server (see :attr:`Server.fanout`)."""
+
+    async def list_changed(self, kind: str) -> None: ...
+
+    async def resource_updated(self, uri: str) -> None: ...
 
 
 def _timed(tool: Tool, result: Result) -> Result:

@@ -24,9 +24,9 @@ import time
 import uuid
 import weakref
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from jetmcp.call import NULL_SINK, Call, Outgoing, Result, Session, Sink
 from jetmcp.errors import INTERNAL_ERROR, INVALID_PARAMS, REQUEST_CANCELLED, McpError
@@ -50,6 +50,11 @@ QUEUE_LIMIT = 256
 _MAX_TTL_MS = 2**53 - 1
 
 
+def now() -> str:
+    """The time as the tasks' timestamps give it (ISO 8601, milliseconds, UTC)."""
+    return _now()
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
@@ -62,16 +67,21 @@ def related(task_id: str) -> dict[str, Any]:
 class TaskRoute:
     """The sink of a background task's call: see the module docstring for where it sends."""
 
-    __slots__ = ("fallback", "queue", "waiting")
+    __slots__ = ("fallback", "queue", "remote", "waiting")
 
     def __init__(self, fallback: Sink) -> None:
         self.fallback = fallback
         self.waiting: list[Sink] = []
         self.queue: deque[bytes] = deque(maxlen=QUEUE_LIMIT)
+        #: Hands a message to a ``tasks/result`` waiting in another process, if one does
+        #: (True when it took it); set for tasks kept in a shared store.
+        self.remote: Callable[[bytes], Awaitable[bool]] | None = None
 
     async def send(self, message: bytes) -> None:
         if self.waiting:
             await self.waiting[-1].send(message)
+        elif self.remote is not None and await self.remote(message):
+            return
         elif self.fallback is not NULL_SINK:
             await self.fallback.send(message)
         else:
@@ -99,6 +109,7 @@ class TaskState:
         "created_at",
         "error",
         "id",
+        "mirror",
         "result",
         "runner",
         "status",
@@ -115,10 +126,17 @@ class TaskState:
         self.result: dict[str, Any] | None = None
         self.error: McpError | None = None
         self.runner: asyncio.Task[Any] | None = None
+        #: Told of every change (a store shared between processes keeps a copy the other
+        #: workers answer from); None when the task lives in this process only.
+        self.mirror: Callable[[TaskState], None] | None = None
 
     @property
     def terminal(self) -> bool:
         return self.status in TERMINAL
+
+    def changed(self) -> None:
+        if self.mirror is not None:
+            self.mirror(self)
 
     def move(self, status: Status, message: str | None = None) -> bool:
         """Change the status (never out of a terminal one); False when it could not."""
@@ -127,6 +145,7 @@ class TaskState:
         self.status = status
         self.status_message = message
         self.updated_at = _now()
+        self.changed()
         return True
 
     def fail(self, error: McpError) -> None:
@@ -297,6 +316,9 @@ class TaskManager:
         self._sessionless = TaskStore()
         #: Strong references to running work (the event loop keeps only weak ones).
         self._running: set[asyncio.Task[None]] = set()
+        #: Where the tasks are also kept for other processes (sessions in Redis), which
+        #: then answer ``tasks/*`` for tasks running elsewhere; None: this process only.
+        self.shared: SharedTasks | None = None
 
     def store(self, call: Call) -> TaskStore:
         session = call.session
@@ -324,7 +346,7 @@ class TaskManager:
 
     def start(
         self, tool: Tool, arguments: dict[str, Any], call: Call, task_params: dict[str, Any]
-    ) -> dict[str, Any]:
+    ) -> Result:
         """Create the task, start the tool in the background, answer ``CreateTaskResult``."""
         store = self.store(call)
         store.purge()
@@ -347,6 +369,9 @@ class TaskManager:
         record.runner = runner
         self._running.add(runner)
         runner.add_done_callback(self._running.discard)
+        if self.shared is not None:
+            # Answered once the other workers can find the task.
+            return self.shared.adopt(record, "legacy", _scope(call), {"task": record.to_wire()})
         return {"task": record.to_wire()}
 
     async def _run(
@@ -368,10 +393,24 @@ class TaskManager:
 
     # -- tasks/* --------------------------------------------------------------------------
 
-    def get(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+    def _elsewhere(self, params: dict[str, Any], call: Call) -> SharedTasks | None:
+        """The shared store, when the task ``params`` names is not in this process."""
+        if self.shared is None:
+            return None
+        store = self.store(call)
+        store.purge()
+        return self.shared if task_id_param(params) not in store.tasks else None
+
+    def get(self, params: dict[str, Any], call: Call) -> Result:
+        shared = self._elsewhere(params, call)
+        if shared is not None:
+            return shared.get("legacy", task_id_param(params), _scope(call))
         return self.store(call).get(params).to_wire()
 
-    def cancel(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+    def cancel(self, params: dict[str, Any], call: Call) -> Result:
+        shared = self._elsewhere(params, call)
+        if shared is not None:
+            return shared.cancel("legacy", task_id_param(params), _scope(call))
         record = self.store(call).get(params)
         if not record.cancel():
             raise McpError(
@@ -380,17 +419,22 @@ class TaskManager:
             )
         return record.to_wire()
 
-    def list(self, call: Call) -> list[dict[str, Any]]:
+    def list(self, call: Call) -> list[dict[str, Any]] | Awaitable[list[dict[str, Any]]]:
         """The caller's session's tasks. Session-less callers share one store, reachable
         only by the ids each of them holds: listing it would hand every caller the others'
         tasks, so they are listed nothing."""
         if call.session is None:
             return []
+        if self.shared is not None:
+            return self.shared.list(_scope(call))
         store = self.store(call)
         store.purge()
         return [record.to_wire() for record in store.tasks.values()]
 
     def result(self, params: dict[str, Any], call: Call) -> Result:
+        shared = self._elsewhere(params, call)
+        if shared is not None:
+            return shared.result("legacy", task_id_param(params), _scope(call), call.sink)
         record = self.store(call).get(params)
         if record.terminal:
             return _outcome(record)
@@ -406,28 +450,70 @@ class TaskManager:
         return _outcome(record)
 
 
-def _outcome(record: TaskRecord) -> dict[str, Any]:
-    """What the wrapped request answered: its result, or its error raised again."""
-    error = record.error
+def _scope(call: Call) -> str:
+    """Where a task of this call is found: its session (by id), or ``""`` without one."""
+    session = call.session
+    return session.id or "" if session is not None else ""
+
+
+class SharedTasks(Protocol):
+    """Tasks kept where every process serving the server can reach them (Redis): the
+    process running a task keeps its copy up to date (``adopt``); any process answers for
+    it. ``kind`` is ``"legacy"`` (2025-11-25) or ``"modern"`` (the 2026-07-28 extension);
+    ``scope`` the session id, ``""`` for tasks outside a session."""
+
+    def adopt(
+        self, task: TaskState, kind: str, scope: str, created: dict[str, Any]
+    ) -> Awaitable[dict[str, Any]]:
+        """Keep ``task`` from now on; the awaitable gives ``created`` once it is kept."""
+        ...
+
+    def get(self, kind: str, task_id: str, scope: str) -> Awaitable[dict[str, Any]]: ...
+
+    def cancel(self, kind: str, task_id: str, scope: str) -> Awaitable[dict[str, Any]]: ...
+
+    def result(
+        self, kind: str, task_id: str, scope: str, sink: Sink = NULL_SINK
+    ) -> Awaitable[dict[str, Any]]:
+        """Wait for the task and answer what the request it wraps answers; meanwhile the
+        messages it sends (its requests to the client) go to ``sink``."""
+        ...
+
+    def list(self, scope: str) -> Awaitable[list[dict[str, Any]]]: ...
+
+    def update(self, task_id: str, responses: dict[str, Any]) -> Awaitable[dict[str, Any]]: ...
+
+
+def outcome_of(task_id: str, error: McpError | None, result: dict[str, Any] | None) -> Any:
+    """What ``tasks/result`` answers for a terminal task: its result (tied to the task in
+    ``_meta``), or its error raised again."""
     if error is not None:
         if error.has_data:
             raise McpError(error.code, error.message, error.data)
         raise McpError(error.code, error.message)
-    result = dict(record.result or {})
-    meta = result.get("_meta")
-    result["_meta"] = {**(meta if isinstance(meta, dict) else {}), **related(record.id)}
+    out = dict(result or {})
+    meta = out.get("_meta")
+    out["_meta"] = {**(meta if isinstance(meta, dict) else {}), **related(task_id)}
+    return out
+
+
+def _outcome(record: TaskRecord) -> dict[str, Any]:
+    """What the wrapped request answered: its result, or its error raised again."""
+    result: dict[str, Any] = outcome_of(record.id, record.error, record.result)
     return result
 
 
 __all__ = [
     "RELATED_TASK",
     "TERMINAL",
+    "SharedTasks",
     "TaskCall",
     "TaskManager",
     "TaskRecord",
     "TaskRoute",
     "TaskState",
     "TaskStore",
+    "outcome_of",
     "purge_expired",
     "related",
     "task_id_param",

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from jetmcp.call import NULL_SINK, Call, Result
 from jetmcp.errors import INTERNAL_ERROR, INVALID_PARAMS, MISSING_CLIENT_CAPABILITY, McpError
 from jetmcp.server.mrtr import InputRequired, InputRound, Inputs, RoundCall
-from jetmcp.server.tasks import TaskState, purge_expired, task_id_param
+from jetmcp.server.tasks import SharedTasks, TaskState, purge_expired, task_id_param
 
 if TYPE_CHECKING:
     from jetmcp.server.app import Server
@@ -133,12 +133,16 @@ class TaskInputs(Inputs):
         task.pending[chosen] = ({"method": method, "params": params}, answer)
         if task.status == "working":
             task.move("input_required")
+        else:
+            task.changed()
         try:
             return await answer
         finally:
             task.pending.pop(chosen, None)
             if not task.pending and task.status == "input_required":
                 task.move("working")
+            else:
+                task.changed()
 
 
 class ModernTasks:
@@ -155,6 +159,9 @@ class ModernTasks:
         self.tasks: dict[str, ModernTask] = {}
         #: Strong references to running work (the event loop keeps only weak ones).
         self._running: set[asyncio.Task[Any]] = set()
+        #: Where the tasks are also kept for other processes (see
+        #: :class:`~jetmcp.server.tasks.SharedTasks`); None: this process only.
+        self.shared: SharedTasks | None = None
 
     # -- creating ----------------------------------------------------------------------------
 
@@ -190,6 +197,8 @@ class ModernTasks:
         )
         task.runner = runner
         self._keep(runner)
+        if self.shared is not None:
+            return self.shared.adopt(task, "modern", "", task.created_result())
         return task.created_result()
 
     async def _drive(self, task: ModernTask, work: Callable[[], Result]) -> None:
@@ -241,8 +250,11 @@ class ModernTasks:
             made.append(task)
             self._become_task(call, task)
             task.runner = asyncio.current_task()
+            created = task.created_result()
+            if self.shared is not None:
+                created = await self.shared.adopt(task, "modern", "", created)
             if not outcome.done():
-                outcome.set_result(task.created_result())
+                outcome.set_result(created)
 
         inputs.escalate = escalate
 
@@ -292,14 +304,39 @@ class ModernTasks:
             raise McpError(INVALID_PARAMS, f"Invalid params: no task {task_id}")
         return task
 
-    def get(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+    def _elsewhere(self, params: dict[str, Any], call: Call) -> str | None:
+        """The id of the task ``params`` name when it runs in another process (the shared
+        store has it); None when it is here (or there is no shared store)."""
+        if self.shared is None:
+            return None
+        if not declares_tasks(call):
+            raise missing_tasks_extension(call.method)
+        task_id = task_id_param(params)
+        self.purge()
+        return None if task_id in self.tasks else task_id
+
+    def get(self, params: dict[str, Any], call: Call) -> Result:
+        task_id = self._elsewhere(params, call)
+        if task_id is not None and self.shared is not None:
+            return self.shared.get("modern", task_id, "")
         return self.lookup(params, call).detailed()
 
-    def update(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+    def update(self, params: dict[str, Any], call: Call) -> Result:
+        task_id = self._elsewhere(params, call)
+        if task_id is not None and self.shared is not None:
+            responses = params.get("inputResponses")
+            if not isinstance(responses, dict):
+                raise McpError(INVALID_PARAMS, "Invalid params: inputResponses must be an object")
+            return self.shared.update(task_id, responses)
         task = self.lookup(params, call)
         responses = params.get("inputResponses")
         if not isinstance(responses, dict):
             raise McpError(INVALID_PARAMS, "Invalid params: inputResponses must be an object")
+        self.answer(task, responses)
+        return {"resultType": "complete"}
+
+    def answer(self, task: ModernTask, responses: dict[str, Any]) -> None:
+        """Hand ``tasks/update``'s answers to the questions ``task`` waits on."""
         known = [(key, value) for key, value in responses.items() if key in task.pending]
         for key, value in known:
             if not isinstance(value, dict):
@@ -316,9 +353,13 @@ class ModernTasks:
                 answer.set_result(value)
         if known and not task.pending and task.status == "input_required":
             task.move("working")
-        return {"resultType": "complete"}
+        elif known:
+            task.changed()
 
-    def cancel(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+    def cancel(self, params: dict[str, Any], call: Call) -> Result:
+        task_id = self._elsewhere(params, call)
+        if task_id is not None and self.shared is not None:
+            return self.shared.cancel("modern", task_id, "")
         self.lookup(params, call).cancel()
         return {"resultType": "complete"}
 

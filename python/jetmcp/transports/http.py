@@ -34,7 +34,13 @@ from jetmcp.protocol import modern, revisions
 from jetmcp.reply import Reply
 from jetmcp.server.app import Server
 from jetmcp.server.lifespan import LifespanScope
-from jetmcp.sessions import MemorySessionStore, SessionLimit, SessionStore, new_session_id
+from jetmcp.sessions import (
+    MemorySessionStore,
+    SessionLimit,
+    SessionStore,
+    StateUnavailable,
+    new_session_id,
+)
 from jetmcp.settings import Settings
 from jetmcp.transports._http import (
     ACCEPT_SSE,
@@ -56,13 +62,7 @@ from jetmcp.transports._http import (
     unreadable,
 )
 from jetmcp.transports.origin import OriginGuard
-from jetmcp.transports.sse import (
-    SSE_HEADERS,
-    Listener,
-    PostStream,
-    SessionStreams,
-    hold_open,
-)
+from jetmcp.transports.sse import Listener, PostStream, SessionStreams, hold_open
 
 if TYPE_CHECKING:
     from jetmcp.transports.http_sse import LegacySse
@@ -105,6 +105,9 @@ class McpHttpApp:
             self.settings.max_new_sessions,
             self.settings.session_protect_seconds,
         )
+        # A store shared between processes relays answers and cancellations to the
+        # worker they concern.
+        self.dispatcher.relay = getattr(self.store, "relay", None)
         self.path = self.settings.path
         self.guard = OriginGuard(
             self.settings.allowed_hosts, self.settings.allowed_origins, self.settings.host
@@ -162,6 +165,14 @@ class McpHttpApp:
                 proto.response_bytes(404, _JSON, _encode_error(None, INVALID_REQUEST, "Not found"))
         except HttpError as exc:
             exc.send(proto)
+        except StateUnavailable as exc:
+            log.warning("%s %s: %s", scope.method, scope.path, exc)
+            with contextlib.suppress(RuntimeError):  # unless the response already started
+                proto.response_bytes(
+                    503,
+                    [*_JSON, RETRY_AFTER],
+                    _encode_error(None, SERVER_ERROR, "Session store unavailable; retry later"),
+                )
         except Exception:
             # A bug of ours: the client gets a JSON-RPC error, the log (stderr) the detail.
             log.exception("%s %s failed", scope.method, scope.path)
@@ -178,6 +189,9 @@ class McpHttpApp:
         then are answered with an error."""
         if self.manage_lifespan:
             self._lifespan.start_on(loop)
+        start = getattr(self.store, "start_on", None)
+        if start is not None:
+            start(loop)
         if self.settings.body_timeout_seconds > 0:
             loop.call_soon(self._watch_bodies)
         for signum in (signal.SIGTERM, signal.SIGINT):
@@ -191,6 +205,10 @@ class McpHttpApp:
         """Leave the server's lifespan once the worker has stopped serving."""
         if self.manage_lifespan:
             self._lifespan.stop_on(loop)
+        close = getattr(self.store, "close", None)
+        if close is not None and not loop.is_closed():
+            with contextlib.suppress(Exception):
+                loop.run_until_complete(close())
 
     def shutdown(self) -> None:
         """Begin a graceful stop (see :meth:`__rsgi_init__`); a second call changes nothing."""
@@ -463,7 +481,7 @@ class McpHttpApp:
         if not isinstance(hub, SessionStreams) or hub.closed:
             raise HttpError(404, INVALID_REQUEST, "Session not found")
         try:
-            resume = hub.resume_target(headers.get("last-event-id"))
+            resume = await hub.find_resume(headers.get("last-event-id"))
         except LookupError:
             raise HttpError(
                 400, INVALID_REQUEST, "Last-Event-ID names no stream this session can replay"
@@ -496,37 +514,13 @@ class McpHttpApp:
         session: Session,
         session_id: str,
     ) -> None:
-        """Serve an accepted GET: replay and carry a POST stream, or a standalone stream."""
-        transport = proto.response_stream(200, SSE_HEADERS)
-        if resume is not None and resume[0].startswith("p"):
-            listener, replay, post = hub.open_resumed_post(transport, *resume)
-            try:
-                if replay:
-                    await transport.send_bytes(replay)
-                if post is not None:
-                    await self._hold(listener, transport, proto, session_id)
-            except _GONE:
-                pass
-            finally:
-                if post is not None:
-                    post.release(listener)
-                listener.close()
-            return
-
-        listener, first, taken = hub.open_standalone(
-            transport, resume, session.revision.sse_priming
+        """Serve an accepted GET: the hub replays and carries the stream."""
+        await hub.serve_get(
+            proto,
+            resume,
+            session.revision.sse_priming,
+            lambda listener, transport: self._hold(listener, transport, proto, session_id),
         )
-        try:
-            if first:
-                try:
-                    await transport.send_bytes(first)
-                except _GONE:
-                    hub.give_back(listener, taken)
-                    return
-            await self._hold(listener, transport, proto, session_id)
-        finally:
-            hub.detach(listener)
-            listener.close()
 
     async def _hold(self, listener: Listener, transport: Any, proto: Any, session_id: str) -> None:
         """Keep a GET stream open until it is closed (by the session, DELETE, a newer
@@ -723,4 +717,10 @@ def app_from_env() -> McpHttpApp:
     from jetmcp.loader import load_app
 
     settings = Settings.from_env()
-    return McpHttpApp(load_app(settings.app, "http"), settings)
+    server = load_app(settings.app, "http")
+    store: SessionStore | None = None
+    if settings.redis_url and not settings.stateless:
+        from jetmcp.sessions.redis import RedisSessionStore
+
+        store = RedisSessionStore(server, settings)
+    return McpHttpApp(server, settings, store)

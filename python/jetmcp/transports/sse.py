@@ -307,13 +307,17 @@ class PostStream:
         prefix = self._upgrade() if state == _FRESH else b""
         await self._emit(message, prefix)
 
-    async def _emit(self, message: bytes, prefix: bytes = b"") -> None:
+    async def _emit(self, message: bytes, prefix: bytes = b"", final: bool = False) -> None:
         if self._ids:
             self._seq += 1
             seq = self._seq
             event_id: str | None = f"{self.stream_id}-{seq}"
-            if self._hub is not None:
-                self._hub.log.append(self.stream_id, seq, message)
+            hub = self._hub
+            if hub is not None:
+                if hub.remote:
+                    await hub.record(self.stream_id, seq, message, final)
+                else:
+                    hub.log.append(self.stream_id, seq, message)
         else:
             event_id = None
         transport = self._transport
@@ -343,6 +347,9 @@ class PostStream:
         transport = self._transport
         if transport is None:
             return
+        hub = self._hub
+        if hub is not None and hub.remote:
+            await hub.announce(self.stream_id)
         if retry_ms is None:
             retry_ms = self._settings.sse_retry_ms
         self._detach(transport)
@@ -356,12 +363,16 @@ class PostStream:
         if self._state == _DONE or self._state == _FRESH:
             return
         if reply is not None:
-            await self._emit(reply)
+            await self._emit(reply, final=True)
+        elif self._hub is not None and self._hub.remote and self._ids:
+            self._hub.ended(self.stream_id)
         self._end()
 
     def abandon(self) -> None:
         """The request ended without a reply (its task was cancelled): release everything."""
         if self._state != _DONE and self._state != _FRESH:
+            if self._hub is not None and self._hub.remote and self._ids:
+                self._hub.ended(self.stream_id)
             self._end()
         self._state = _DONE
 
@@ -478,6 +489,10 @@ class SessionStreams:
 
     __slots__ = ("_listeners", "_n", "_posts", "closed", "connections", "log", "settings")
 
+    #: Whether the streams live in a shared store (:class:`~jetmcp.sessions.redis.RedisStreams`):
+    #: POST streams then log their events with :meth:`record` instead of :attr:`log`.
+    remote = False
+
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.log = EventLog(settings.event_log_size, settings.event_log_seconds)
@@ -500,6 +515,18 @@ class SessionStreams:
         return stream[:1] == kind and n.isdigit() and n.isascii() and 0 < int(n) <= self._n
 
     # -- POST streams -------------------------------------------------------------------
+
+    async def record(self, stream: str, seq: int, message: bytes, final: bool) -> None:
+        """Log event ``<stream>-<seq>`` of a POST stream (``final``: its last). Only a
+        :attr:`remote` hub is asked; this one logs in place."""
+        self.log.append(stream, seq, message)
+
+    def ended(self, stream: str) -> None:
+        """POST stream ``stream`` ended without a final event (its request was cancelled)."""
+
+    async def announce(self, stream: str) -> None:
+        """POST stream ``stream`` is about to lose its connection and stays resumable (it
+        is registered already here)."""
 
     def register(self, post: PostStream) -> None:
         self._posts[post.stream_id] = post
@@ -552,6 +579,10 @@ class SessionStreams:
         if self._minted(stream, "g"):
             return parsed
         return None
+
+    async def find_resume(self, last_event_id: str | None) -> tuple[str, int] | None:
+        """:meth:`resume_target`, for transports that serve both kinds of hub."""
+        return self.resume_target(last_event_id)
 
     def connected(self, stream: str) -> bool:
         """Whether a GET connection carries stream ``stream`` now (a resumption of it would
@@ -614,6 +645,45 @@ class SessionStreams:
         if post is not None:
             post.attach(listener)
         return listener, replay, post
+
+    async def serve_get(
+        self,
+        proto: Any,
+        resume: tuple[str, int] | None,
+        priming: bool,
+        hold: Callable[[Listener, Any], Awaitable[None]],
+    ) -> None:
+        """Serve an accepted GET: replay and carry a POST stream (``resume`` names one), or
+        a standalone stream (new, or the one ``resume`` names). ``hold(listener,
+        transport)`` keeps the connection open until the listener closes."""
+        transport = proto.response_stream(200, SSE_HEADERS)
+        if resume is not None and resume[0].startswith("p"):
+            listener, replay, post = self.open_resumed_post(transport, *resume)
+            try:
+                if replay:
+                    await transport.send_bytes(replay)
+                if post is not None:
+                    await hold(listener, transport)
+            except _GONE:
+                pass
+            finally:
+                if post is not None:
+                    post.release(listener)
+                listener.close()
+            return
+
+        listener, first, taken = self.open_standalone(transport, resume, priming)
+        try:
+            if first:
+                try:
+                    await transport.send_bytes(first)
+                except _GONE:
+                    self.give_back(listener, taken)
+                    return
+            await hold(listener, transport)
+        finally:
+            self.detach(listener)
+            listener.close()
 
     def detach(self, listener: Listener) -> None:
         """A GET connection ended: it takes no more messages."""

@@ -1,0 +1,74 @@
+"""What every session store shares: the interfaces the transports and the dispatcher use, and
+the errors a store raises."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Protocol
+
+from jetmcp.call import Session
+from jetmcp.inflight import InFlight
+
+
+def end_session(session: Session) -> None:
+    """Close what the transport keeps open for a session that ended (its SSE streams)."""
+    close = getattr(session.outbound, "close", None)
+    if close is not None:
+        close()
+
+
+def new_session_id() -> str:
+    """An unguessable session id: a random (version 4) UUID, 122 bits from the system's
+    CSPRNG, written the canonical way. Visible ASCII as the spec asks, and a UUID, because
+    some clients parse session ids as UUIDs and drop anything else."""
+    return str(uuid.uuid4())
+
+
+class SessionLimit(Exception):
+    """No room for a new session: every session is established and in use (HTTP 503)."""
+
+
+class StateUnavailable(Exception):
+    """The shared store cannot be reached now: the request that needs it is answered with
+    HTTP 503 (and -32000), never left waiting; the store reconnects by itself."""
+
+
+class SessionStore(Protocol):
+    """Keeps sessions by id. Implementations must be safe to call from one event loop.
+
+    ``get`` of a known session is on every request's path: a store keeps what never changes
+    about a session (revision, client capabilities and info) where reading it costs no I/O.
+    A store that cannot answer raises :class:`StateUnavailable`.
+    """
+
+    async def add(self, session: Session) -> None:
+        """Keep a new session; raises :class:`SessionLimit` when there is no room."""
+        ...
+
+    async def get(self, session_id: str) -> Session | None: ...
+
+    async def remove(self, session_id: str) -> bool: ...
+
+    def inflight(self, session_id: str) -> InFlight:
+        """The running requests of a session in this process (for cancellation)."""
+        ...
+
+
+class Relay(Protocol):
+    """Carries what a client sent to one worker to the worker it concerns: an answer to a
+    server-to-client request, or a ``notifications/cancelled``. Only a store shared between
+    processes has one; both calls return at once (the delivery runs in the background)."""
+
+    def answer(self, session_id: str, request_id: Any, is_error: bool, value: Any) -> None: ...
+
+    def cancel(self, session_id: str, request_id: Any) -> None: ...
+
+
+__all__ = [
+    "Relay",
+    "SessionLimit",
+    "SessionStore",
+    "StateUnavailable",
+    "end_session",
+    "new_session_id",
+]

@@ -349,8 +349,10 @@ def test_constructor_keywords() -> None:
     assert server.sdk_options["port"] == 9000
     with pytest.raises(TypeError, match="unexpected keyword argument 'colour'"):
         Server("s", colour="blue")
-    with pytest.raises(TypeError, match="auth= is not supported"):
-        Server("s", auth=object())
+    with pytest.raises(TypeError, match="auth_server_provider= is not supported"):
+        Server("s", auth_server_provider=object())
+    with pytest.raises(TypeError, match="verify_token"):
+        Server("s", token_verifier=object())
     with pytest.raises(TypeError, match="middleware= is not supported"):
         Server("s", middleware=[])
     assert Server[dict[str, Any]] is Server

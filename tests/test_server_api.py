@@ -594,8 +594,8 @@ def test_annotation_objects_with_model_dump() -> None:
 # --------------------------------------------------------------------------- resources
 
 
-def _resource_server() -> Server:
-    server = Server("s")
+def _resource_server(mask_error_details: bool = True) -> Server:
+    server = Server("s", mask_error_details=mask_error_details)
 
     @server.resource("mem://text")
     def text() -> str:
@@ -689,7 +689,10 @@ def test_resource_errors() -> None:
     assert bad.data == {"uri": "mem://items/x/y"}
     broken = mcp_error(server, "resources/read", {"uri": "mem://broken"})
     assert broken.code == INTERNAL_ERROR
-    assert "disk on fire" in broken.message
+    # The exception's text stays in the log unless the server asks to show it.
+    assert broken.message == "Error reading resource mem://broken"
+    shown = mcp_error(_resource_server(False), "resources/read", {"uri": "mem://broken"})
+    assert shown.message == "Error reading resource mem://broken: disk on fire"
     assert mcp_error(server, "resources/read", {}).code == INVALID_PARAMS
 
 

@@ -274,6 +274,24 @@ def goals(results: dict[str, Any]) -> list[dict[str, Any]]:
                 "detail": soak.get("verdict") or soak.get("detail") or soak.get("status", "?"),
             }
         )
+    overhead = results.get("overhead")
+    if overhead:
+        medians = overhead.get("median_cpu_ratio", {})
+        for name, target, what in (
+            ("auth", 0.85, "JWT verified per request, cached JWKS"),
+            ("metrics", 0.95, "--metrics-port"),
+        ):
+            ratio = medians.get(name)
+            out.append(
+                {
+                    "goal": f"tools/call with {name} on ({what}) ≥ {target:.0%} of it off",
+                    "status": "N/A" if ratio is None else ("PASS" if ratio >= target else "FAIL"),
+                    "value": ratio,
+                    "detail": f"median ratio {known_fmt(ratio)} (plain's CPU per request over "
+                    f"this one's) over {len(overhead.get('rounds', []))} rounds measured back "
+                    f"to back; by req/s {known_fmt(overhead['median_ratio'].get(name))}",
+                }
+            )
     return out
 
 
@@ -283,6 +301,54 @@ SOAK_FLAT_MIB = 1.0
 
 def known_fmt(ratio: float | None) -> str:
     return "n/a" if ratio is None else f"{ratio:.0%}"
+
+
+def _overhead_lines(results: dict[str, Any]) -> list[str]:
+    overhead = results.get("overhead")
+    if not overhead:
+        return []
+    rounds = overhead["rounds"]
+    names = list(rounds[0]) if rounds else []
+    lines = [
+        "",
+        "## What auth, metrics and tracing cost (tools/call, jetmcp against itself)",
+        "",
+        f"{len(rounds)} rounds; each configuration a fresh `jetmcp run` (1 worker, "
+        "--stateless), back to back, the order turned each round. auth: a JWT per request "
+        "checked against the cached JWKS of a real authorization server on 127.0.0.1 "
+        "(verified tokens kept, the default); auth-nocache: `--auth-cache-seconds 0`, the "
+        "signature checked on every request; metrics: `--metrics-port`; otel: `--otel` with "
+        "no SDK installed.",
+        "",
+        "| round | " + " | ".join(names) + " |",
+        "|---|" + "---:|" * len(names),
+    ]
+    for i, row in enumerate(rounds, 1):
+        cells = []
+        for name in names:
+            rps = row[name].get("requests_per_s")
+            cpu = row[name].get("cpu_us_per_request")
+            cell = (
+                f"{rps:,.0f} req/s, {cpu:.1f} µs" if rps and cpu else row[name].get("status", "?")
+            )
+            if row[name].get("cpu_ratio"):
+                cell += f" ({row[name]['cpu_ratio']:.0%})"
+            cells.append(cell)
+        lines.append(f"| {i} | " + " | ".join(cells) + " |")
+    medians = overhead.get("median_ratio", {})
+    cpu = overhead.get("median_cpu_ratio", {})
+    lines += [
+        "",
+        "Each cell: req/s, the server's CPU µs per request, and (in brackets) plain's CPU per "
+        "request over this one: the rate this configuration sustains on a core of its own, "
+        "relative to plain (req/s itself swings with other load on a shared machine).",
+        "",
+        "Median ratio to plain, by CPU per request: "
+        + ", ".join(f"{n} {known_fmt(r)}" for n, r in cpu.items())
+        + "; by req/s: "
+        + ", ".join(f"{n} {known_fmt(r)}" for n, r in medians.items()),
+    ]
+    return lines
 
 
 def _pairs_lines(results: dict[str, Any]) -> list[str]:
@@ -446,6 +512,7 @@ def markdown(results: dict[str, Any]) -> str:
     lines += _soak_lines(results)
     lines += _pairs_lines(results)
     lines += _state_lines(results)
+    lines += _overhead_lines(results)
     lines += ["", "## Goal checks (from the issue)", ""]
     for g in results["goals"]:
         mark = {"PASS": "[x]", "FAIL": "[ ]", "N/A": "[ ]", "INFO": "   "}[g["status"]]

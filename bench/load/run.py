@@ -171,6 +171,7 @@ def run_wrk(
     env["BENCH_BODY_FILE"] = str(body_file)
     env["BENCH_PROTOCOL_VERSION"] = version
     env["BENCH_SESSION_ID"] = headers.get("Mcp-Session-Id", "")
+    env["BENCH_AUTHORIZATION"] = headers.get("Authorization", "")
     cmd = [
         *pinned(LOAD_CORE, args.nice),
         "wrk",
@@ -631,6 +632,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         metavar="N",
         help="--state: sessions opened and closed through Redis (100000; 0: none)",
     )
+    parser.add_argument(
+        "--overhead",
+        type=int,
+        default=0,
+        metavar="N",
+        help="measure tools/call on fresh jetmcp processes with each of "
+        f"{', '.join(OVERHEAD_VARIANTS)} in turn, N rounds, and judge the auth and metrics "
+        "goals on the median ratio to plain (0: not)",
+    )
     parser.add_argument("--start-timeout", type=float, default=30.0)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
     args = parser.parse_args(argv)
@@ -654,7 +664,7 @@ def main(argv: list[str] | None = None) -> int:
     http_workloads = [w for w in args.workloads if w in HTTP_WORKLOADS]
     missing_tools = [
         t
-        for t in ("taskset", *(["wrk"] if http_workloads or args.soak else []))
+        for t in ("taskset", *(["wrk"] if http_workloads or args.soak or args.overhead else []))
         if not shutil.which(t)
     ]
     if missing_tools:
@@ -758,6 +768,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.pairs > 0 and "call" in http_workloads:
         results["pairs"] = measure_pairs(selected, args)
+    if args.overhead > 0:
+        results["overhead"] = measure_overhead(args)
 
     if args.state:
         import state
@@ -794,6 +806,137 @@ def measure_pairs(selected: list[peers.Server], args: argparse.Namespace) -> lis
             log(f"pair {i + 1}: jetmcp {a:,.0f} vs ceiling {b:,.0f} req/s = {pair['ratio']:.0%}")
         pairs.append(pair)
     return pairs
+
+
+#: jetmcp configurations the ``--overhead`` runs compare with plain ``jetmcp run``: the
+#: extra flags of each (``{issuer}``, ``{jwks}`` and ``{metrics_port}`` filled in per run).
+OVERHEAD_VARIANTS: dict[str, list[str]] = {
+    "plain": [],
+    # JWT checked on every request against the cached JWKS (verified tokens kept: default).
+    "auth": ["--auth-issuer", "{issuer}", "--auth-jwks-url", "{jwks}"],
+    "metrics": ["--metrics-port", "{metrics_port}"],
+    # For reference: the signature checked on every request (no verified-token cache), and
+    # spans on (a no-op tracer: no SDK installed), which takes the fast path away.
+    "auth-nocache": [
+        "--auth-issuer",
+        "{issuer}",
+        "--auth-jwks-url",
+        "{jwks}",
+        "--auth-cache-seconds",
+        "0",
+    ],
+    "otel": ["--otel"],
+}
+
+
+def measure_overhead(args: argparse.Namespace) -> dict[str, Any]:
+    """tools/call on jetmcp with each of :data:`OVERHEAD_VARIANTS`, each in a fresh process,
+    one right after the other (the order turned each round, so drift favours none),
+    ``args.overhead`` rounds. A real authorization server (tests/oauth_server.py) runs in
+    this process for the auth variants; wrk sends a token it signed."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from oauth_server import AuthorizationServer
+
+    jetmcp = peers.MAIN_BIN / "jetmcp"
+    names = list(OVERHEAD_VARIANTS)
+    rounds: list[dict[str, Any]] = []
+    body_file = TMP / "body-call.json"
+    body_file.write_bytes(TOOLS_CALL)
+    with AuthorizationServer() as auth:
+        for i in range(args.overhead):
+            order = names[i % len(names) :] + names[: i % len(names)]
+            log(f"== overhead round {i + 1}/{args.overhead}: {', '.join(order)}")
+            row: dict[str, Any] = {}
+            for name in order:
+                row[name] = _overhead_run(jetmcp, name, auth, body_file, args)
+            base = row["plain"].get("requests_per_s")
+            base_cpu = row["plain"].get("cpu_us_per_request")
+            for name in names[1:]:
+                rps = row[name].get("requests_per_s")
+                cpu = row[name].get("cpu_us_per_request")
+                row[name]["ratio"] = rps / base if rps and base else None
+                # The rate the CPU cost allows, against plain's: the goals are judged on it.
+                row[name]["cpu_ratio"] = base_cpu / cpu if cpu and base_cpu else None
+            log(
+                f"overhead round {i + 1}: "
+                + ", ".join(
+                    f"{n} {row[n].get('requests_per_s') or 0:,.0f} req/s "
+                    f"{row[n].get('cpu_us_per_request') or 0:.1f} us/req"
+                    + (f" (rate {row[n]['ratio']:.0%})" if row[n].get("ratio") else "")
+                    + (f" (cpu {row[n]['cpu_ratio']:.0%})" if row[n].get("cpu_ratio") else "")
+                    for n in names
+                )
+            )
+            rounds.append(row)
+    medians: dict[str, float | None] = {}
+    cpu_medians: dict[str, float | None] = {}
+    for name in names[1:]:
+        medians[name] = _median([r[name].get("ratio") for r in rounds])
+        cpu_medians[name] = _median([r[name].get("cpu_ratio") for r in rounds])
+    return {"rounds": rounds, "median_ratio": medians, "median_cpu_ratio": cpu_medians}
+
+
+def _median(values: list[float | None]) -> float | None:
+    known = sorted(v for v in values if v is not None)
+    return known[len(known) // 2] if known else None
+
+
+def _overhead_run(
+    jetmcp: Path, name: str, auth: Any, body_file: Path, args: argparse.Namespace
+) -> dict[str, Any]:
+    port = free_port()
+    fill = {
+        "issuer": auth.issuer,
+        "jwks": auth.jwks_url,
+        "metrics_port": str(free_port()),
+    }
+    extra = [a.format(**fill) for a in OVERHEAD_VARIANTS[name]]
+    cmd = [
+        str(jetmcp),
+        "run",
+        "jetmcp.demo:app",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--workers",
+        "1",
+        "--stateless",
+        *extra,
+    ]
+    url = f"http://127.0.0.1:{port}/mcp"
+    headers: dict[str, str] = {}
+    if name.startswith("auth"):
+        headers["Authorization"] = f"Bearer {auth.mint(url, lifetime=3600)}"
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    running = Running(cmd, TMP / f"overhead-{name}.log", env, args.nice)
+    try:
+        if not preflight.wait_for_port(port, args.start_timeout, running.alive):
+            return {"status": "start-failed", "detail": running.log_tail()}
+        if args.warmup > 0:
+            run_wrk(url, body_file, SINGLE_PROTOCOL_VERSION, headers, args.warmup, args)
+        before = cpuload.sample(running.proc.pid)
+        res = run_wrk(url, body_file, SINGLE_PROTOCOL_VERSION, headers, args.pair_duration, args)
+        after = cpuload.sample(running.proc.pid)
+    except (RuntimeError, subprocess.TimeoutExpired) as exc:
+        return {"status": "error", "detail": str(exc)}
+    finally:
+        running.stop()
+    seconds = res["duration_us"] / 1e6
+    good = res["requests"] - res["non2xx"] - res["rpc_errors"]
+    if good <= 0:
+        return {"status": "error", "detail": f"no good replies: {res}"}
+    return {
+        "status": "ok",
+        "requests_per_s": good / seconds if seconds else 0.0,
+        # The server's CPU per request: what its rate would be on a core of its own, and much
+        # steadier than req/s when other processes take turns on that core.
+        "cpu_us_per_request": (after.server - before.server) / res["requests"] * 1e6,
+        "other_cpu_cores": cpuload.foreign_cores(before, after),
+        "non_2xx": res["non2xx"],
+        "rpc_errors": res["rpc_errors"],
+        "p99_ms": res["latency_us"]["p99"] / 1000,
+    }
 
 
 def _rel(path: Path) -> str:

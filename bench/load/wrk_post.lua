@@ -5,6 +5,8 @@
 --   BENCH_PROTOCOL_VERSION  value of the MCP-Protocol-Version header ("" = no header)
 --   BENCH_SESSION_ID        value of Mcp-Session-Id, only for a server that insisted on
 --                           an initialize handshake even in stateless mode ("" = none)
+--   BENCH_AUTHORIZATION     value of the Authorization header ("" = none): the overhead
+--                           runs' bearer token
 --
 -- response() counts every reply whose status is not 2xx (wrk's own "status" error only
 -- counts >= 400) and every 2xx reply whose body holds a JSON-RPC "error" member or a tool
@@ -25,6 +27,10 @@ wrk.headers["Accept"] = "application/json, text/event-stream"
 local version = os.getenv("BENCH_PROTOCOL_VERSION")
 if version and version ~= "" then
   wrk.headers["MCP-Protocol-Version"] = version
+end
+local authorization = os.getenv("BENCH_AUTHORIZATION")
+if authorization and authorization ~= "" then
+  wrk.headers["Authorization"] = authorization
 end
 local session = os.getenv("BENCH_SESSION_ID")
 if session and session ~= "" then

@@ -6,13 +6,16 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from orjson import loads
 
 from jetmcp._wire import RawJSON, dumps, encode_notification, encode_request
 from jetmcp.errors import INTERNAL_ERROR, REQUEST_TIMEOUT, McpError
 from jetmcp.protocol.revisions import Revision
+
+if TYPE_CHECKING:
+    from jetmcp.auth.principal import Principal
 
 #: What a method handler gives back: the result object itself when it needed no waiting,
 #: else an awaitable of it. Answering in place lets the dispatcher skip a task.
@@ -107,6 +110,7 @@ class Session:
         "id",
         "outbound",
         "outgoing",
+        "principal",
         "revision",
         "subscriptions",
         "sync",
@@ -140,6 +144,10 @@ class Session:
         #: The server-to-client requests sent to this session: only an answer the same
         #: session sends back can reach them.
         self.outgoing = Outgoing()
+        #: The :attr:`Principal.key <jetmcp.auth.Principal.key>` of whoever opened the
+        #: session (None without auth): only the same principal may use it. A plain string,
+        #: so every session store keeps it as it is.
+        self.principal: str | None = None
 
     @property
     def initialized(self) -> bool:
@@ -184,6 +192,8 @@ class Session:
         out["initialized"] = "1" if self._initialized else "0"
         if self._log_level is not None:
             out["logLevel"] = self._log_level
+        if self.principal is not None:
+            out["principal"] = self.principal
         return out
 
     @classmethod
@@ -209,7 +219,9 @@ class Session:
         self._initialized = record.get("initialized") == b"1"
         level = record.get("logLevel")
         self._log_level = level.decode() if level else None
-        known = ("revision", "capabilities", "clientInfo", "initialized", "logLevel")
+        principal = record.get("principal")
+        self.principal = principal.decode() if principal else None
+        known = ("revision", "capabilities", "clientInfo", "initialized", "logLevel", "principal")
         self.extra = {k: v.decode() for k, v in record.items() if k not in known}
 
     @property
@@ -301,7 +313,7 @@ class Outgoing:
 class Call:
     """One request being served."""
 
-    __slots__ = ("meta", "method", "outgoing", "raw_id", "revision", "session", "sink")
+    __slots__ = ("auth", "meta", "method", "outgoing", "raw_id", "revision", "session", "sink")
 
     def __init__(
         self,
@@ -312,6 +324,7 @@ class Call:
         sink: Sink,
         meta: dict[str, Any] | None,
         outgoing: Outgoing | None = None,
+        auth: Principal | None = None,
     ) -> None:
         self.method = method
         self.raw_id = raw_id
@@ -322,6 +335,8 @@ class Call:
         #: Where this call's server-to-client requests wait for their answers (None: the
         #: transport cannot carry them).
         self.outgoing = outgoing
+        #: Who sent the request (its verified bearer token), None without auth.
+        self.auth = auth
 
     @property
     def request_id(self) -> Any:

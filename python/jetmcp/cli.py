@@ -9,6 +9,7 @@ import json
 import logging
 import math
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -184,6 +185,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     _add_caps(run, defaults)
     _add_redis(run, defaults)
+    _add_auth(run, defaults)
+    _add_observability(run, defaults)
     run.add_argument("--log-level", default="warning")
     _add_bench(sub)
     return parser
@@ -327,6 +330,128 @@ def _check_shared_state(settings: Settings) -> None:
                 raise _refuse(f"cannot reach Redis at {settings.redis_url}: {exc}") from None
 
 
+def _add_auth(run: argparse.ArgumentParser, defaults: Settings) -> None:
+    auth = run.add_argument_group(
+        "authorization (OAuth 2.1 resource server, HTTP only)",
+        "any of --auth-issuer, --auth-jwks-url, --auth-introspection-url turns it on: every "
+        "request then needs a bearer token (needs pip install 'jetmcp[auth]' for JWTs)",
+    )
+    auth.add_argument(
+        "--auth-issuer",
+        default=defaults.auth_issuer,
+        metavar="ISS",
+        help="the iss tokens must carry (alone: the JWKS is found in its metadata)",
+    )
+    auth.add_argument(
+        "--auth-jwks-url", default=defaults.auth_jwks_url, metavar="URL", help="the issuer's JWKS"
+    )
+    auth.add_argument(
+        "--auth-audience",
+        default=defaults.auth_audience,
+        metavar="URL",
+        help="this resource's URL, which tokens must name as aud (default: --public-url + "
+        "--path, else http://HOST:PORT + --path)",
+    )
+    auth.add_argument(
+        "--public-url",
+        default=defaults.public_url,
+        metavar="URL",
+        help="scheme and host clients reach this server at (behind a proxy)",
+    )
+    auth.add_argument(
+        "--auth-introspection-url",
+        default=defaults.auth_introspection_url,
+        metavar="URL",
+        help="RFC 7662 endpoint for opaque tokens (client credentials from "
+        "JETMCP_AUTH_CLIENT_ID / JETMCP_AUTH_CLIENT_SECRET)",
+    )
+    auth.add_argument(
+        "--auth-required-scopes",
+        type=_csv,
+        default=[],
+        metavar="A,B",
+        help="scopes every request needs (403 insufficient_scope without them)",
+    )
+    auth.add_argument(
+        "--authorization-server",
+        dest="authorization_servers",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="an authorization server the metadata lists (repeatable; default: the issuer)",
+    )
+    auth.add_argument(
+        "--auth-algorithms",
+        type=_csv,
+        default=list(defaults.auth_algorithms),
+        metavar="A,B",
+        help="JWS algorithms accepted (asymmetric only)",
+    )
+    auth.add_argument(
+        "--auth-leeway-seconds",
+        type=_seconds_or_zero,
+        default=defaults.auth_leeway_seconds,
+        help="clock skew allowed on exp/nbf/iat",
+    )
+    auth.add_argument(
+        "--auth-cache-seconds",
+        type=_seconds_or_zero,
+        default=defaults.auth_cache_seconds,
+        help="how long a verified token is kept, never past its exp (0: verify every request)",
+    )
+    auth.add_argument(
+        "--auth-cache-size",
+        type=_positive_int,
+        default=defaults.auth_cache_size,
+        help="most verified (and, apart, refused) tokens kept",
+    )
+    auth.add_argument(
+        "--auth-jwks-seconds",
+        type=_seconds,
+        default=defaults.auth_jwks_seconds,
+        help="how long the JWKS is kept before it is fetched again",
+    )
+    auth.add_argument(
+        "--auth-jwks-cooldown-seconds",
+        type=_seconds_or_zero,
+        default=defaults.auth_jwks_cooldown_seconds,
+        help="least time between JWKS fetches caused by an unknown kid",
+    )
+
+
+def _add_observability(run: argparse.ArgumentParser, defaults: Settings) -> None:
+    watch = run.add_argument_group("observability (HTTP only; all off by default)")
+    watch.add_argument(
+        "--metrics-port",
+        type=_non_negative,
+        default=defaults.metrics_port,
+        metavar="PORT",
+        help="serve Prometheus metrics at /metrics on this port (pip install 'jetmcp[metrics]')",
+    )
+    watch.add_argument(
+        "--metrics-host",
+        default=defaults.metrics_host,
+        help="the address --metrics-port listens on",
+    )
+    watch.add_argument(
+        "--metrics-path",
+        default=defaults.metrics_path,
+        metavar="PATH",
+        help="serve Prometheus metrics at this path of the MCP port too",
+    )
+    watch.add_argument(
+        "--otel",
+        action="store_true",
+        help="OpenTelemetry spans per HTTP request and JSON-RPC request (pip install "
+        "'jetmcp[otel]'; an SDK set up by the app exports them)",
+    )
+    watch.add_argument(
+        "--access-log",
+        action="store_true",
+        help="one JSON line per HTTP request on stderr",
+    )
+
+
 def _settings(ns: argparse.Namespace) -> Settings:
     return Settings(
         app=ns.app,
@@ -371,7 +496,42 @@ def _settings(ns: argparse.Namespace) -> Settings:
         redis_prefix=ns.redis_prefix,
         redis_timeout_seconds=ns.redis_timeout_seconds,
         redis_connections=ns.redis_connections,
+        public_url=ns.public_url,
+        auth_issuer=ns.auth_issuer,
+        auth_audience=ns.auth_audience,
+        auth_jwks_url=ns.auth_jwks_url,
+        auth_introspection_url=ns.auth_introspection_url,
+        auth_required_scopes=ns.auth_required_scopes,
+        authorization_servers=ns.authorization_servers,
+        auth_algorithms=ns.auth_algorithms,
+        auth_leeway_seconds=ns.auth_leeway_seconds,
+        auth_cache_seconds=ns.auth_cache_seconds,
+        auth_cache_size=ns.auth_cache_size,
+        auth_jwks_seconds=ns.auth_jwks_seconds,
+        auth_jwks_cooldown_seconds=ns.auth_jwks_cooldown_seconds,
+        metrics_port=ns.metrics_port,
+        metrics_host=ns.metrics_host,
+        metrics_path=ns.metrics_path,
+        otel=ns.otel,
+        access_log=ns.access_log,
     )
+
+
+def _check_extras(settings: Settings) -> None:
+    """Exit (status 2) when a flag needs an optional dependency that is not installed."""
+    try:
+        if settings.metrics_port or settings.metrics_path:
+            from jetmcp.observe.metrics import require_prometheus
+
+            require_prometheus("--metrics-port/--metrics-path")
+        if settings.otel:
+            from jetmcp.observe.tracing import require_otel
+
+            require_otel("--otel")
+    except ImportError as exc:
+        raise _refuse(str(exc)) from None
+    if settings.metrics_path and settings.metrics_path in (settings.path, settings.sse_path):
+        raise _refuse(f"--metrics-path {settings.metrics_path} is an MCP path")
 
 
 def _check_target(target: str) -> None:
@@ -500,6 +660,7 @@ def _serve_http(settings: Settings, log_level: str) -> None:
     from granian.server import Server as Granian
 
     check_port_free(settings.host, settings.port)
+    metrics_dir = _start_metrics(settings)
     settings.export()
     # Granian resolves its import target against the working directory, and inside a Python
     # package (a folder with __init__.py) it prefixes the package's name to it. The workers
@@ -530,6 +691,25 @@ def _serve_http(settings: Settings, log_level: str) -> None:
         workers_kill_timeout=math.ceil(settings.shutdown_grace_seconds) + _KILL_AFTER_GRACE,
         log_dictconfig=GRANIAN_LOGGING,
     ).serve()
+    if metrics_dir is not None:
+        shutil.rmtree(metrics_dir, ignore_errors=True)
+
+
+def _start_metrics(settings: Settings) -> str | None:
+    """With metrics on: the directory the workers leave their counts in (exported to
+    them), and the ``--metrics-port`` server, a thread of this process that adds them up."""
+    if not (settings.metrics_port or settings.metrics_path):
+        return None
+    import tempfile
+
+    from jetmcp.observe.metrics import METRICS_DIR_ENV, MetricsFiles, serve_port
+
+    directory = tempfile.mkdtemp(prefix="jetmcp-metrics-")
+    os.environ[METRICS_DIR_ENV] = directory
+    if settings.metrics_port:
+        check_port_free(settings.metrics_host, settings.metrics_port)
+        serve_port(settings.metrics_port, settings.metrics_host, MetricsFiles(directory))
+    return directory
 
 
 #: Seconds past the grace period after which a worker that has not exited is killed.
@@ -567,7 +747,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings = _settings(ns)
     os.environ[TARGET_ARGV_ENV] = json.dumps(ns.argv)
     if ns.transport == "stdio":
+        if settings.auth_issuer or settings.auth_jwks_url or settings.auth_introspection_url:
+            raise _refuse(
+                "the --auth-* flags guard HTTP only: stdio has no bearer tokens (the "
+                "process that starts the server is trusted)"
+            )
+        if settings.observed:
+            raise _refuse("--metrics-*, --otel and --access-log observe HTTP only")
         return _serve_stdio(settings)
+    _check_extras(settings)
+    # The target check below reads the exported settings too (their auth must fit the app).
+    settings.export()
     # The app is imported by the worker processes only: this process supervises them,
     # and whatever it imported before they fork would be counted again in each of them.
     _check_target(settings.app)

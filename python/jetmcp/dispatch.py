@@ -66,6 +66,7 @@ from jetmcp.settings import (
 )
 
 if TYPE_CHECKING:
+    from jetmcp.auth.principal import Principal
     from jetmcp.server.app import Server
     from jetmcp.sessions.base import Relay
 
@@ -99,6 +100,7 @@ class Exchange:
 
     __slots__ = (
         "answer_cancelled",
+        "auth",
         "headers",
         "inflight",
         "outgoing",
@@ -119,6 +121,7 @@ class Exchange:
         headers: RoutingHeaders | None = None,
         sniff_meta: bool = False,
         outgoing: Outgoing | None = None,
+        auth: Principal | None = None,
     ) -> None:
         self.revision = revision
         self.session = session
@@ -128,6 +131,8 @@ class Exchange:
         self.headers = headers
         self.sniff_meta = sniff_meta
         self.outgoing = outgoing
+        #: Who sent the body (its verified bearer token), None without auth.
+        self.auth = auth
 
 
 #: What :meth:`Dispatcher.start` gives back.
@@ -168,6 +173,14 @@ class Dispatcher:
         #: Where a session's answers and cancellations go when what they concern runs in
         #: another process (sessions in a shared store); None: nowhere.
         self.relay: Relay | None = None
+        #: Whether the extension may plan and run calls of plain tools (off while every
+        #: request must pass through the runners, e.g. to get a trace span of its own).
+        self.planning = True
+        #: How many requests the extension answered (what metrics report as the fast path).
+        self.fast = 0
+        #: When not None, the indices of the entries the extension answered in the last
+        #: array some of whose entries it did not (metrics label each entry by its path).
+        self.fast_entries: list[int] | None = None
         #: The era runners; the revision picks one (:meth:`runner`).
         self.modern = ModernRunner(self)
         self.legacy = LegacyRunner(self, self.modern)
@@ -203,7 +216,7 @@ class Dispatcher:
         if kind == _FRAME_SINGLE:
             # The hot path: a call of a plain tool, planned and run by the extension.
             server = self.server
-            if server.handlers.get("tools/call") is server.builtin_call_tool:
+            if self.planning and server.handlers.get("tools/call") is server.builtin_call_tool:
                 shape = self._shapes.get(ex.revision.version)
                 if shape is None or shape[0] != server.identity:
                     shape = self._new_shape(ex.revision)
@@ -211,9 +224,10 @@ class Dispatcher:
                 done = server.routes.answer(
                     frame, shape[1], None if headers is None else _wire_headers(headers)
                 )
-                if type(done) is bytes:
-                    return done
                 if done is not None:
+                    self.fast += 1
+                    if type(done) is bytes:
+                        return done
                     return self.runner(ex.revision).outcome(done, ex.revision, True)  # type: ignore[arg-type]
             runner = self.modern if ex.revision.modern else self.legacy
             entry = frame.entries[0]
@@ -266,9 +280,12 @@ class Dispatcher:
         if plans is not None and plans.complete:
             done = plans.run_all()
             if type(done) is bytes:
+                self.fast += len(plans)
                 return done
         slots: list[Any] = []
         waiting = False
+        if self.fast_entries is not None:
+            self.fast_entries = []
         for i, entry in enumerate(frame.entries):
             if done is not None:
                 out = done[i]
@@ -277,6 +294,9 @@ class Dispatcher:
             else:
                 out = None
             if out is not None:
+                self.fast += 1
+                if self.fast_entries is not None:
+                    self.fast_entries.append(i)
                 slots.append(out if type(out) is bytes else runner.outcome(out, revision, False))
                 continue
             reply = runner.entry(entry, ex, True)
@@ -295,7 +315,7 @@ class Dispatcher:
         """The extension's plans for the calls of plain tools in ``frame`` (an array),
         unless ``tools/call`` was given another handler."""
         server = self.server
-        if server.handlers.get("tools/call") is not server.builtin_call_tool:
+        if not self.planning or server.handlers.get("tools/call") is not server.builtin_call_tool:
             return None
         headers = ex.headers
         return server.routes.plan(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 PARSE_ERROR = -32700
@@ -30,6 +31,7 @@ MISSING_CLIENT_CAPABILITY = -32021
 UNSUPPORTED_PROTOCOL_VERSION = -32022
 
 _UNSET: Any = object()
+log = logging.getLogger("jetmcp")
 
 
 class McpError(Exception):
@@ -80,3 +82,22 @@ def from_sdk_error(exc: BaseException) -> McpError | None:
 def is_tool_error(exc: BaseException) -> bool:
     """Whether ``exc`` is a ``ToolError`` (jetmcp's, the SDK's or fastmcp's)."""
     return any(c.__name__ == "ToolError" for c in type(exc).__mro__)
+
+
+#: Exceptions whose text is meant for the client (the SDK's and fastmcp's), shown even where
+#: unexpected exceptions are masked.
+_SHOWN = frozenset({"ToolError", "ResourceError", "PromptError"})
+
+
+def internal_error(what: str, exc: BaseException, mask: bool, data: Any = _UNSET) -> McpError:
+    """The -32603 for an exception user code raised unexpectedly while doing ``what``
+    ("Error reading resource URI"...): ``what`` alone when ``mask`` (the default of
+    ``Server(mask_error_details=True)``: file paths, queries, secrets in an exception's text
+    must not reach the client; the log gets all of it, traceback included), ``what: text``
+    otherwise, and always for the exceptions meant to be shown (``ResourceError``...)."""
+    shown = any(c.__name__ in _SHOWN for c in type(exc).__mro__)
+    if mask and not shown:
+        log.error("%s", what, exc_info=exc)
+        return McpError(INTERNAL_ERROR, what, data)
+    text = str(exc) or type(exc).__name__
+    return McpError(INTERNAL_ERROR, f"{what}: {text}", data)

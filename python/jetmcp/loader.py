@@ -265,8 +265,16 @@ def load_or_explain(target: str, transport: str | None = None) -> Server:
 
 
 def check(target: str) -> None:
-    """Load ``target`` as :func:`load_app` would, without keeping it (``python -m``)."""
-    load_or_explain(target)
+    """Load ``target`` as :func:`load_app` would, without keeping it (``python -m``), and
+    check that the exported settings' auth can guard it."""
+    server = load_or_explain(target)
+    from jetmcp.auth.config import AuthSetupError, build_guard
+    from jetmcp.settings import Settings
+
+    try:
+        build_guard(Settings.from_env(), server)
+    except (AuthSetupError, ImportError, ValueError) as exc:
+        raise LoadError(str(exc)) from None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -258,6 +258,7 @@ class LegacyRunner(Runner):
             ex.sink,
             params.get("_meta"),
             self._outgoing(ex),
+            ex.auth,
         )
         return handler, call
 
@@ -281,6 +282,8 @@ class LegacyRunner(Runner):
     def _initialize(self, raw_id: bytes, params: dict[str, Any], ex: Exchange) -> bytes:
         revision = revisions.negotiate(params.get("protocolVersion"))
         session = self._new_session(revision, params)
+        if ex.auth is not None:
+            session.principal = ex.auth.key
         server = self.server
         server.sessions.add(session)
         ex.revision = revision
@@ -377,14 +380,14 @@ class ModernRunner(Runner):
     ) -> tuple[Handler, Call]:
         headers = ex.headers
         if headers is not None:
-            x_headers = self._tool_headers(params) if method == "tools/call" else ()
+            x_headers = self._tool_headers(params, ex) if method == "tools/call" else ()
             modern.check_headers(headers, method, params, x_headers, in_batch=in_batch)
         version, meta = modern.check_meta(params)
         revision = modern.check_version(version)
         modern.check_method(method, in_batch=in_batch)
         handler = self.lookup(method, revision)
         # No session and no server-to-client requests (outgoing None): MRTR replaces them.
-        return handler, Call(method, raw_id, revision, None, ex.sink, meta, None)
+        return handler, Call(method, raw_id, revision, None, ex.sink, meta, None, ex.auth)
 
     def encode(self, raw_id: bytes, result: dict[str, Any], revision: Revision) -> bytes:
         server_info = self.dispatcher.shape(revision).server_info
@@ -398,12 +401,14 @@ class ModernRunner(Runner):
         if entry.method == "notifications/cancelled":
             cancel(self.dispatcher, entry, ex)
 
-    def _tool_headers(self, params: dict[str, Any]) -> tuple[modern.XHeader, ...]:
+    def _tool_headers(self, params: dict[str, Any], ex: Exchange) -> tuple[modern.XHeader, ...]:
         """The ``x-mcp-header`` properties of the tool a ``tools/call`` names (none for an
-        unknown tool: the handler answers that)."""
+        unknown tool, or one the caller may not see: the handler answers that)."""
         name = params.get("name")
         tool = self.server._tools.get(name) if type(name) is str else None
-        return modern.x_mcp_headers(tool.input_schema) if tool is not None else ()
+        if tool is None or not self.server.visible(tool, ex.auth):
+            return ()
+        return modern.x_mcp_headers(tool.input_schema)
 
     def _discover(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
         """``server/discover``: every revision served, the capabilities at this one (with

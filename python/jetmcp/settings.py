@@ -142,6 +142,67 @@ class Settings:
     #: Connections to Redis per worker; a request that finds none free waits up to
     #: ``redis_timeout_seconds``, then is answered 503.
     redis_connections: int = 64
+    # -- OAuth 2.1 resource server (off unless a verifier is configured) -----------------
+    #: The server's public base URL (scheme and host, as clients reach it through a proxy):
+    #: the default audience is this plus ``path``.
+    public_url: str = ""
+    #: The ``iss`` tokens must carry; alone, its metadata names the JWKS.
+    auth_issuer: str = ""
+    #: This resource's URL: the ``aud`` tokens must name (RFC 8707). Default: ``public_url``
+    #: + ``path``, else ``http://host:port`` + ``path``.
+    auth_audience: str = ""
+    #: Where the issuer's signing keys are (JWT access tokens).
+    auth_jwks_url: str = ""
+    #: RFC 7662 introspection endpoint (opaque access tokens); the client credentials come
+    #: from ``JETMCP_AUTH_CLIENT_ID``/``JETMCP_AUTH_CLIENT_SECRET``.
+    auth_introspection_url: str = ""
+    #: Scopes every request's token must carry (403 ``insufficient_scope`` without them).
+    auth_required_scopes: list[str] = field(default_factory=list)
+    #: The authorization servers the protected resource metadata lists (default: the issuer).
+    authorization_servers: list[str] = field(default_factory=list)
+    #: JWS algorithms accepted (asymmetric only).
+    auth_algorithms: list[str] = field(
+        default_factory=lambda: [
+            "RS256",
+            "RS384",
+            "RS512",
+            "PS256",
+            "PS384",
+            "PS512",
+            "ES256",
+            "ES384",
+            "ES512",
+            "EdDSA",
+        ]
+    )
+    #: Clock skew allowed on ``exp``/``nbf``/``iat``, in seconds.
+    auth_leeway_seconds: float = 60.0
+    #: How long a verified token is kept (never past its ``exp``; 0: verify every request).
+    auth_cache_seconds: float = 300.0
+    #: Most verified (and, apart, refused) tokens kept.
+    auth_cache_size: int = 10_000
+    #: How long the JWKS is kept before it is fetched again.
+    auth_jwks_seconds: float = 3600.0
+    #: The least time between two JWKS fetches caused by tokens naming an unknown ``kid``.
+    auth_jwks_cooldown_seconds: float = 10.0
+
+    # -- observability (all off by default) --------------------------------------------------
+    #: Serve Prometheus metrics on this port (0: not), from the ``jetmcp run`` process.
+    metrics_port: int = 0
+    #: The address the metrics port listens on.
+    metrics_host: str = "127.0.0.1"
+    #: Serve Prometheus metrics at this path of the MCP port too ("": not).
+    metrics_path: str = ""
+    #: OpenTelemetry spans per HTTP request and per JSON-RPC request (needs an SDK set up
+    #: by the application to go anywhere).
+    otel: bool = False
+    #: One JSON line per HTTP request on the ``jetmcp.access`` logger (stderr).
+    access_log: bool = False
+
+    @property
+    def observed(self) -> bool:
+        """Whether any observer is on (the HTTP app is then :mod:`jetmcp.observe.app`'s)."""
+        return bool(self.metrics_port or self.metrics_path or self.otel or self.access_log)
 
     def to_env(self) -> str:
         return json.dumps(asdict(self))

@@ -59,14 +59,29 @@ def _lowlevel(obj: Any) -> Any:
     return None
 
 
-def _uses_auth(obj: Any) -> bool:
+def _auth_of(obj: Any) -> tuple[Any, Any] | None:
+    """The official SDK server's ``(auth settings, token verifier)`` when it is set up as a
+    resource server, None when it has no auth; LoadError for auth jetmcp cannot honour: an
+    authorization server of its own (``auth_server_provider=``), or fastmcp's providers."""
+    from jetmcp.loader import LoadError
+
     settings = getattr(obj, "settings", None)
-    if getattr(settings, "auth", None) is not None:
-        return True
-    return any(
-        getattr(obj, name, None) is not None
-        for name in ("auth", "_token_verifier", "_auth_server_provider")
-    )
+    sdk_auth = getattr(settings, "auth", None)
+    verifier = getattr(obj, "_token_verifier", None)
+    if getattr(obj, "_auth_server_provider", None) is not None:
+        raise LoadError(
+            "this server is its own OAuth authorization server (auth_server_provider=), which "
+            "jetmcp does not serve; run the authorization server apart and give jetmcp its "
+            "issuer (--auth-issuer), or serve this server with its own SDK"
+        )
+    if getattr(obj, "auth", None) is not None and sdk_auth is None:
+        raise LoadError(
+            "fastmcp auth providers (auth=) are fastmcp's own; serve this server with fastmcp, "
+            "or drop auth= and give jetmcp the --auth-* flags"
+        )
+    if sdk_auth is None and verifier is None:
+        return None
+    return sdk_auth, verifier
 
 
 def adapt(obj: Any, transport: str | None = None) -> Server:
@@ -83,19 +98,21 @@ def adapt(obj: Any, transport: str | None = None) -> Server:
     kind = kind_of(obj)
     if kind is None:
         raise LoadError(f"{type(obj).__module__}.{type(obj).__qualname__} is not an MCP server")
-    if _uses_auth(obj):
-        # Serving it without its authentication would open it to anyone: refuse instead.
-        raise LoadError(
-            "this server is configured with authentication (auth=/token_verifier=), which "
-            "jetmcp does not support yet; serve it with its own SDK"
-        )
+    # Serving it without its authentication would open it to anyone: what cannot be
+    # honoured is refused (LoadError), the rest carried over.
+    auth = _auth_of(obj)
+    server: Server
     if kind in ("mcp2", "fastmcp2"):
         from jetmcp.compat.sdk2 import adapt_v2
 
-        return adapt_v2(obj)
-    from jetmcp.compat.sdk1 import adapt_v1
+        server = adapt_v2(obj)
+    else:
+        from jetmcp.compat.sdk1 import adapt_v1
 
-    return adapt_v1(obj, transport)
+        server = adapt_v1(obj, transport)
+    if auth is not None:
+        server.auth, server.token_verifier = auth
+    return server
 
 
 __all__ = ["Kind", "adapt", "kind_of"]

@@ -18,9 +18,9 @@ import binascii
 import logging
 import math
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any, Literal, Protocol, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, overload
 
 from jetmcp import _wire
 from jetmcp._wire import encode_notification
@@ -28,6 +28,7 @@ from jetmcp.call import NULL_SINK, Call, EncodedResult, Handler, Result, Session
 from jetmcp.errors import INVALID_PARAMS, METHOD_NOT_FOUND, McpError
 from jetmcp.protocol.revisions import Revision
 from jetmcp.server import completion
+from jetmcp.server.access import allowed
 from jetmcp.server.caching import CacheScope, check_hint, combined
 from jetmcp.server.completion import CompletionHandler, PromptReference
 from jetmcp.server.context import ResourceContents
@@ -46,9 +47,15 @@ from jetmcp.server.tasks_ext import (
 )
 from jetmcp.server.tools import TaskSupport, Tool, normalize_icons
 
+if TYPE_CHECKING:
+    from jetmcp.auth.principal import Principal, TokenVerifier
+    from jetmcp.server.access import Authorize
+
 log = logging.getLogger("jetmcp")
 
 F = TypeVar("F", bound=Callable[..., Any])
+#: Most per-scope-set listings kept for each kind of component.
+_GATED_LISTINGS = 256
 #: A lifespan: called with the server, gives the async context manager held open.
 Lifespan = Callable[[Any], AbstractAsyncContextManager[Any]]
 
@@ -143,6 +150,9 @@ class Server(Serving):
         lifespan: Lifespan | None = None,
         mask_error_details: bool = True,
         fast_paths: bool = True,
+        auth: Any = None,
+        token_verifier: TokenVerifier | None = None,
+        authorize: Authorize | None = None,
         **sdk_options: Any,
     ) -> None:
         if page_size is not None and page_size < 1:
@@ -153,9 +163,21 @@ class Server(Serving):
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope: CacheScope = cache_scope
         self.sdk_options = check_options(sdk_options)
+        #: How bearer tokens are checked over HTTP: a :class:`jetmcp.auth.AuthConfig` (or
+        #: the official SDK's ``AuthSettings``) and/or a verifier of your own; the
+        #: ``--auth-*`` flags override both. See :mod:`jetmcp.auth`.
+        self.auth = auth
+        self.token_verifier = token_verifier
+        if token_verifier is not None and not callable(
+            getattr(token_verifier, "verify_token", None)
+        ):
+            raise TypeError("token_verifier must have an async verify_token(token) method")
+        self._authorize: Authorize | None = None
         self.custom_routes: list[Any] = []
         #: Unexpected exceptions of tools answer "Error executing tool NAME" (SDK 2.x's
-        #: text) instead of their own text; ``ToolError`` and ``McpError`` always show.
+        #: text) instead of their own text, and those of resources, prompts and completions
+        #: "Error reading resource URI" and the like; ``ToolError``, ``ResourceError``,
+        #: ``PromptError`` and ``McpError`` always show. The log keeps the detail.
         self.mask_error_details = mask_error_details
         #: The fast paths (calls of plain tools run by the extension, plain arguments and
         #: primitive results taken without pydantic, listings encoded once). Off, every
@@ -188,6 +210,11 @@ class Server(Serving):
         self._list_results: dict[tuple[str, str], EncodedResult] = {}
         #: The caching hint of each list, dropped with its listings.
         self._hints: dict[str, tuple[int, str]] = {}
+        #: Per registry kind: how many of its components need scopes.
+        self._scoped: dict[str, int] = {"tools": 0, "resources": 0, "templates": 0, "prompts": 0}
+        #: Listings filtered for a set of scopes held, per (kind, revision version, held
+        #: scopes), where no ``authorize`` hook makes them depend on more than that.
+        self._gated: dict[tuple[str, str, frozenset[str]], list[dict[str, Any]]] = {}
         self._listeners: list[Callable[[Kind], None]] = []
         #: Every live legacy session (the dispatcher adds them at initialize; a session drops
         #: out when its transport forgets it), for notifications not tied to a request.
@@ -238,6 +265,57 @@ class Server(Serving):
         #: The built-in ``tools/call`` handler: while it is the one in :attr:`handlers`, the
         #: dispatcher may call :attr:`routes` in the extension instead.
         self.builtin_call_tool: Handler = self.handlers["tools/call"]
+        self.authorize = authorize
+
+    # -- access --------------------------------------------------------------------------------
+
+    @property
+    def authorize(self) -> Authorize | None:
+        """``authorize(principal, component) -> bool``: whether a principal may see and use a
+        tool, resource, template or prompt (principal None when auth is off). What it refuses
+        is left out of every listing and answered like something that does not exist."""
+        return self._authorize
+
+    @authorize.setter
+    def authorize(self, hook: Authorize | None) -> None:
+        if hook is not None and not callable(hook):
+            raise TypeError("authorize must be a function (principal, component) -> bool")
+        self._authorize = hook
+        # The extension calls tools without asking anyone: with a hook, none is routed.
+        for tool in self._tools.values():
+            self._route(tool)
+        self._gated.clear()
+
+    def _route(self, tool: Tool) -> None:
+        if (
+            tool.route is not None
+            and self.fast_paths
+            and not tool.scopes
+            and self._authorize is None
+        ):
+            self.routes[tool.name] = tool.route
+        else:
+            self.routes.pop(tool.name)
+
+    def visible(self, component: Any, principal: Principal | None) -> bool:
+        """Whether ``principal`` may see and use ``component`` (its scopes, then the
+        ``authorize`` hook)."""
+        if not component.scopes and self._authorize is None:
+            return True
+        return allowed(component, principal, self._authorize)
+
+    def scopes_in_use(self) -> set[str]:
+        """Every scope some component needs (the metadata's ``scopes_supported``)."""
+        out: set[str] = set()
+        for registry in (self._tools, self._resources, self._templates, self._prompts):
+            for item in registry.values():
+                out.update(item.scopes)
+        return out
+
+    def _count_scoped(self, kind: str, old: Any, new: Any) -> None:
+        self._scoped[kind] += (1 if new is not None and new.scopes else 0) - (
+            1 if old is not None and old.scopes else 0
+        )
 
     def session_state(self, session: Session) -> dict[str, Any]:
         """The state ``ctx.set_state`` keeps for ``session`` (dropped with the session)."""
@@ -311,6 +389,7 @@ class Server(Serving):
         ttl_ms: int | None = None,
         cache_scope: CacheScope | None = None,
         timeout: float | None = None,
+        scopes: Iterable[str] | None = None,
     ) -> F: ...
 
     @overload
@@ -332,6 +411,7 @@ class Server(Serving):
         ttl_ms: int | None = None,
         cache_scope: CacheScope | None = None,
         timeout: float | None = None,
+        scopes: Iterable[str] | None = None,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -352,6 +432,7 @@ class Server(Serving):
         ttl_ms: int | None = None,
         cache_scope: CacheScope | None = None,
         timeout: float | None = None,
+        scopes: Iterable[str] | None = None,
     ) -> Any:
         """Register a tool: ``@server.tool``, ``@server.tool()`` or ``@server.tool("name")``.
 
@@ -392,6 +473,7 @@ class Server(Serving):
                 ttl_ms=ttl_ms,
                 cache_scope=cache_scope,
                 timeout=timeout,
+                scopes=scopes,
             )
             return fn
 
@@ -410,6 +492,7 @@ class Server(Serving):
         meta: dict[str, Any] | None = None,
         ttl_ms: int | None = None,
         cache_scope: CacheScope | None = None,
+        scopes: Iterable[str] | None = None,
     ) -> Callable[[F], F]:
         """Register a resource at ``uri``; with ``{var}`` in it, a template whose variables are
         the function's parameters. Returns the function unchanged.
@@ -434,6 +517,7 @@ class Server(Serving):
                 meta=meta,
                 ttl_ms=ttl_ms,
                 cache_scope=cache_scope,
+                scopes=scopes,
             )
             return fn
 
@@ -452,6 +536,7 @@ class Server(Serving):
         meta: dict[str, Any] | None = None,
         ttl_ms: int | None = None,
         cache_scope: CacheScope | None = None,
+        scopes: Iterable[str] | None = None,
     ) -> F: ...
 
     @overload
@@ -467,6 +552,7 @@ class Server(Serving):
         meta: dict[str, Any] | None = None,
         ttl_ms: int | None = None,
         cache_scope: CacheScope | None = None,
+        scopes: Iterable[str] | None = None,
     ) -> Callable[[F], F]: ...
 
     def prompt(
@@ -481,6 +567,7 @@ class Server(Serving):
         meta: dict[str, Any] | None = None,
         ttl_ms: int | None = None,
         cache_scope: CacheScope | None = None,
+        scopes: Iterable[str] | None = None,
     ) -> Any:
         """Register a prompt: ``@server.prompt``, ``@server.prompt()`` or
         ``@server.prompt("name")``. Its arguments are the function's parameters.
@@ -502,6 +589,7 @@ class Server(Serving):
                 meta=meta,
                 ttl_ms=ttl_ms,
                 cache_scope=cache_scope,
+                scopes=scopes,
             )
             return fn
 
@@ -527,11 +615,9 @@ class Server(Serving):
         tool = fn if isinstance(fn, Tool) else Tool(fn, **kw)
         tool.mask_errors = self.mask_error_details
         tool.fast = self.fast_paths
+        self._count_scoped("tools", self._tools.get(tool.name), tool)
         self._tools[tool.name] = tool
-        if tool.route is not None and self.fast_paths:
-            self.routes[tool.name] = tool.route
-        else:
-            self.routes.pop(tool.name)
+        self._route(tool)
         self._changed("tools")
         return tool
 
@@ -539,7 +625,7 @@ class Server(Serving):
         """Unregister a tool (``KeyError`` when there is none by that name)."""
         if name not in self._tools:
             raise KeyError(f"Unknown tool: {name}")
-        del self._tools[name]
+        self._count_scoped("tools", self._tools.pop(name), None)
         self.routes.pop(name)
         self._changed("tools")
 
@@ -560,8 +646,10 @@ class Server(Serving):
         else:
             entry = Resource(fn, uri, **_resource_kw(kw))
         if isinstance(entry, ResourceTemplate):
+            self._count_scoped("templates", self._templates.get(entry.uri_template), entry)
             self._templates[entry.uri_template] = entry
         else:
+            self._count_scoped("resources", self._resources.get(entry.uri), entry)
             self._resources[entry.uri] = entry
         self._changed("resources")
         return entry
@@ -569,9 +657,9 @@ class Server(Serving):
     def remove_resource(self, uri: str) -> None:
         """Unregister a resource by URI, or a template by its URI template."""
         if uri in self._resources:
-            del self._resources[uri]
+            self._count_scoped("resources", self._resources.pop(uri), None)
         elif uri in self._templates:
-            del self._templates[uri]
+            self._count_scoped("templates", self._templates.pop(uri), None)
         else:
             raise KeyError(f"Unknown resource: {uri}")
         self._changed("resources")
@@ -579,6 +667,7 @@ class Server(Serving):
     def add_prompt(self, fn: Callable[..., Any] | Prompt, **kw: Any) -> Prompt:
         """Register (or replace) a prompt; keywords as for :meth:`prompt`."""
         prompt = fn if isinstance(fn, Prompt) else Prompt(fn, **kw)
+        self._count_scoped("prompts", self._prompts.get(prompt.name), prompt)
         self._prompts[prompt.name] = prompt
         self._changed("prompts")
         return prompt
@@ -586,7 +675,7 @@ class Server(Serving):
     def remove_prompt(self, name: str) -> None:
         if name not in self._prompts:
             raise KeyError(f"Unknown prompt: {name}")
-        del self._prompts[name]
+        self._count_scoped("prompts", self._prompts.pop(name), None)
         self._changed("prompts")
 
     @property
@@ -616,6 +705,8 @@ class Server(Serving):
         for cache in (self._listings, self._list_results):
             for key in [k for k in cache if k[0] in kinds]:
                 del cache[key]
+        for gated in [k for k in self._gated if k[0] in kinds]:
+            del self._gated[gated]
         for hinted in kinds:
             self._hints.pop(hinted, None)
         for listener in self._listeners:
@@ -739,6 +830,8 @@ class Server(Serving):
         """A ``*/list`` result: a page of ``kind``'s listing under ``field``, with the caching
         hints where the revision has them."""
         revision = call.revision
+        if self._scoped[kind] or self._authorize is not None:
+            return self._gated_list(field, kind, params, call)
         if (
             self.fast_paths
             and not revision.cache_hints
@@ -757,6 +850,43 @@ class Server(Serving):
             result["ttlMs"], result["cacheScope"] = self._list_hint(kind)
         return result
 
+    def _gated_list(
+        self, field: str, kind: str, params: dict[str, Any], call: Call
+    ) -> dict[str, Any]:
+        """:meth:`_list` where what is listed depends on who asks: the listing less what
+        the caller may not use. Without a hook that depends only on the scopes the caller
+        holds among those the components need, so it is kept per such set."""
+        revision = call.revision
+        principal = call.auth
+        listing = self._listing(kind, revision)
+        items = self._registry(kind).values()
+        if self._authorize is None:
+            needed: set[str] = set()
+            for item in items:
+                needed.update(item.scopes)
+            held = principal.scopes & needed if principal is not None else frozenset()
+            key = (kind, revision.version, frozenset(held))
+            shown = self._gated.get(key)
+            if shown is None:
+                shown = [
+                    e
+                    for e, item in zip(listing, items, strict=True)
+                    if self.visible(item, principal)
+                ]
+                if len(self._gated) >= _GATED_LISTINGS:
+                    self._gated.clear()
+                self._gated[key] = shown
+        else:
+            shown = [
+                e for e, item in zip(listing, items, strict=True) if self.visible(item, principal)
+            ]
+        result = self._page(field, shown, params)
+        if revision.cache_hints:
+            ttl, _ = self._list_hint(kind)
+            # What is listed depends on the caller's authorization: never a shared cache's.
+            result["ttlMs"], result["cacheScope"] = ttl, "private"
+        return result
+
     def _handle_list_tools(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
         return self._list("tools", "tools", params, call)
 
@@ -772,7 +902,9 @@ class Server(Serving):
     def _handle_call_tool(self, params: dict[str, Any], call: Call) -> Result:
         name = params.get("name")
         tool = self._tools.get(name) if type(name) is str else None
-        if tool is None:
+        if tool is None or (
+            (tool.scopes or self._authorize is not None) and not self.visible(tool, call.auth)
+        ):
             raise McpError(INVALID_PARAMS, f"Unknown tool: {name}")
         arguments = params.get("arguments")
         if arguments is None:
@@ -818,11 +950,11 @@ class Server(Serving):
         self, uri: str, call: Call
     ) -> tuple[Resource | ResourceTemplate, ResourceContents]:
         resource = self._resources.get(uri)
-        if resource is not None:
+        if resource is not None and self.visible(resource, call.auth):
             return resource, await resource.read(uri, call, self)
         for template in self._templates.values():
             variables = template.template.match(uri)
-            if variables is not None:
+            if variables is not None and self.visible(template, call.auth):
                 return template, await template.read(uri, variables, call, self)
         raise McpError(
             call.revision.resource_not_found_code, f"Resource not found: {uri}", data={"uri": uri}
@@ -855,7 +987,7 @@ class Server(Serving):
     def _handle_get_prompt(self, params: dict[str, Any], call: Call) -> Result:
         name = params.get("name")
         prompt = self._prompts.get(name) if type(name) is str else None
-        if prompt is None:
+        if prompt is None or not self.visible(prompt, call.auth):
             raise McpError(INVALID_PARAMS, f"Unknown prompt: {name}")
         arguments = params.get("arguments")
         if arguments is None:
@@ -872,14 +1004,17 @@ class Server(Serving):
     def _handle_complete(self, params: dict[str, Any], call: Call) -> Result:
         ref, argument, context = completion.parse_params(params, call)
         if isinstance(ref, PromptReference):
-            if ref.name not in self._prompts:
+            prompt = self._prompts.get(ref.name)
+            if prompt is None or not self.visible(prompt, call.auth):
                 raise McpError(INVALID_PARAMS, f"Unknown prompt: {ref.name}")
-        elif ref.uri not in self._templates and ref.uri not in self._resources:
-            raise McpError(INVALID_PARAMS, f"Unknown resource template: {ref.uri}")
+        else:
+            target = self._templates.get(ref.uri) or self._resources.get(ref.uri)
+            if target is None or not self.visible(target, call.auth):
+                raise McpError(INVALID_PARAMS, f"Unknown resource template: {ref.uri}")
         handler = self.completion_handler
         if handler is None:
             return {"completion": {"values": []}}
-        return completion.complete(handler, ref, argument, context)
+        return completion.complete(handler, ref, argument, context, self.mask_error_details)
 
     def _subscription_uri(self, params: dict[str, Any]) -> str:
         uri = params.get("uri")
@@ -889,9 +1024,22 @@ class Server(Serving):
 
     def _handle_subscribe(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
         uri = self._subscription_uri(params)
-        if call.session is not None:
+        # A resource the caller may not read is subscribed like an unknown URI: accepted,
+        # and never announced.
+        if call.session is not None and self._may_read(uri, call.auth):
             call.session.subscribe(uri)
         return {}
+
+    def _may_read(self, uri: str, principal: Principal | None) -> bool:
+        """Whether a resource read of ``uri`` would reach something ``principal`` may read
+        (True for a URI nothing serves: those are subscribed as they always were)."""
+        if not any(self._scoped[k] for k in ("resources", "templates")) and self._authorize is None:
+            return True
+        resource = self._resources.get(uri)
+        if resource is not None:
+            return self.visible(resource, principal)
+        matched = [t for t in self._templates.values() if t.template.match(uri) is not None]
+        return not matched or any(self.visible(t, principal) for t in matched)
 
     def _handle_unsubscribe(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
         uri = self._subscription_uri(params)
@@ -941,7 +1089,11 @@ class Server(Serving):
     def _handle_listen(self, params: dict[str, Any], call: Call) -> Result:
         supported = supported_filters(self.capabilities(call.revision))
         # Open until the client leaves or the server stops: no request deadline.
-        return _no_deadline(self._subscriptions.listen(params, call, supported))
+        readable = None
+        if self._authorize is not None or self._scoped["resources"] or self._scoped["templates"]:
+            auth = call.auth
+            readable = lambda uri: self._may_read(uri, auth)  # noqa: E731
+        return _no_deadline(self._subscriptions.listen(params, call, supported, readable))
 
     async def close_subscriptions(self, timeout: float = 5.0) -> None:  # noqa: ASYNC109
         """End every open ``subscriptions/listen`` request with its final result
@@ -983,6 +1135,7 @@ def _resource_kw(kw: dict[str, Any]) -> dict[str, Any]:
         "meta",
         "ttl_ms",
         "cache_scope",
+        "scopes",
     )
     unknown = set(kw) - set(allowed)
     if unknown:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 from jetmcp.call import Call, Result
-from jetmcp.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
+from jetmcp.errors import INVALID_PARAMS, McpError, internal_error
 
 log = logging.getLogger("jetmcp")
 
@@ -202,19 +202,21 @@ def complete(
     ref: PromptReference | ResourceTemplateReference,
     argument: CompletionArgument,
     context: CompletionContext | None,
+    mask: bool = True,
 ) -> Result:
     """The ``completion/complete`` result from ``handler`` (an awaitable when it is async).
-    A failing handler is an internal error (-32603), as in the official SDK. The handler gets
-    the SDK's objects when an SDK is installed (:func:`_as_sdk`)."""
+    A failing handler is an internal error (-32603), as in the official SDK, its text shown
+    only when ``mask`` is off. The handler gets the SDK's objects when an SDK is installed
+    (:func:`_as_sdk`)."""
     try:
         value = handler(*_as_sdk(ref, argument, context))
     except McpError:
         raise
     except Exception as exc:
-        raise _failed(argument, exc) from exc
+        raise _failed(argument, exc, mask) from exc
     if inspect.isawaitable(value):
-        return _finish(value, argument)
-    return _result(value, argument)
+        return _finish(value, argument, mask)
+    return _result(value, argument, mask)
 
 
 def _as_sdk(
@@ -243,26 +245,27 @@ def _as_sdk(
     return sdk_ref, sdk_argument, sdk_context
 
 
-def _failed(argument: CompletionArgument, exc: Exception) -> McpError:
-    log.warning("completion of argument %r failed", argument.name, exc_info=exc)
-    return McpError(INTERNAL_ERROR, f"Error completing argument {argument.name}: {exc}")
+def _failed(argument: CompletionArgument, exc: Exception, mask: bool) -> McpError:
+    return internal_error(f"Error completing argument {argument.name}", exc, mask)
 
 
-def _result(value: Any, argument: CompletionArgument) -> dict[str, Any]:
+def _result(value: Any, argument: CompletionArgument, mask: bool) -> dict[str, Any]:
     try:
         return {"completion": to_wire(value)}
     except TypeError as exc:
-        raise _failed(argument, exc) from exc
+        raise _failed(argument, exc, mask) from exc
 
 
-async def _finish(pending: Awaitable[Any], argument: CompletionArgument) -> dict[str, Any]:
+async def _finish(
+    pending: Awaitable[Any], argument: CompletionArgument, mask: bool
+) -> dict[str, Any]:
     try:
         value = await pending
     except McpError:
         raise
     except Exception as exc:
-        raise _failed(argument, exc) from exc
-    return _result(value, argument)
+        raise _failed(argument, exc, mask) from exc
+    return _result(value, argument, mask)
 
 
 __all__ = [

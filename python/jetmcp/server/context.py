@@ -36,6 +36,7 @@ from jetmcp.server.sdk_context import RequestContextView, SessionView
 from jetmcp.server.tasks import TaskCall, related
 
 if TYPE_CHECKING:
+    from jetmcp.auth.principal import Principal
     from jetmcp.server.app import Server
 
 T = TypeVar("T")
@@ -152,6 +153,12 @@ class Context:
     def request_id(self) -> str:
         """The JSON-RPC id of the request, as a string (as the official SDK gives it)."""
         return str(self._call.request_id)
+
+    @property
+    def auth(self) -> Principal | None:
+        """Who sent the request: the :class:`~jetmcp.auth.Principal` of its bearer token
+        (``subject``, ``scopes``, ``client_id``, ``claims``), None when auth is off."""
+        return self._call.auth
 
     @property
     def session_id(self) -> str | None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from jetmcp.call import META_SUBSCRIPTION_ID, Call
@@ -91,10 +92,19 @@ class Subscription:
 
     __slots__ = ("done", "honoured", "id", "loop", "queue", "uris", "waiting")
 
-    def __init__(self, subscription_id: Any, honoured: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        subscription_id: Any,
+        honoured: dict[str, Any],
+        readable: Callable[[str], bool] | None = None,
+    ) -> None:
         self.id = subscription_id
         self.honoured = honoured
-        self.uris: frozenset[str] = frozenset(honoured.get(RESOURCE_FILTER, ()))
+        #: The URIs watched: those asked for, less what the caller may not read (a hidden
+        #: resource is acknowledged like an unknown URI, and never announced).
+        self.uris: frozenset[str] = frozenset(
+            uri for uri in honoured.get(RESOURCE_FILTER, ()) if readable is None or readable(uri)
+        )
         self.loop = asyncio.get_running_loop()
         self.queue: asyncio.Queue[Any] = asyncio.Queue(QUEUE_LIMIT)
         #: list_changed methods queued and not yet sent (one of each is enough).
@@ -154,7 +164,11 @@ class Subscriptions:
                 sub.offer((RESOURCE_UPDATED, {"uri": uri}))
 
     async def listen(
-        self, params: dict[str, Any], call: Call, supported: frozenset[str]
+        self,
+        params: dict[str, Any],
+        call: Call,
+        supported: frozenset[str],
+        readable: Callable[[str], bool] | None = None,
     ) -> dict[str, Any]:
         """Serve one listen request until it is cancelled or :meth:`close_all` ends it."""
         wanted = parse_filter(params)
@@ -165,7 +179,7 @@ class Subscriptions:
         }
         sid = call.request_id
         meta = {META_SUBSCRIPTION_ID: sid}
-        sub = Subscription(sid, honoured)
+        sub = Subscription(sid, honoured, readable)
         # Registered before the acknowledgement, so nothing that happens meanwhile is lost;
         # sent only after it, as the first message must be the acknowledgement.
         self._live.add(sub)

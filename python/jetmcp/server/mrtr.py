@@ -113,7 +113,16 @@ class InputRound(Inputs):
     """One round of a 2026-07-28 request: answers come from the sealed state of the earlier
     rounds and from ``inputResponses``; an unanswered question raises :class:`InputRequired`."""
 
-    __slots__ = ("carried", "escalate", "method", "params", "responses", "sealer", "used")
+    __slots__ = (
+        "carried",
+        "digest",
+        "escalate",
+        "method",
+        "params",
+        "responses",
+        "sealer",
+        "used",
+    )
 
     def __init__(
         self,
@@ -123,10 +132,13 @@ class InputRound(Inputs):
         responses: dict[str, Any],
         carried: dict[str, Any],
         state: dict[str, Any],
+        digest: str | None = None,
     ) -> None:
         super().__init__(state)
         self.method = method
         self.params = params
+        #: What the sealed state is bound to: the params, and the principal when there is one.
+        self.digest = digest if digest is not None else params_digest(params)
         self.sealer = sealer
         self.responses = responses
         self.carried = carried
@@ -176,7 +188,7 @@ class InputRound(Inputs):
 
     def result(self, requests: dict[str, dict[str, Any]]) -> dict[str, Any]:
         """The ``InputRequiredResult`` asking ``requests``, with the state sealed for the retry."""
-        token = self.sealer.seal(self.method, params_digest(self.params), self.used, self.state)
+        token = self.sealer.seal(self.method, self.digest, self.used, self.state)
         return {"resultType": "input_required", "inputRequests": requests, "requestState": token}
 
 
@@ -194,6 +206,7 @@ class RoundCall(Call):
             call.sink,
             call.meta,
             call.outgoing,
+            call.auth,
         )
         self.inputs = inputs
 
@@ -217,9 +230,11 @@ class Rounds:
         token = params.get("requestState")
         carried: dict[str, Any] = {}
         state: dict[str, Any] = {}
+        # Bound to the principal too: another principal cannot replay someone's round.
+        digest = params_digest(params, call.auth.key if call.auth is not None else None)
         if token is not None:
-            carried, state = self.sealer.open(token, call.method, params_digest(params))
-        return InputRound(call.method, params, self.sealer, responses, carried, state)
+            carried, state = self.sealer.open(token, call.method, digest)
+        return InputRound(call.method, params, self.sealer, responses, carried, state, digest)
 
     def call(self, params: dict[str, Any], call: Call) -> RoundCall:
         return RoundCall(call, self.open(params, call))

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
 from jetmcp.call import Call
-from jetmcp.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
+from jetmcp.errors import INVALID_PARAMS, McpError, internal_error
 from jetmcp.protocol.revisions import Revision
+from jetmcp.server.access import check_scopes
 from jetmcp.server.caching import CacheScope, check_hint
 from jetmcp.server.content import one_block
 from jetmcp.server.context import Context
@@ -76,6 +77,7 @@ class Prompt:
         "listed_arguments",
         "meta",
         "name",
+        "scopes",
         "title",
         "ttl_ms",
     )
@@ -91,6 +93,7 @@ class Prompt:
         meta: dict[str, Any] | None = None,
         ttl_ms: int | None = None,
         cache_scope: CacheScope | None = None,
+        scopes: Iterable[str] | None = None,
     ) -> None:
         prompt_name = component_name(fn, name, "prompt")
         check_hint(ttl_ms, cache_scope)
@@ -105,6 +108,8 @@ class Prompt:
         self.icons = normalize_icons(icons)
         self.meta = meta
         self.is_async = is_async_callable(fn)
+        #: The OAuth scopes a principal needs to see and get it (see :mod:`.access`).
+        self.scopes = check_scopes(scopes)
         listed: list[dict[str, Any]] = []
         for arg in self.arguments.names:
             entry: dict[str, Any] = {"name": arg}
@@ -151,7 +156,9 @@ class Prompt:
         except McpError:
             raise
         except Exception as exc:
-            raise McpError(INTERNAL_ERROR, f"Error rendering prompt {self.name}: {exc}") from exc
+            raise internal_error(
+                f"Error rendering prompt {self.name}", exc, server.mask_error_details
+            ) from exc
         result: dict[str, Any] = {}
         if self.description:
             result["description"] = self.description

@@ -5,15 +5,16 @@ from __future__ import annotations
 import base64
 import re
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from pydantic import BaseModel, ValidationError
 
 from jetmcp.call import Call
-from jetmcp.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
+from jetmcp.errors import INVALID_PARAMS, McpError, internal_error
 from jetmcp.protocol.revisions import Revision
+from jetmcp.server.access import check_scopes
 from jetmcp.server.caching import CacheScope, check_hint
 from jetmcp.server.content import to_json_text
 from jetmcp.server.context import Context, ResourceContents
@@ -139,6 +140,7 @@ class _ResourceBase:
         "meta",
         "mime_type",
         "name",
+        "scopes",
         "title",
         "ttl_ms",
     )
@@ -158,6 +160,7 @@ class _ResourceBase:
         meta: dict[str, Any] | None,
         ttl_ms: int | None = None,
         cache_scope: CacheScope | None = None,
+        scopes: Iterable[str] | None = None,
     ) -> None:
         resource_name = component_name(fn, name, "resource")
         check_hint(ttl_ms, cache_scope)
@@ -174,6 +177,8 @@ class _ResourceBase:
         self.annotations = normalize_object(annotations, "resource annotations")
         self.meta = meta
         self.is_async = is_async_callable(fn)
+        #: The OAuth scopes a principal needs to see and read it (see :mod:`.access`).
+        self.scopes = check_scopes(scopes)
 
     def _describe(self, entry: dict[str, Any], revision: Revision) -> dict[str, Any]:
         entry["description"] = self.description
@@ -203,8 +208,8 @@ class _ResourceBase:
         except McpError:
             raise
         except Exception as exc:
-            raise McpError(
-                INTERNAL_ERROR, f"Error reading resource {uri}: {exc}", data={"uri": uri}
+            raise internal_error(
+                f"Error reading resource {uri}", exc, server.mask_error_details, {"uri": uri}
             ) from exc
         return _contents(value, self.mime_type)
 

@@ -76,10 +76,8 @@ NO_EFFECT_OPTIONS = frozenset(
 )
 #: SDK keywords refused, with the reason (ignoring them would change the server silently).
 REFUSED_OPTIONS: dict[str, str] = {
-    "auth": "jetmcp has no OAuth resource-server support yet; put an authenticating proxy "
-    "in front, or serve this server with its own SDK",
-    "auth_server_provider": "jetmcp has no OAuth authorization server",
-    "token_verifier": "jetmcp has no bearer-token verification yet",
+    "auth_server_provider": "jetmcp is an OAuth resource server only: run the authorization "
+    "server apart and give jetmcp its issuer (Server(auth=...) or --auth-issuer)",
     "middleware": "SDK middleware does not run on jetmcp's native server; serve the SDK "
     "object itself with `jetmcp run` (its middleware chain is kept)",
     "providers": "fastmcp providers are fastmcp's; serve the fastmcp object with `jetmcp run`",
@@ -177,9 +175,9 @@ class Serving:
         if self.custom_routes:
             target, interface = self.streamable_http_app(**kw), Interfaces.ASGINL
         else:
-            from jetmcp.transports.http import McpHttpApp
+            from jetmcp.transports.http import make_app
 
-            target = McpHttpApp(server, settings, manage_lifespan=False)
+            target = make_app(server, settings, manage_lifespan=False)
             interface = Interfaces.RSGI
         async with shared_lifespan(server).run():
             embedded = Embedded(

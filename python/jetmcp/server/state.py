@@ -58,10 +58,18 @@ def _unb64u(text: str) -> bytes:
     return raw
 
 
-def params_digest(params: dict[str, Any]) -> str:
-    """What a token is bound to: the params minus the round-to-round fields, canonically."""
-    bound = {k: v for k, v in params.items() if k not in UNBOUND_PARAMS}
-    return _b64u(hashlib.sha256(orjson.dumps(bound, option=orjson.OPT_SORT_KEYS)).digest()[:18])
+def params_digest(params: dict[str, Any], principal: str | None = None) -> str:
+    """What a token is bound to: the params minus the round-to-round fields, canonically,
+    and the key of the principal that made the request (when auth is on)."""
+    bound: Any = {k: v for k, v in params.items() if k not in UNBOUND_PARAMS}
+    if principal is not None:
+        bound = [bound, principal]
+    try:
+        canonical = orjson.dumps(bound, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        # An integer beyond 64 bits (orjson refuses those): the standard library's JSON.
+        canonical = json.dumps(bound, sort_keys=True, separators=(",", ":")).encode()
+    return _b64u(hashlib.sha256(canonical).digest()[:18])
 
 
 def _key_from_settings() -> str | None:

@@ -33,6 +33,7 @@ from jetmcp.errors import INTERNAL_ERROR, INVALID_PARAMS, REQUEST_CANCELLED, Mcp
 from jetmcp.protocol.revisions import Revision
 
 if TYPE_CHECKING:
+    from jetmcp.auth.principal import Principal
     from jetmcp.server.tools import Tool
 
 log = logging.getLogger("jetmcp")
@@ -110,6 +111,7 @@ class TaskState:
         "error",
         "id",
         "mirror",
+        "owner",
         "result",
         "runner",
         "status",
@@ -117,8 +119,11 @@ class TaskState:
         "updated_at",
     )
 
-    def __init__(self, task_id: str) -> None:
+    def __init__(self, task_id: str, owner: str | None = None) -> None:
         self.id = task_id
+        #: The principal key of whoever created the task (None without auth): nobody else
+        #: may read, wait for or cancel it.
+        self.owner = owner
         self.status: Status = "working"
         self.status_message: str | None = None
         self.created_at = self.updated_at = _now()
@@ -171,6 +176,12 @@ class TaskState:
         return task
 
 
+def owner_of(call: Call) -> str | None:
+    """The principal key a task created by ``call`` belongs to (None without auth)."""
+    auth = call.auth
+    return auth.key if auth is not None else None
+
+
 def purge_expired(tasks: dict[str, Any]) -> None:
     """Forget the tasks in ``tasks`` (by id) whose lifetime has passed."""
     now = time.monotonic()
@@ -191,8 +202,14 @@ class TaskRecord(TaskState):
 
     __slots__ = ("done", "inputs", "poll_interval", "route", "ttl")
 
-    def __init__(self, ttl: int | None, poll_interval: int | None, route: TaskRoute) -> None:
-        super().__init__(str(uuid.uuid4()))
+    def __init__(
+        self,
+        ttl: int | None,
+        poll_interval: int | None,
+        route: TaskRoute,
+        owner: str | None = None,
+    ) -> None:
+        super().__init__(str(uuid.uuid4()), owner)
         self.ttl = ttl
         self.poll_interval = poll_interval
         self.route = route
@@ -270,8 +287,9 @@ class TaskCall(Call):
         meta: dict[str, Any] | None,
         outgoing: Outgoing | None,
         task: TaskRecord,
+        auth: Principal | None = None,
     ) -> None:
-        super().__init__(method, raw_id, revision, session, sink, meta, outgoing)
+        super().__init__(method, raw_id, revision, session, sink, meta, outgoing, auth)
         self.task = task
 
 
@@ -286,11 +304,13 @@ class TaskStore:
     def purge(self) -> None:
         purge_expired(self.tasks)
 
-    def get(self, params: dict[str, Any]) -> TaskRecord:
+    def get(self, params: dict[str, Any], owner: str | None = None) -> TaskRecord:
+        """The task ``params`` names; "not found" as well when ``owner`` (the caller's
+        principal key) is not the one that created it."""
         task_id = task_id_param(params)
         self.purge()
         record = self.tasks.get(task_id)
-        if record is None:
+        if record is None or record.owner != owner:
             raise McpError(INVALID_PARAMS, f"Failed to retrieve task: Task not found: {task_id}")
         return record
 
@@ -352,7 +372,9 @@ class TaskManager:
         store.purge()
         session = call.session
         route = TaskRoute(session.outbound if session is not None else NULL_SINK)
-        record = TaskRecord(self._ttl(task_params.get("ttl")), self.poll_interval_ms, route)
+        record = TaskRecord(
+            self._ttl(task_params.get("ttl")), self.poll_interval_ms, route, owner_of(call)
+        )
         store.tasks[record.id] = record
         background = TaskCall(
             call.method,
@@ -363,6 +385,7 @@ class TaskManager:
             call.meta,
             call.outgoing,
             record,
+            call.auth,
         )
         work = self._run(record, tool, arguments, background)
         runner = asyncio.get_running_loop().create_task(work)
@@ -385,9 +408,9 @@ class TaskManager:
             raise
         except McpError as exc:
             record.fail(exc)
-        except Exception as exc:
+        except Exception:
             log.exception("task %s (tool %s) failed", record.id, tool.name)
-            record.fail(McpError(INTERNAL_ERROR, f"Internal error: {exc}"))
+            record.fail(McpError(INTERNAL_ERROR, "Internal error"))
         else:
             record.finish(result)
 
@@ -405,13 +428,13 @@ class TaskManager:
         shared = self._elsewhere(params, call)
         if shared is not None:
             return shared.get("legacy", task_id_param(params), _scope(call))
-        return self.store(call).get(params).to_wire()
+        return self.store(call).get(params, owner_of(call)).to_wire()
 
     def cancel(self, params: dict[str, Any], call: Call) -> Result:
         shared = self._elsewhere(params, call)
         if shared is not None:
             return shared.cancel("legacy", task_id_param(params), _scope(call))
-        record = self.store(call).get(params)
+        record = self.store(call).get(params, owner_of(call))
         if not record.cancel():
             raise McpError(
                 INVALID_PARAMS,
@@ -429,13 +452,14 @@ class TaskManager:
             return self.shared.list(_scope(call))
         store = self.store(call)
         store.purge()
-        return [record.to_wire() for record in store.tasks.values()]
+        owner = owner_of(call)
+        return [record.to_wire() for record in store.tasks.values() if record.owner == owner]
 
     def result(self, params: dict[str, Any], call: Call) -> Result:
         shared = self._elsewhere(params, call)
         if shared is not None:
             return shared.result("legacy", task_id_param(params), _scope(call), call.sink)
-        record = self.store(call).get(params)
+        record = self.store(call).get(params, owner_of(call))
         if record.terminal:
             return _outcome(record)
         return self._wait(record, call)
@@ -450,10 +474,19 @@ class TaskManager:
         return _outcome(record)
 
 
+def owner_scope(owner: str | None) -> str:
+    """The shared store's place for the tasks of ``owner`` outside any session (``""``
+    without auth): another principal looks in another place, and finds nothing."""
+    return "" if owner is None else "@" + owner
+
+
 def _scope(call: Call) -> str:
-    """Where a task of this call is found: its session (by id), or ``""`` without one."""
+    """Where a task of this call is found: its session (by id; a session belongs to one
+    principal already), else its principal's own place."""
     session = call.session
-    return session.id or "" if session is not None else ""
+    if session is not None:
+        return session.id or ""
+    return owner_scope(owner_of(call))
 
 
 class SharedTasks(Protocol):
@@ -481,7 +514,9 @@ class SharedTasks(Protocol):
 
     def list(self, scope: str) -> Awaitable[list[dict[str, Any]]]: ...
 
-    def update(self, task_id: str, responses: dict[str, Any]) -> Awaitable[dict[str, Any]]: ...
+    def update(
+        self, task_id: str, responses: dict[str, Any], scope: str = ""
+    ) -> Awaitable[dict[str, Any]]: ...
 
 
 def outcome_of(task_id: str, error: McpError | None, result: dict[str, Any] | None) -> Any:
@@ -514,6 +549,8 @@ __all__ = [
     "TaskState",
     "TaskStore",
     "outcome_of",
+    "owner_of",
+    "owner_scope",
     "purge_expired",
     "related",
     "task_id_param",

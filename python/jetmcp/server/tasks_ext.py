@@ -37,7 +37,14 @@ from typing import TYPE_CHECKING, Any
 from jetmcp.call import NULL_SINK, Call, Result
 from jetmcp.errors import INTERNAL_ERROR, INVALID_PARAMS, MISSING_CLIENT_CAPABILITY, McpError
 from jetmcp.server.mrtr import InputRequired, InputRound, Inputs, RoundCall
-from jetmcp.server.tasks import SharedTasks, TaskState, purge_expired, task_id_param
+from jetmcp.server.tasks import (
+    SharedTasks,
+    TaskState,
+    owner_of,
+    owner_scope,
+    purge_expired,
+    task_id_param,
+)
 
 if TYPE_CHECKING:
     from jetmcp.server.app import Server
@@ -67,8 +74,10 @@ class ModernTask(TaskState):
 
     __slots__ = ("pending", "poll_interval_ms", "ttl_ms")
 
-    def __init__(self, ttl_ms: int | None, poll_interval_ms: int | None) -> None:
-        super().__init__(secrets.token_urlsafe(18))
+    def __init__(
+        self, ttl_ms: int | None, poll_interval_ms: int | None, owner: str | None = None
+    ) -> None:
+        super().__init__(secrets.token_urlsafe(18), owner)
         self.ttl_ms = ttl_ms
         self.poll_interval_ms = poll_interval_ms
         #: Questions waiting for ``tasks/update``: key -> (the input request, its answer).
@@ -165,9 +174,9 @@ class ModernTasks:
 
     # -- creating ----------------------------------------------------------------------------
 
-    def _create(self) -> ModernTask:
+    def _create(self, call: Call) -> ModernTask:
         self.purge()
-        task = ModernTask(self.ttl_ms, self.poll_interval_ms)
+        task = ModernTask(self.ttl_ms, self.poll_interval_ms, owner_of(call))
         self.tasks[task.id] = task
         return task
 
@@ -190,7 +199,7 @@ class ModernTasks:
         """Run ``tool`` as a task for a request that declared the extension."""
         if tool.defer_task:
             return self._deferred(tool, arguments, call, server)
-        task = self._create()
+        task = self._create(call)
         self._become_task(call, task)
         runner = asyncio.get_running_loop().create_task(
             self._drive(task, lambda: tool.call(arguments, call, server))
@@ -198,7 +207,7 @@ class ModernTasks:
         task.runner = runner
         self._keep(runner)
         if self.shared is not None:
-            return self.shared.adopt(task, "modern", "", task.created_result())
+            return self.shared.adopt(task, "modern", owner_scope(task.owner), task.created_result())
         return task.created_result()
 
     async def _drive(self, task: ModernTask, work: Callable[[], Result]) -> None:
@@ -246,13 +255,13 @@ class ModernTasks:
         async def escalate() -> None:
             if made:
                 return
-            task = self._create()
+            task = self._create(call)
             made.append(task)
             self._become_task(call, task)
             task.runner = asyncio.current_task()
             created = task.created_result()
             if self.shared is not None:
-                created = await self.shared.adopt(task, "modern", "", created)
+                created = await self.shared.adopt(task, "modern", owner_scope(task.owner), created)
             if not outcome.done():
                 outcome.set_result(created)
 
@@ -300,7 +309,7 @@ class ModernTasks:
         task_id = task_id_param(params)
         self.purge()
         task = self.tasks.get(task_id)
-        if task is None:
+        if task is None or task.owner != owner_of(call):
             raise McpError(INVALID_PARAMS, f"Invalid params: no task {task_id}")
         return task
 
@@ -318,7 +327,7 @@ class ModernTasks:
     def get(self, params: dict[str, Any], call: Call) -> Result:
         task_id = self._elsewhere(params, call)
         if task_id is not None and self.shared is not None:
-            return self.shared.get("modern", task_id, "")
+            return self.shared.get("modern", task_id, owner_scope(owner_of(call)))
         return self.lookup(params, call).detailed()
 
     def update(self, params: dict[str, Any], call: Call) -> Result:
@@ -327,7 +336,7 @@ class ModernTasks:
             responses = params.get("inputResponses")
             if not isinstance(responses, dict):
                 raise McpError(INVALID_PARAMS, "Invalid params: inputResponses must be an object")
-            return self.shared.update(task_id, responses)
+            return self.shared.update(task_id, responses, owner_scope(owner_of(call)))
         task = self.lookup(params, call)
         responses = params.get("inputResponses")
         if not isinstance(responses, dict):
@@ -359,7 +368,7 @@ class ModernTasks:
     def cancel(self, params: dict[str, Any], call: Call) -> Result:
         task_id = self._elsewhere(params, call)
         if task_id is not None and self.shared is not None:
-            return self.shared.cancel("modern", task_id, "")
+            return self.shared.cancel("modern", task_id, owner_scope(owner_of(call)))
         self.lookup(params, call).cancel()
         return {"resultType": "complete"}
 

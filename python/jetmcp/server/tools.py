@@ -6,7 +6,7 @@ import copy
 import inspect
 import logging
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ValidationError
@@ -16,6 +16,7 @@ from jetmcp.call import Call, Result
 from jetmcp.errors import URL_ELICITATION_REQUIRED, McpError, from_sdk_error, is_tool_error
 from jetmcp.protocol.modern import x_mcp_headers
 from jetmcp.protocol.revisions import Revision
+from jetmcp.server.access import check_scopes
 from jetmcp.server.caching import CacheScope, check_hint
 from jetmcp.server.content import content_blocks, is_content, text_block, to_jsonable
 from jetmcp.server.context import Context
@@ -104,6 +105,7 @@ class Tool:
         "name",
         "output",
         "route",
+        "scopes",
         "structured_output",
         "task_support",
         "timeout",
@@ -128,6 +130,7 @@ class Tool:
         ttl_ms: int | None = None,
         cache_scope: CacheScope | None = None,
         timeout: float | None = None,
+        scopes: Iterable[str] | None = None,
     ) -> None:
         tool_name = component_name(fn, name, "tool")
         if timeout is not None and (
@@ -173,6 +176,8 @@ class Tool:
         self.icons = normalize_icons(icons)
         self.meta = meta
         self.is_async = is_async_callable(fn)
+        #: The OAuth scopes a principal needs to see and call it (see :mod:`.access`).
+        self.scopes = check_scopes(scopes)
         #: Whether unexpected exceptions answer "Error executing tool NAME" only (the
         #: server sets it from its ``mask_error_details``).
         self.mask_errors = False
@@ -296,6 +301,14 @@ class Tool:
             return error_result(f"Error executing tool {self.name}")
         return error_result(exception_text(exc))
 
+    def _unsendable(self, what: str, exc: Exception) -> dict[str, Any]:
+        """The tool error for a result that cannot be written (its detail only in the log
+        when errors are masked)."""
+        if self.mask_errors:
+            log.error("tool %s %s", self.name, what, exc_info=exc)
+            return error_result(f"Tool {self.name} {what}")
+        return error_result(f"Tool {self.name} {what}: {exc}")
+
     def shape(self, value: Any, revision: Revision) -> dict[str, Any]:
         """The ``tools/call`` result for a return value."""
         kind = type(value)
@@ -337,7 +350,7 @@ class Tool:
             try:
                 content = content_blocks(value, revision)
             except Exception as exc:
-                return error_result(f"Tool {self.name} returned content that cannot be sent: {exc}")
+                return self._unsendable("returned content that cannot be sent", exc)
         if revision.structured_output and self.structured_output is not False:
             output = self.output
             structured: Any = None
@@ -350,9 +363,7 @@ class Tool:
                         f"schema: {validation_message(exc)}"
                     )
                 except Exception as exc:
-                    return error_result(
-                        f"Tool {self.name} returned a value that cannot be serialized: {exc}"
-                    )
+                    return self._unsendable("returned a value that cannot be serialized", exc)
             elif isinstance(value, dict) or (
                 isinstance(value, BaseModel) and not is_content(value)
             ):

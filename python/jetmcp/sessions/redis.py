@@ -357,6 +357,12 @@ class RedisSessionStore:
         #: The server's tasks, kept in Redis too.
         self.tasks = RedisTasks(state_, server)
 
+    def __len__(self) -> int:
+        """Sessions this worker holds now (its cache): what the ``jetmcp_sessions`` gauge
+        reports per worker. Every worker's count is its own; a session used on two workers
+        is counted on both until one forgets it."""
+        return len(self._cache)
+
     # -- lifetime ------------------------------------------------------------------------
 
     def start_on(self, loop: asyncio.AbstractEventLoop) -> None:

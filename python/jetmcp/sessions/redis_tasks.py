@@ -255,8 +255,10 @@ class RedisTasks:
         out.sort(key=lambda task: (task["createdAt"], task["taskId"]))
         return out
 
-    async def update(self, task_id: str, responses: dict[str, Any]) -> dict[str, Any]:
-        record = await self._read("modern", task_id, "")
+    async def update(
+        self, task_id: str, responses: dict[str, Any], scope: str = ""
+    ) -> dict[str, Any]:
+        record = await self._read("modern", task_id, scope)
         pending = _loads(record.get("inputs"))
         for key, value in responses.items():
             if key in pending and not isinstance(value, dict):

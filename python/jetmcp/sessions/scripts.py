@@ -16,7 +16,8 @@ Keys (``P`` is the key prefix, ``jetmcp:`` unless ``--redis-prefix`` says otherw
   worker running the request); ``P s:<sid>:rp``: POST streams carried by a resumed GET
   (stream -> worker holding it); ``P s:<sid>:subs`` and ``P u:<uri>``: resource
   subscriptions both ways; ``P s:<sid>:tasks``: the session's task ids.
-- ``P t:<task>``: a task (hash: ``kind`` legacy/modern, ``scope`` its session or ``""``,
+- ``P t:<task>``: a task (hash: ``kind`` legacy/modern, ``scope`` its session, ``""`` or,
+  outside a session under auth, ``@<principal key>``,
   ``owner`` the worker running it, ``status``, ``msg``, ``created``, ``updated``, ``extra``
   its lifetime fields as JSON, ``outcome`` its result or error as JSON, ``inputs`` the
   questions it waits on), expiring ``ttl`` after its creation once terminal;
@@ -401,7 +402,9 @@ if old and TERMINAL[old] then return 0 end
 if tonumber(redis.call('HGET', k, 'v') or '-1') >= v then return 0 end
 local scope = ARGV[5]
 if not old and redis.call('HGET', k, 'kind') == false then
-  if ARGV[4] == 'legacy' and scope ~= '' then
+  -- A session's legacy task is listed with it; a scope of '@<principal>' is a session-less
+  -- principal's (no session, never listed).
+  if ARGV[4] == 'legacy' and scope ~= '' and string.sub(scope, 1, 1) ~= '@' then
     if redis.call('EXISTS', skey(scope)) == 0 then return 0 end
     redis.call('SADD', skey(scope, 'tasks'), id)
   end

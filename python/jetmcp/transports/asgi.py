@@ -232,11 +232,11 @@ class McpAsgiApp:
     """``server`` over Streamable HTTP (and the 2024-11-05 HTTP+SSE paths), as ASGI."""
 
     def __init__(self, server: Server, settings: Settings | None = None) -> None:
-        from jetmcp.transports.http import McpHttpApp
+        from jetmcp.transports.http import make_app
 
         self.server = server
         self.settings = settings or Settings()
-        self.http = McpHttpApp(server, self.settings, manage_lifespan=False)
+        self.http = make_app(server, self.settings, manage_lifespan=False)
         self.lifespan = shared_lifespan(server)
         self._started_here = False
         self._lazy: asyncio.Lock | None = None

@@ -61,10 +61,12 @@ from jetmcp.transports._http import (
     status_headers,
     unreadable,
 )
+from jetmcp.transports.auth import AuthRefusal, BearerGuard
 from jetmcp.transports.origin import OriginGuard
 from jetmcp.transports.sse import Listener, PostStream, SessionStreams, hold_open
 
 if TYPE_CHECKING:
+    from jetmcp.auth.principal import Principal
     from jetmcp.transports.http_sse import LegacySse
 
 log = logging.getLogger("jetmcp.http")
@@ -99,11 +101,15 @@ class McpHttpApp:
         self.manage_lifespan = manage_lifespan
         self.server = server
         self.dispatcher = Dispatcher.from_settings(server, self.settings)
-        self.store: SessionStore = store or MemorySessionStore(
-            self.settings.max_sessions,
-            self.settings.session_idle_seconds,
-            self.settings.max_new_sessions,
-            self.settings.session_protect_seconds,
+        self.store: SessionStore = (
+            store
+            if store is not None
+            else MemorySessionStore(
+                self.settings.max_sessions,
+                self.settings.session_idle_seconds,
+                self.settings.max_new_sessions,
+                self.settings.session_protect_seconds,
+            )
         )
         # A store shared between processes relays answers and cancellations to the
         # worker they concern.
@@ -112,6 +118,10 @@ class McpHttpApp:
         self.guard = OriginGuard(
             self.settings.allowed_hosts, self.settings.allowed_origins, self.settings.host
         )
+        from jetmcp.auth.config import build_guard
+
+        #: The OAuth resource server in front of the MCP paths (None: auth is off).
+        self.auth: BearerGuard | None = build_guard(self.settings, server)
         #: The shutdown that ends listen subscriptions, kept so it is not collected early.
         self._closing: asyncio.Future[None] | None = None
         self._lifespan = LifespanScope(server)
@@ -145,24 +155,37 @@ class McpHttpApp:
             return
         headers = scope.headers
         try:
+            principal = None
+            auth = self.auth
+            if auth is not None:
+                path = scope.path
+                if path in auth.metadata_paths:
+                    auth.serve_metadata(proto, scope.method)
+                    return
+                if path == self.path or (self.legacy is not None and self.legacy.serves(path)):
+                    principal = auth.cached(headers)
+                    if principal is None:
+                        principal = await auth.principal(headers)
             if scope.path == self.path:
                 method = scope.method
                 if method == "POST":
-                    await self._post(scope, proto)
+                    await self._post(scope, proto, principal)
                 elif modern.is_modern_version(header(headers, "mcp-protocol-version")):
                     # 2026-07-28 has no GET stream and no session to DELETE.
                     method_not_allowed(proto, method, "POST")
                 elif method == "GET" and not self.settings.stateless:
-                    await self._get(scope, proto)
+                    await self._get(scope, proto, principal)
                 elif method == "DELETE" and not self.settings.stateless:
-                    await self._delete(scope, proto)
+                    await self._delete(scope, proto, principal)
                 else:
                     allow = "POST" if self.settings.stateless else "GET, POST, DELETE"
                     method_not_allowed(proto, method, allow)
             elif self.legacy is not None and self.legacy.serves(scope.path):
-                await self.legacy.handle(scope, proto)
+                await self.legacy.handle(scope, proto, principal)
             else:
                 proto.response_bytes(404, _JSON, _encode_error(None, INVALID_REQUEST, "Not found"))
+        except AuthRefusal as denied:
+            proto.response_bytes(denied.status, denied.headers, denied.body)
         except HttpError as exc:
             exc.send(proto)
         except StateUnavailable as exc:
@@ -327,7 +350,7 @@ class McpHttpApp:
             raise incomplete_body() from None
         return b"".join(chunks)
 
-    async def _post(self, scope: Any, proto: Any) -> None:
+    async def _post(self, scope: Any, proto: Any, principal: Principal | None = None) -> None:
         headers = scope.headers
         accept = post_flags(headers.get("content-type"), headers.get("accept"))
         if accept <= 0:
@@ -364,16 +387,14 @@ class McpHttpApp:
             unreadable(headers, "mcp-protocol-version")
         if header_rev is None and (version in _MODERN_EXACT or modern.is_modern_version(version)):
             if not _legacy_initialize(frame):
-                await self._post_modern(headers, proto, frame, accept, version)
+                await self._post_modern(headers, proto, frame, accept, version, principal)
                 return
             version = None  # the handshake negotiates in its body
 
         session = None
         session_id = None if settings.stateless else header(headers, "mcp-session-id")
         if session_id is not None:
-            session = await self.store.get(session_id)
-            if session is None:
-                raise HttpError(404, INVALID_REQUEST, "Session not found")
+            session = owned(await self.store.get(session_id), principal)
         if header_rev is not None and session is None:
             revision = header_rev
         else:
@@ -398,6 +419,7 @@ class McpHttpApp:
             sink,
             self.store.inflight(session_id) if session_id is not None else None,
             True,  # answer_cancelled: a POST that carried a request is always answered
+            auth=principal,
         )
         pending = self.dispatcher.start(frame, ex)
         if type(pending) is bytes:  # the usual answer, given at once
@@ -427,7 +449,13 @@ class McpHttpApp:
         await _respond(proto, pending, stream, out_headers)
 
     async def _post_modern(
-        self, headers: Any, proto: Any, frame: _wire.Frame, accept: int, version: Any
+        self,
+        headers: Any,
+        proto: Any,
+        frame: _wire.Frame,
+        accept: int,
+        version: Any,
+        principal: Principal | None = None,
     ) -> None:
         """A 2026-07-28 POST: no session (``Mcp-Session-Id`` is ignored and none is minted),
         the reply JSON or, once a handler sends a notification, an SSE stream that never
@@ -452,6 +480,7 @@ class McpHttpApp:
             None,
             True,  # answer_cancelled: a POST that carried a request is always answered
             headers=modern.RoutingHeaders.from_map(headers),
+            auth=principal,
         )
         pending = self.dispatcher.start(frame, ex)
         if type(pending) is bytes:  # the usual answer, given at once
@@ -463,7 +492,7 @@ class McpHttpApp:
 
     # GET --------------------------------------------------------------------
 
-    async def _get(self, scope: Any, proto: Any) -> None:
+    async def _get(self, scope: Any, proto: Any, principal: Principal | None = None) -> None:
         """The session's standalone SSE stream, or the resumption of one of its streams
         (``Last-Event-ID``)."""
         headers = scope.headers
@@ -473,9 +502,7 @@ class McpHttpApp:
         session_id = header(headers, "mcp-session-id")
         if session_id is None:
             raise HttpError(400, INVALID_REQUEST, "Missing Mcp-Session-Id header")
-        session = await self.store.get(session_id)
-        if session is None:
-            raise HttpError(404, INVALID_REQUEST, "Session not found")
+        session = owned(await self.store.get(session_id), principal)
         _revision(header(headers, "mcp-protocol-version"), session)
         hub = session.outbound
         if not isinstance(hub, SessionStreams) or hub.closed:
@@ -539,14 +566,24 @@ class McpHttpApp:
 
     # DELETE -----------------------------------------------------------------
 
-    async def _delete(self, scope: Any, proto: Any) -> None:
+    async def _delete(self, scope: Any, proto: Any, principal: Principal | None = None) -> None:
         """End the session: its in-flight requests are cancelled, its streams closed."""
         session_id = header(scope.headers, "mcp-session-id")
         if session_id is None:
             raise HttpError(400, INVALID_REQUEST, "Missing Mcp-Session-Id header")
+        if self.auth is not None:
+            owned(await self.store.get(session_id), principal)
         if not await self.store.remove(session_id):
             raise HttpError(404, INVALID_REQUEST, "Session not found")
         proto.response_empty(204, [])
+
+
+def owned(session: Session | None, principal: Principal | None) -> Session:
+    """``session`` when it exists and belongs to ``principal``; else the 404 an unknown
+    session gets (another principal learns nothing of it, not even that it exists)."""
+    if session is None or session.principal != (principal.key if principal is not None else None):
+        raise HttpError(404, INVALID_REQUEST, "Session not found")
+    return session
 
 
 def _cancelling() -> bool:
@@ -712,6 +749,22 @@ def _is_initialize(frame: _wire.Frame) -> bool:
     )
 
 
+def make_app(
+    server: Server,
+    settings: Settings | None = None,
+    store: SessionStore | None = None,
+    *,
+    manage_lifespan: bool = True,
+) -> McpHttpApp:
+    """The HTTP app for ``server``: with the observers ``settings`` ask for (metrics, spans,
+    access log) when any is on, else the plain one, which pays for none of them."""
+    if settings is not None and settings.observed:
+        from jetmcp.observe.app import ObservedHttpApp
+
+        return ObservedHttpApp(server, settings, store, manage_lifespan=manage_lifespan)
+    return McpHttpApp(server, settings, store, manage_lifespan=manage_lifespan)
+
+
 def app_from_env() -> McpHttpApp:
     """Granian's factory target: builds the app in each worker from exported settings."""
     from jetmcp.loader import load_app
@@ -723,4 +776,4 @@ def app_from_env() -> McpHttpApp:
         from jetmcp.sessions.redis import RedisSessionStore
 
         store = RedisSessionStore(server, settings)
-    return McpHttpApp(server, settings, store)
+    return make_app(server, settings, store)

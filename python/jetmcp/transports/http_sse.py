@@ -41,6 +41,7 @@ from jetmcp.transports._http import (
 from jetmcp.transports.sse import SSE_HEADERS, Listener, encode_event, hold_open
 
 if TYPE_CHECKING:
+    from jetmcp.auth.principal import Principal
     from jetmcp.transports.http import McpHttpApp
 
 log = logging.getLogger("jetmcp.http_sse")
@@ -55,10 +56,14 @@ class SseConnection:
     """One client's event stream: the sink of every exchange it POSTs, and its session's
     ``outbound``."""
 
-    __slots__ = ("id", "inflight", "listener", "outgoing", "session", "tasks")
+    __slots__ = ("id", "inflight", "listener", "outgoing", "principal", "session", "tasks")
 
-    def __init__(self, connection_id: str, transport: Any) -> None:
+    def __init__(
+        self, connection_id: str, transport: Any, principal: Principal | None = None
+    ) -> None:
         self.id = connection_id
+        #: Whoever opened the stream (None without auth): only they may POST to it.
+        self.principal = principal
         self.listener = Listener(transport, connection_id)
         self.session: Session | None = None
         self.inflight = InFlight()
@@ -103,21 +108,21 @@ class LegacySse:
     def serves(self, path: str) -> bool:
         return path == self.sse_path or path == self.message_path
 
-    async def handle(self, scope: Any, proto: Any) -> None:
+    async def handle(self, scope: Any, proto: Any, principal: Principal | None = None) -> None:
         method = scope.method
         if scope.path == self.sse_path:
             if method == "GET":
-                await self._stream(scope, proto)
+                await self._stream(scope, proto, principal)
             else:
                 method_not_allowed(proto, method, "GET")
         elif method == "POST":
-            await self._message(scope, proto)
+            await self._message(scope, proto, principal)
         else:
             method_not_allowed(proto, method, "POST")
 
     # GET: the event stream -----------------------------------------------------------
 
-    async def _stream(self, scope: Any, proto: Any) -> None:
+    async def _stream(self, scope: Any, proto: Any, principal: Principal | None) -> None:
         accept = scope.headers.get("accept")
         if accept is not None and not accept_flags(accept) & ACCEPT_SSE:
             raise HttpError(406, INVALID_REQUEST, "Not Acceptable: this is a text/event-stream")
@@ -126,7 +131,7 @@ class LegacySse:
             raise HttpError(503, SERVER_ERROR, "Too many open streams; retry later", [RETRY_AFTER])
         connection_id = new_session_id()
         transport = proto.response_stream(200, SSE_HEADERS)
-        conn = SseConnection(connection_id, transport)
+        conn = SseConnection(connection_id, transport, principal)
         self.connections[connection_id] = conn
         # A stream nobody initializes is a session that never starts: let it go.
         handshake = asyncio.get_running_loop().call_later(
@@ -146,13 +151,13 @@ class LegacySse:
 
     # POST: the messages --------------------------------------------------------------
 
-    async def _message(self, scope: Any, proto: Any) -> None:
+    async def _message(self, scope: Any, proto: Any, principal: Principal | None) -> None:
         query = parse_qs(scope.query_string or "")
         ids = query.get("session_id")
         if not ids:
             raise HttpError(400, INVALID_REQUEST, "Missing session_id")
         conn = self.connections.get(ids[0])
-        if conn is None or conn.closed:
+        if conn is None or conn.closed or not _same(conn.principal, principal):
             raise HttpError(404, INVALID_REQUEST, "Session not found")
         headers = scope.headers
         if not is_json(headers.get("content-type")):
@@ -167,6 +172,7 @@ class LegacySse:
             conn,
             conn.inflight,
             outgoing=conn.outgoing,
+            auth=principal,
         )
         pending = self.dispatcher.start(frame, ex)
         new = pending.session if isinstance(pending, Reply) else None
@@ -199,6 +205,12 @@ class LegacySse:
             return
         if reply is not None:
             await conn.send(reply)
+
+
+def _same(owner: Principal | None, principal: Principal | None) -> bool:
+    if owner is None or principal is None:
+        return owner is principal
+    return owner.key == principal.key
 
 
 def _unless_initialized(conn: SseConnection) -> None:

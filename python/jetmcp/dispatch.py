@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Coroutine
+import types
+from collections.abc import Awaitable, Coroutine, Generator
 from typing import TYPE_CHECKING, Any
 
 from jetmcp import _wire
@@ -83,6 +84,7 @@ _Outcome = _wire.Outcome
 DEFAULT_MAX_CLIENT_DATA_BYTES = 16 * 1024
 _encode_error = _wire.encode_error
 _current_task = asyncio.current_task
+_Coroutine = types.CoroutineType
 
 
 class Exchange:
@@ -101,6 +103,7 @@ class Exchange:
     __slots__ = (
         "answer_cancelled",
         "auth",
+        "eager",
         "headers",
         "inflight",
         "outgoing",
@@ -122,6 +125,7 @@ class Exchange:
         sniff_meta: bool = False,
         outgoing: Outgoing | None = None,
         auth: Principal | None = None,
+        eager: bool = False,
     ) -> None:
         self.revision = revision
         self.session = session
@@ -133,6 +137,11 @@ class Exchange:
         self.outgoing = outgoing
         #: Who sent the body (its verified bearer token), None without auth.
         self.auth = auth
+        #: Whether the caller awaits what :meth:`Dispatcher.start` gives back in the very
+        #: task that called it (an HTTP request's): the first step of a single request's
+        #: coroutine handler then runs inside ``start``, and a handler that finishes without
+        #: suspending is answered at once, with no waiting machinery.
+        self.eager = eager
 
 
 #: What :meth:`Dispatcher.start` gives back.
@@ -236,6 +245,10 @@ class Dispatcher:
                 if entry.kind == _INVALID and reply is not None:
                     return Reply(reply, INVALID)
                 return reply
+            if ex.eager and type(reply.awaitable) is _Coroutine:
+                done = self._step(reply, entry, ex)
+                if done is not None:
+                    return done
             return self._finish(reply, entry, self._register(entry, ex), ex, True)
         if kind == _FRAME_PARSE_ERROR:
             return Reply(_encode_error(None, -32700, f"Parse error: {frame.error}"), PARSE_ERROR)
@@ -356,6 +369,31 @@ class Dispatcher:
                 parts.append(reply)
         return _wire.encode_batch(parts) if parts else None
 
+    def _step(self, pending: Pending, entry: _wire.Entry, ex: Exchange) -> bytes | None:
+        """Run the first step of a single request's coroutine now (the caller is the task
+        that will await the rest: :attr:`Exchange.eager`): its reply when it finished, else
+        None with the rest left in ``pending`` for :meth:`_finish`. Nothing runs while a cap
+        on waiting requests is reached (:meth:`_finish` refuses the request then)."""
+        inflight = ex.inflight
+        if self.deadlines.count >= self.max_inflight or (
+            inflight is not None and inflight.waiting >= self.max_session_inflight
+        ):
+            return None
+        coro: Coroutine[Any, Any, Any] = pending.awaitable  # type: ignore[assignment]
+        raw_id: bytes = entry.raw_id  # type: ignore[assignment]  # a REQUEST has one
+        runner = pending.runner
+        try:
+            first = coro.send(None)
+        except StopIteration as done:
+            return runner.encode(raw_id, done.value, pending.revision)
+        except McpError as exc:
+            return runner.error(raw_id, exc, True)
+        except Exception:
+            log.exception("handler for %s failed", entry.method)
+            return runner.internal_error(raw_id, True)
+        pending.awaitable = resume(coro, first)
+        return None
+
     def _register(self, entry: _wire.Entry, ex: Exchange) -> Running | None:
         if ex.inflight is None or entry.raw_id is None:
             return None
@@ -463,6 +501,28 @@ class Dispatcher:
         return None
 
 
+@types.coroutine
+def resume(coro: Coroutine[Any, Any, Any], yielded: Any) -> Generator[Any, Any, Any]:
+    """Go on with a coroutine already stepped once (it yielded ``yielded``), as if it were
+    awaited from its start: what the task sends or throws in goes to it."""
+    while True:
+        try:
+            sent = yield yielded
+        except GeneratorExit:
+            coro.close()
+            raise
+        except BaseException as exc:
+            try:
+                yielded = coro.throw(exc)
+            except StopIteration as done:
+                return done.value
+        else:
+            try:
+                yielded = coro.send(sent)
+            except StopIteration as done:
+                return done.value
+
+
 def _wire_headers(headers: RoutingHeaders) -> _wire.Headers:
     """What the extension compares of a 2026-07-28 request's routing headers."""
     return _wire.Headers(
@@ -477,7 +537,7 @@ def _wire_headers(headers: RoutingHeaders) -> _wire.Headers:
 def _drop(pending: Awaitable[Any]) -> None:
     """Let go of a handler's awaitable that will not be awaited (a coroutine is closed, a
     future cancelled), so it neither runs nor warns."""
-    if isinstance(pending, Coroutine):
+    if isinstance(pending, Coroutine | types.GeneratorType):
         pending.close()
     elif isinstance(pending, asyncio.Future):
         pending.cancel()

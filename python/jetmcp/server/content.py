@@ -191,6 +191,11 @@ def _foreign_block(value: Any) -> dict[str, Any] | None:
     return None
 
 
+def is_content_type(kind: type) -> bool:
+    """Whether instances of ``kind`` are content helpers (shaped as blocks, not data)."""
+    return issubclass(kind, _HELPERS)
+
+
 def is_content(value: Any) -> bool:
     """Whether ``value`` is a content block object (not data to serialize)."""
     return isinstance(value, _HELPERS) or _foreign_block(value) is not None
@@ -272,6 +277,7 @@ __all__ = [
     "content_blocks",
     "fit_block",
     "is_content",
+    "is_content_type",
     "one_block",
     "text_block",
     "to_json_text",

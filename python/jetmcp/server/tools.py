@@ -18,7 +18,14 @@ from jetmcp.protocol.modern import x_mcp_headers
 from jetmcp.protocol.revisions import Revision
 from jetmcp.server.access import check_scopes
 from jetmcp.server.caching import CacheScope, check_hint
-from jetmcp.server.content import content_blocks, is_content, text_block, to_jsonable
+from jetmcp.server.content import (
+    content_blocks,
+    is_content,
+    is_content_type,
+    text_block,
+    to_json_text,
+    to_jsonable,
+)
 from jetmcp.server.context import Context
 from jetmcp.server.elicitation import UrlElicitationRequired
 from jetmcp.server.schema import (
@@ -102,6 +109,7 @@ class Tool:
         "is_async",
         "mask_errors",
         "meta",
+        "model_out",
         "name",
         "output",
         "route",
@@ -176,6 +184,9 @@ class Tool:
         self.icons = normalize_icons(icons)
         self.meta = meta
         self.is_async = is_async_callable(fn)
+        #: The declared return model, when an instance of exactly it is shaped as the
+        #: general path would without its checks (see :func:`_plain_model`).
+        self.model_out = _plain_model(self.output, sig.return_annotation)
         #: The OAuth scopes a principal needs to see and call it (see :mod:`.access`).
         self.scopes = check_scopes(scopes)
         #: Whether unexpected exceptions answer "Error executing tool NAME" only (the
@@ -339,6 +350,22 @@ class Tool:
                             "isError": False,
                         }
                     return {"content": content, "isError": False}
+        if kind is self.model_out and self.fast:
+            # The declared model itself: its JSON as the text, its dump as the structured
+            # content, as below (validating an instance of exactly the class returns it).
+            content = [text_block(to_json_text(value))]
+            if revision.structured_output and self.structured_output is not False:
+                try:
+                    dumped = value.model_dump(mode="json", by_alias=True)
+                except ValidationError as exc:
+                    return error_result(
+                        f"Tool {self.name} returned a value that does not match its output "
+                        f"schema: {validation_message(exc)}"
+                    )
+                except Exception as exc:
+                    return self._unsendable("returned a value that cannot be serialized", exc)
+                return {"content": content, "structuredContent": dumped, "isError": False}
+            return {"content": content, "isError": False}
         if kind is str:
             content = [text_block(value)]
         elif hasattr(value, "model_dump") or hasattr(value, "to_mcp_result"):
@@ -371,6 +398,23 @@ class Tool:
             if structured is not None:
                 return {"content": content, "structuredContent": structured, "isError": False}
         return {"content": content, "isError": False}
+
+
+def _plain_model(output: Output | None, annotation: Any) -> type[BaseModel] | None:
+    """The return annotation when it is a pydantic model that :meth:`Tool.shape` may write
+    directly: structured output from it unwrapped, instances never revalidated, and none of
+    the kinds the general path treats apart (content, the SDK's and fastmcp's results)."""
+    if output is None or output.wrap or not isinstance(annotation, type):
+        return None
+    if not issubclass(annotation, BaseModel) or issubclass(annotation, str):
+        return None
+    if annotation.model_config.get("revalidate_instances", "never") != "never":
+        return None
+    if annotation.__module__.startswith(("mcp", "fastmcp")) or is_content_type(annotation):
+        return None
+    if {"ToolResult", "CallToolResult"} & {c.__name__ for c in annotation.__mro__}:
+        return None
+    return annotation
 
 
 def sdk_tool_result(value: Any) -> dict[str, Any] | None:

@@ -21,14 +21,13 @@ import contextlib
 import logging
 import signal
 import time
-import types
-from collections.abc import Callable, Coroutine, Generator
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from jetmcp import _wire
 from jetmcp.call import NULL_SINK, Session, Sink
 from jetmcp.deadlines import STOP_SHUTDOWN
-from jetmcp.dispatch import Dispatcher, Exchange, Started
+from jetmcp.dispatch import Dispatcher, Exchange, Started, resume
 from jetmcp.errors import INTERNAL_ERROR, INVALID_REQUEST, SERVER_ERROR
 from jetmcp.protocol import modern, revisions
 from jetmcp.reply import Reply
@@ -420,9 +419,11 @@ class McpHttpApp:
             self.store.inflight(session_id) if session_id is not None else None,
             True,  # answer_cancelled: a POST that carried a request is always answered
             auth=principal,
+            eager=True,
         )
         pending = self.dispatcher.start(frame, ex)
-        if type(pending) is bytes:  # the usual answer, given at once
+        # The usual answer, given at once (unless a handler's first step began a stream).
+        if type(pending) is bytes and (stream is None or not stream.streaming):
             if stream is not None:
                 stream.mark_done()
             proto.response_bytes(200, _JSON, pending)
@@ -481,9 +482,11 @@ class McpHttpApp:
             True,  # answer_cancelled: a POST that carried a request is always answered
             headers=modern.RoutingHeaders.from_map(headers),
             auth=principal,
+            eager=True,
         )
         pending = self.dispatcher.start(frame, ex)
-        if type(pending) is bytes:  # the usual answer, given at once
+        # The usual answer, given at once (unless a handler's first step began a stream).
+        if type(pending) is bytes and (stream is None or not stream.streaming):
             if stream is not None:
                 stream.mark_done()
             proto.response_bytes(200, _JSON, pending)
@@ -644,6 +647,11 @@ async def _respond(
     meanwhile cancels the request, which is then answered with nothing."""
     if pending is None or isinstance(pending, bytes):
         reply = pending
+        if stream is not None and stream.streaming:
+            # A handler's first step (run in start) sent something first: the reply ends
+            # the stream it began.
+            await stream.finish(reply)
+            return
     else:
         try:
             reply = await (_unless_disconnected(pending, proto) if modern else pending)
@@ -702,7 +710,7 @@ async def _unless_disconnected(
     watcher = asyncio.ensure_future(proto.client_disconnect())
     watcher.add_done_callback(on_gone)
     try:
-        result: bytes | None = await _resume(pending, first)
+        result: bytes | None = await resume(pending, first)
         return result
     except asyncio.CancelledError:
         if gone and task.uncancel() == 0:
@@ -711,28 +719,6 @@ async def _unless_disconnected(
     finally:
         watcher.remove_done_callback(on_gone)
         watcher.cancel()
-
-
-@types.coroutine
-def _resume(coro: Coroutine[Any, Any, Any], yielded: Any) -> Generator[Any, Any, Any]:
-    """Go on with a coroutine already stepped once (it yielded ``yielded``), as if it were
-    awaited from its start: what the task sends or throws in goes to it."""
-    while True:
-        try:
-            sent = yield yielded
-        except GeneratorExit:
-            coro.close()
-            raise
-        except BaseException as exc:
-            try:
-                yielded = coro.throw(exc)
-            except StopIteration as done:
-                return done.value
-        else:
-            try:
-                yielded = coro.send(sent)
-            except StopIteration as done:
-                return done.value
 
 
 def _legacy_initialize(frame: _wire.Frame) -> bool:

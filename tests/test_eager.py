@@ -1,0 +1,290 @@
+"""The eager first step of a single request's coroutine handler (``Exchange.eager``, what the
+HTTP transports set): the same reply bytes and side effects as the general path (the
+coroutine awaited by ``Dispatcher._finish``) for handlers that finish at once, that suspend,
+that fail and that send notifications first; declared pydantic models returned by tools
+written directly, byte for byte as the general path (``fast_paths=False``) writes them;
+nothing runs past a cap on waiting requests; and over real HTTP a notification sent in the
+first step still turns the reply into a stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import BaseModel, Field
+
+from conftest import AppServer, json_headers, request
+from inprocess import ListSink, async_test
+from jetmcp import _wire
+from jetmcp.dispatch import Dispatcher, Exchange, InFlight
+from jetmcp.errors import McpError
+from jetmcp.protocol import revisions
+from jetmcp.server import Context, Server
+
+LEGACY = revisions.BY_VERSION["2025-06-18"]
+
+
+class Point(BaseModel):
+    x: float
+    y: float
+
+
+def app(runs: list[str]) -> Server:
+    server = Server("eager")
+
+    @server.tool()
+    async def at_once(a: int, b: int) -> int:
+        runs.append("at_once")
+        return a + b
+
+    @server.tool()
+    async def suspends(a: int) -> int:
+        runs.append("suspends:start")
+        await asyncio.sleep(0)
+        await asyncio.sleep(0.001)
+        runs.append("suspends:end")
+        return a * 2
+
+    @server.tool()
+    async def model(point: Point, factor: float) -> Point:
+        runs.append("model")
+        return Point(x=point.x * factor, y=point.y * factor)
+
+    @server.tool()
+    async def refuses() -> int:
+        runs.append("refuses")
+        raise McpError(-32042, "no")
+
+    @server.tool()
+    async def breaks() -> int:
+        runs.append("breaks")
+        raise RuntimeError("boom")
+
+    @server.tool()
+    async def logs(ctx: Context) -> str:
+        runs.append("logs")
+        await ctx.info("first")
+        await ctx.report_progress(1, 2)
+        return "done"
+
+    return server
+
+
+CALLS: list[tuple[str, dict[str, Any]]] = [
+    ("at_once", {"a": 1, "b": 2}),
+    ("suspends", {"a": 21}),
+    ("model", {"point": {"x": 1.5, "y": 2}, "factor": 2}),
+    ("model", {"point": {"x": "bad"}, "factor": 2}),
+    ("refuses", {}),
+    ("breaks", {}),
+    ("logs", {}),
+    ("no_such_tool", {}),
+]
+
+
+async def serve(body: bytes, eager: bool, revision: Any = LEGACY) -> tuple[bytes, list[str], Any]:
+    runs: list[str] = []
+    sink = ListSink()
+    dispatcher = Dispatcher(app(runs))
+    ex = Exchange(revision, None, sink, InFlight(), True, eager=eager)
+    out = dispatcher.start(_wire.decode(body), ex)
+    if out is not None and not isinstance(out, bytes):
+        out = await out
+    assert out is not None
+    return bytes(out), runs, [m for m in sink.messages]
+
+
+@pytest.mark.parametrize(("name", "arguments"), CALLS)
+@async_test
+async def test_eager_and_general_paths_agree(name: str, arguments: dict[str, Any]) -> None:
+    meta = {"progressToken": "p1"}
+    body = orjson.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "method": "tools/call",
+            "params": {"name": name, "arguments": arguments, "_meta": meta},
+        }
+    )
+    eager = await serve(body, True)
+    general = await serve(body, False)
+    assert eager == general
+    assert orjson.loads(eager[0])["id"] == 7
+
+
+@async_test
+async def test_a_handler_that_finishes_at_once_is_answered_by_start_itself() -> None:
+    runs: list[str] = []
+    dispatcher = Dispatcher(app(runs))
+    body = orjson.dumps(request("tools/call", {"name": "at_once", "arguments": {"a": 2, "b": 3}}))
+    out = dispatcher.start(_wire.decode(body), Exchange(LEGACY, None, eager=True))
+    assert isinstance(out, bytes)
+    assert orjson.loads(out)["result"]["structuredContent"] == {"result": 5}
+    assert dispatcher.deadlines.count == 0
+    # Without the flag the same call is a coroutine for the caller to await.
+    later = dispatcher.start(_wire.decode(body), Exchange(LEGACY, None))
+    assert not isinstance(later, bytes | None)
+    assert orjson.loads(await later)["result"]["structuredContent"] == {"result": 5}  # type: ignore[arg-type]
+
+
+@async_test
+async def test_a_suspended_handler_is_bounded_and_cancellable_as_before() -> None:
+    runs: list[str] = []
+    dispatcher = Dispatcher(app(runs), request_timeout=0.05)
+    server = dispatcher.server
+
+    @server.tool()
+    async def hangs() -> int:
+        runs.append("hangs")
+        await asyncio.sleep(0)
+        await asyncio.Event().wait()
+        return 0
+
+    body = orjson.dumps(request("tools/call", {"name": "hangs", "arguments": {}}))
+    out = dispatcher.start(_wire.decode(body), Exchange(LEGACY, None, eager=True))
+    assert runs == ["hangs"]  # the first step ran inside start
+    assert not isinstance(out, bytes | None)
+    reply = orjson.loads(await out)
+    assert reply["error"]["code"] == -32001  # the server's request timeout, as on the general path
+    assert dispatcher.deadlines.count == 0
+
+
+@async_test
+async def test_nothing_runs_past_the_cap_on_waiting_requests() -> None:
+    runs: list[str] = []
+    dispatcher = Dispatcher(app(runs), max_inflight=1)
+    gate = asyncio.Event()
+    server = dispatcher.server
+
+    @server.tool()
+    async def holds() -> int:
+        await gate.wait()
+        return 1
+
+    hold = orjson.dumps(request("tools/call", {"name": "holds", "arguments": {}}))
+    first = dispatcher.start(_wire.decode(hold), Exchange(LEGACY, None, eager=True))
+    assert not isinstance(first, bytes | None)
+    waiting = asyncio.ensure_future(first)
+    await asyncio.sleep(0.01)
+    assert dispatcher.deadlines.count == 1
+    body = orjson.dumps(request("tools/call", {"name": "at_once", "arguments": {"a": 1, "b": 1}}))
+    out = dispatcher.start(_wire.decode(body), Exchange(LEGACY, None, eager=True))
+    if out is not None and not isinstance(out, bytes):
+        out = await out
+    assert out is not None
+    assert "error" in orjson.loads(bytes(out))
+    assert runs == []  # refused before its handler ran
+    gate.set()
+    assert orjson.loads(await waiting)["result"]["structuredContent"] == {"result": 1}
+
+
+def test_a_notification_in_the_first_step_streams_the_reply_over_http() -> None:
+    srv = AppServer("tests.apps.eager_app:app", label="jetmcp (eager)")
+    try:
+        body = request(
+            "tools/call", {"name": "logs", "arguments": {}, "_meta": {"progressToken": "t"}}
+        )
+        with httpx.Client(timeout=10) as http:
+            streamed = http.post(srv.url, json=body, headers=json_headers("2025-06-18"))
+            assert streamed.status_code == 200
+            assert streamed.headers["content-type"].startswith("text/event-stream")
+            events = [
+                orjson.loads(line[5:])
+                for line in streamed.text.splitlines()
+                if line.startswith("data:") and line[5:].strip()
+            ]
+            assert [e.get("method") for e in events[:-1]] == ["notifications/progress"]
+            assert events[-1]["result"]["content"][0]["text"] == "done"
+            # A client that takes JSON only gets the reply alone.
+            plain = http.post(
+                srv.url,
+                json=body,
+                headers={**json_headers("2025-06-18"), "Accept": "application/json"},
+            )
+            assert plain.status_code == 200
+            assert plain.json()["result"]["content"][0]["text"] == "done"
+    finally:
+        srv.stop()
+
+
+# ------------------------------------------------------------------ declared model results
+
+
+class Aliased(BaseModel):
+    model_config = {"populate_by_name": True}
+
+    name: str = Field(alias="fullName")
+    size: float | None = None
+    tags: list[str] = []
+
+
+class Strict(BaseModel):
+    model_config = {"revalidate_instances": "always"}
+
+    n: int
+
+
+def model_app(fast: bool) -> Server:
+    server = Server("models", fast_paths=fast)
+
+    @server.tool()
+    async def aliased(
+        name: str, size: float | None = None, tags: list[str] | None = None
+    ) -> Aliased:
+        return Aliased(name=name, size=size, tags=tags or [])
+
+    @server.tool()
+    def strict(n: int) -> Strict:
+        value = Strict(n=n)
+        if n < 0:
+            value.n = "not a number"  # type: ignore[assignment]  # revalidation refuses it
+        return value
+
+    @server.tool(structured_output=False)
+    def unstructured(name: str) -> Aliased:
+        return Aliased(name=name)
+
+    @server.tool()
+    def wrong(name: str) -> Aliased:
+        return Strict(n=len(name))  # type: ignore[return-value]  # another model than declared
+
+    return server
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    tool=st.sampled_from(["aliased", "strict", "unstructured", "wrong"]),
+    name=st.text(max_size=8),
+    n=st.integers(min_value=-3, max_value=3),
+    size=st.none() | st.floats(allow_nan=False, allow_infinity=False),
+    tags=st.none() | st.lists(st.text(max_size=3), max_size=3),
+    version=st.sampled_from(sorted(v for v, r in revisions.BY_VERSION.items() if not r.modern)),
+)
+def test_declared_models_are_written_as_the_general_path_writes_them(
+    tool: str, name: str, n: int, size: float | None, tags: list[str] | None, version: str
+) -> None:
+    arguments: dict[str, Any] = {"strict": {"n": n}}.get(tool, {"name": name})
+    if tool == "aliased":
+        arguments |= {"size": size, "tags": tags}
+    body = orjson.dumps(request("tools/call", {"name": tool, "arguments": arguments}, id=3))
+    revision = revisions.BY_VERSION[version]
+
+    async def both() -> list[bytes]:
+        out = []
+        for fast in (True, False):
+            dispatcher = Dispatcher(model_app(fast))
+            got = dispatcher.start(_wire.decode(body), Exchange(revision, None, eager=fast))
+            if got is not None and not isinstance(got, bytes):
+                got = await got
+            assert got is not None
+            out.append(bytes(got))
+        return out
+
+    fast, general = asyncio.run(both())
+    assert fast == general

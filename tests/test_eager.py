@@ -22,9 +22,12 @@ from pydantic import BaseModel, Field
 from conftest import AppServer, json_headers, request
 from inprocess import ListSink, async_test
 from jetmcp import _wire
+from jetmcp.call import META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION
 from jetmcp.dispatch import Dispatcher, Exchange, InFlight
 from jetmcp.errors import McpError
 from jetmcp.protocol import revisions
+from jetmcp.protocol.modern import RoutingHeaders
+from jetmcp.protocol.revisions import R2026_07_28
 from jetmcp.server import Context, Server
 
 LEGACY = revisions.BY_VERSION["2025-06-18"]
@@ -288,3 +291,42 @@ def test_declared_models_are_written_as_the_general_path_writes_them(
 
     fast, general = asyncio.run(both())
     assert fast == general
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [{}, {"requestState": "forged"}, {"inputResponses": {"k": {"action": "accept"}}}],
+    ids=["plain", "forged-state", "stray-responses"],
+)
+@async_test
+async def test_2026_calls_of_tools_that_cannot_ask_agree_with_the_general_path(
+    extra: dict[str, Any],
+) -> None:
+    """At 2026-07-28 a tool without a Context is run without opening an input round
+    (nothing to ask with, nothing carried): the same bytes as the general path, which opens
+    one, for a plain call and for calls that carry round fields anyway."""
+    meta = {
+        META_PROTOCOL_VERSION: R2026_07_28.version,
+        META_CLIENT_CAPABILITIES: {},
+        META_CLIENT_INFO: {"name": "t", "version": "0"},
+    }
+    params = {"name": "aliased", "arguments": {"name": "n", "tags": ["a"]}, "_meta": meta}
+    body = orjson.dumps(request("tools/call", params | extra, id=5))
+    headers = RoutingHeaders.from_items(
+        [
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "aliased"),
+            ("mcp-protocol-version", "2026-07-28"),
+        ]
+    )
+    out = []
+    for fast in (True, False):
+        dispatcher = Dispatcher(model_app(fast))
+        ex = Exchange(R2026_07_28, None, headers=headers, eager=fast)
+        got = dispatcher.start(_wire.decode(body), ex)
+        if got is not None and not isinstance(got, bytes):
+            got = await got
+        assert got is not None
+        out.append(bytes(got))
+    assert out[0] == out[1]
+    assert ("error" in orjson.loads(out[0])) == ("requestState" in extra)

@@ -938,6 +938,16 @@ class Server(Serving):
             with_task = declares_tasks(call)
             if not with_task and tool.task_support == "required":
                 raise missing_tasks_extension(f"Tool {tool.name}")
+        if (
+            not with_task
+            and tool.context_param is None
+            and tool.fast
+            and "requestState" not in params
+            and "inputResponses" not in params
+        ):
+            # No way to ask the client anything (questions go through a Context) and no
+            # earlier round to check: the round would be opened for nothing.
+            return _timed(tool, tool.call(arguments, call, self))
         rcall = self._rounds.call(params, call)
         if with_task:
             return self._modern_tasks.start(tool, arguments, rcall, self)

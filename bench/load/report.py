@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bodies import BATCH_SIZE
+from bodies import BATCH_SIZE, ISSUE11
 from cpuload import BUSY_CORES
 
 Log = Callable[[str], None]
@@ -22,6 +22,7 @@ WORKLOAD_TITLES = {
     "batch": f"batch of {BATCH_SIZE} tools/call (protocol 2025-03-26)",
     "stdio": "stdio, pipelined tools/call",
     "ctx": "tools/call of a Context tool (the SDK's file only)",
+    **{key: w.title for key, w in ISSUE11.items()},
 }
 
 
@@ -59,11 +60,11 @@ def _row(results: dict[str, Any], server: str, workload: str) -> dict[str, Any] 
 
 def choose_reference(results: dict[str, Any]) -> tuple[str | None, str]:
     """jetmcp when it has numbers, else the Granian RSGI ceiling (and why)."""
-    if _row(results, "jetmcp", "call"):
+    if any(_row(results, "jetmcp", w) for w in results["settings"]["workloads"]):
         return "jetmcp", "ratios are to jetmcp from this run (jetmcp = 1.00)"
     jet = results["servers"].get("jetmcp")
     why = "was not selected" if jet is None else f"has no numbers ({jet.get('status', '?')})"
-    if _row(results, "granian-rsgi", "call"):
+    if any(_row(results, "granian-rsgi", w) for w in results["settings"]["workloads"]):
         return "granian-rsgi", (
             f"jetmcp {why}: ratios are to the Granian RSGI ceiling instead (ceiling = 1.00)"
         )

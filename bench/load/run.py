@@ -230,7 +230,7 @@ def measure_http(
     log_name = f"{server.key}-http{'-' + variant if variant else ''}.log"
     running = Running(command(port), TMP / log_name, env, args.nice)
     if variant:
-        out["command"] = shlex.join(command(port))
+        out["command"] = shlex.join(command(port)).replace(f"{ROOT}/", "")
     try:
         if not preflight.wait_for_port(port, args.start_timeout, running.alive):
             why = "exited" if not running.alive() else f"not listening after {args.start_timeout}s"

@@ -5,6 +5,8 @@ Run with the peers venv (``bench/.peers/py``), never with the project's venv::
     python fastmcp_server.py http --port 8002     # stateless, JSON replies, uvicorn
     python fastmcp_server.py http --as-installed  # asyncio + h11, default logging
     python fastmcp_server.py stdio
+    python fastmcp_server.py http --bench-tools   # + scale and add_log (issue-11 workloads)
+    python fastmcp_server.py http --stateful      # sessions (initialize first), JSON replies
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ if not AS_INSTALLED:
     os.environ.setdefault("FASTMCP_LOG_LEVEL", "WARNING")
 os.environ.setdefault("FASTMCP_SHOW_SERVER_BANNER", "false")
 
-from fastmcp import FastMCP  # noqa: E402 (after the environment it reads)
+from fastmcp import Context, FastMCP  # noqa: E402 (after the environment it reads)
+from pydantic import BaseModel  # noqa: E402
 
 app = FastMCP("bench-fastmcp")
 
@@ -29,6 +32,29 @@ app = FastMCP("bench-fastmcp")
 def add(a: int, b: int) -> int:
     """Add two integers."""
     return a + b
+
+
+class Point(BaseModel):
+    x: float
+    y: float
+
+
+async def scale(point: Point, factor: float) -> Point:
+    """Scale a point by a factor."""
+    return Point(x=point.x * factor, y=point.y * factor)
+
+
+async def add_log(a: int, b: int, ctx: Context) -> int:
+    """Add two integers, logging through the request's Context."""
+    await ctx.info("adding")
+    return a + b
+
+
+#: The tools of the issue-11 workloads (as in jetmcp_server.py and mcp_sdk_server.py), only
+#: with --bench-tools: the `list` workload keeps its reply.
+if "--bench-tools" in sys.argv:
+    app.tool(scale)
+    app.tool(add_log)
 
 
 def main() -> None:
@@ -41,6 +67,10 @@ def main() -> None:
         help="as `pip install fastmcp` gives it: uvicorn on asyncio + h11, default logging",
     )
     parser.add_argument("--port", type=int, default=8002)
+    parser.add_argument("--bench-tools", action="store_true", help="also serve scale, add_log")
+    parser.add_argument(
+        "--stateful", action="store_true", help="sessions: initialize first (default stateless)"
+    )
     args = parser.parse_args()
     if args.transport == "stdio":
         app.run(transport="stdio", show_banner=False, log_level="WARNING")
@@ -48,7 +78,7 @@ def main() -> None:
     import uvicorn
 
     # http_app() is FastMCP's documented ASGI entry; run() wraps the same app in uvicorn.
-    asgi = app.http_app(stateless_http=True, json_response=True)
+    asgi = app.http_app(stateless_http=not args.stateful, json_response=True)
     if args.as_installed:
         # What `pip install fastmcp` gives: plain uvicorn (asyncio loop, h11) with its
         # default logging (INFO, access log on), FastMCP's default log level.

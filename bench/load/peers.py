@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -50,6 +50,10 @@ class Server:
     #: Why it cannot run at all (a missing binary), or None.
     missing: Callable[[], str | None]
     how: str
+    #: Other ways to start it over HTTP, for the issue-11 workloads: ``bench`` (stateless,
+    #: with the tools add, scale and add_log) and ``stateful`` (sessions). A server without
+    #: them does not run those workloads.
+    variants: dict[str, Callable[[int], list[str]]] = field(default_factory=dict)
 
 
 def _peer_python() -> Path:
@@ -217,6 +221,33 @@ def servers() -> list[Server]:
         ]
 
     peer_hint = "run without --skip-install to install the peers"
+
+    def peer_variants(script: str, *flags: str) -> dict[str, Callable[[int], list[str]]]:
+        """The issue-11 variants of a Python peer file (``flags``: ``--as-installed`` or none)."""
+
+        def cmd(extra: str) -> Callable[[int], list[str]]:
+            return lambda port: [py, str(LOAD / script), "http", *flags, extra, "--port", str(port)]
+
+        return {"bench": cmd("--bench-tools"), "stateful": cmd("--stateful")}
+
+    def jetmcp_cmd(app: str, *extra: str) -> Callable[[int], list[str]]:
+        return lambda port: [
+            str(jetmcp),
+            "run",
+            app,
+            "--transport",
+            "http",
+            "--host",
+            host,
+            "--port",
+            str(port),
+            "--workers",
+            "1",
+            *extra,
+        ]
+
+    bench_app = str(LOAD / "jetmcp_server.py") + ":app"
+    rsgi = granian_cmd("rsgi", "ceiling:rsgi_app")
     return [
         Server(
             key="mcp-sdk-installed",
@@ -235,6 +266,7 @@ def servers() -> list[Server]:
             how="streamable_http_app(stateless_http=True, json_response=True) on uvicorn as "
             "`pip install mcp` gives it: asyncio loop, h11, default logging (the SDK's INFO, "
             "uvicorn's access log)",
+            variants=peer_variants("mcp_sdk_server.py", "--as-installed"),
         ),
         Server(
             key="mcp-sdk",
@@ -245,6 +277,7 @@ def servers() -> list[Server]:
             missing=_need(_peer_python(), peer_hint),
             how="streamable_http_app(stateless_http=True, json_response=True) on uvicorn "
             "tuned: uvloop, httptools (from uvicorn[standard]), log level WARNING, no access log",
+            variants=peer_variants("mcp_sdk_server.py"),
         ),
         Server(
             key="fastmcp-installed",
@@ -262,6 +295,7 @@ def servers() -> list[Server]:
             missing=_need(_peer_python(), peer_hint),
             how="http_app(stateless_http=True, json_response=True) on uvicorn as "
             "`pip install fastmcp` gives it: asyncio loop, h11, default logging",
+            variants=peer_variants("fastmcp_server.py", "--as-installed"),
         ),
         Server(
             key="fastmcp",
@@ -272,6 +306,7 @@ def servers() -> list[Server]:
             missing=_need(_peer_python(), peer_hint),
             how="http_app(stateless_http=True, json_response=True) on uvicorn tuned: uvloop, "
             "httptools (from uvicorn[standard]), log level WARNING, no access log",
+            variants=peer_variants("fastmcp_server.py"),
         ),
         Server(
             key="ts-sdk",
@@ -310,6 +345,10 @@ def servers() -> list[Server]:
             stdio=[str(jetmcp), "run", "jetmcp.demo:app", "--transport", "stdio"],
             missing=_need(jetmcp, "install jetmcp into the project venv"),
             how="jetmcp run jetmcp.demo:app --transport http --workers 1 --stateless",
+            variants={
+                "bench": jetmcp_cmd(bench_app, "--stateless"),
+                "stateful": jetmcp_cmd(bench_app),
+            },
         ),
         Server(
             key="jetmcp-sdk-unchanged",
@@ -339,11 +378,12 @@ def servers() -> list[Server]:
             key="granian-rsgi",
             label="ceiling: Granian RSGI",
             role="ceiling",
-            http=granian_cmd("rsgi", "ceiling:rsgi_app"),
+            http=rsgi,
             stdio=None,
             missing=_need(granian, "granian is a jetmcp dependency"),
             how="granian --interface rsgi --http 1 --no-ws --loop uvloop --workers 1, "
             "canned reply, no MCP",
+            variants={"bench": rsgi, "stateful": rsgi},
         ),
         Server(
             key="granian-asgi",

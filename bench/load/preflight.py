@@ -3,7 +3,9 @@
 Each check sends the very bytes the load generator will send and looks at what comes back:
 ``tools/call add(1, 2)`` must answer content text ``"3"``, ``tools/list`` must list ``add``,
 and a batch of 10 at 2025-03-26 is either accepted (10 correct replies) or refused (the HTTP
-status and JSON-RPC error are kept for the report).
+status and JSON-RPC error are kept for the report). Each issue-11 workload's reply is judged
+by :func:`check_workload` (right result and structuredContent, resultType at 2026-07-28, no
+notifications/message where the client named no log level).
 """
 
 from __future__ import annotations
@@ -19,9 +21,12 @@ from bodies import (
     BATCH_CALL,
     BATCH_PROTOCOL_VERSION,
     BATCH_SIZE,
+    MODERN_VERSION,
+    SCALE_RESULT,
     SINGLE_PROTOCOL_VERSION,
     TOOLS_CALL,
     TOOLS_LIST,
+    Workload,
 )
 
 #: Where an MCP endpoint may live; the first that does not answer 404/405/3xx wins.
@@ -225,3 +230,142 @@ def check_batch(ep: Endpoint) -> tuple[bool, str]:
         if all(_is_three(item) for item in items) and ids == list(range(1, BATCH_SIZE + 1)):
             return True, f"HTTP {reply.status}, {BATCH_SIZE} replies"
     return False, describe(reply)
+
+
+# -- the issue-11 workloads ---------------------------------------------------------------
+
+
+@dataclass
+class Verdict:
+    """What one issue-11 request came back as: ``ok``, ``refused`` (an HTTP error status or a
+    JSON-RPC error: the server does not serve the shape) or ``wrong`` (answered, but not the
+    right answer)."""
+
+    status: str
+    detail: str
+    #: Size of the reply body, and whether it is the ceiling's bytes exactly.
+    size: int = 0
+    same_bytes: bool = False
+
+
+def _events(reply: Reply) -> list[Any]:
+    """Every JSON-RPC message of a reply: a JSON body, or each data event of an SSE stream."""
+    if not reply.headers.get("content-type", "").startswith("text/event-stream"):
+        return [reply.payload]
+    out: list[Any] = []
+    for line in reply.body.decode("utf-8", "replace").splitlines():
+        if line.startswith("data:") and line[5:].strip():
+            try:
+                out.append(json.loads(line[5:].strip()))
+            except ValueError:
+                out.append(None)
+    return out
+
+
+def _wrong_result(w: Workload, msg: Any, request_id: int) -> str:
+    """'' when ``msg`` is the right answer to entry ``request_id`` of ``w``, else why not."""
+    if not isinstance(msg, dict):
+        return f"not a JSON-RPC object: {str(msg)[:120]}"
+    if msg.get("id") != request_id:
+        return f"id {msg.get('id')!r}, expected {request_id}"
+    result = msg.get("result")
+    if not isinstance(result, dict):
+        return "no result"
+    if result.get("isError") is True:
+        return f"isError: {str(result.get('content'))[:120]}"
+    content = result.get("content")
+    text = content[0].get("text") if isinstance(content, list) and content else None
+    if not isinstance(text, str):
+        return "no text content"
+    if w.tool == "scale":
+        want: dict[str, Any] = SCALE_RESULT
+        try:
+            text_value = json.loads(text)
+        except ValueError:
+            return f"content text is not JSON: {text[:80]!r}"
+        if text_value != want:
+            return f"content text {text[:80]!r}, expected the model {want}"
+    else:
+        want = {"result": 3}
+        if text != "3":
+            return f"content text {text[:80]!r}, expected '3'"
+    if result.get("structuredContent") != want:
+        return f"structuredContent {result.get('structuredContent')!r}, expected {want}"
+    modern = w.headers.get("MCP-Protocol-Version") == MODERN_VERSION
+    if modern and result.get("resultType") != "complete":
+        return f"resultType {result.get('resultType')!r}, expected 'complete'"
+    return ""
+
+
+def check_workload(ep: Endpoint, w: Workload) -> Verdict:
+    """Send the workload's exact bytes and headers once and judge the answer."""
+    try:
+        reply = post(ep.port, ep.path, w.body, None, {**w.headers, **ep.headers})
+    except OSError as exc:
+        return Verdict("wrong", repr(exc))
+    size = len(reply.body)
+    same = reply.body == w.reply
+    events = _events(reply)
+    bad_status = not 200 <= reply.status < 300
+    first = events[-1] if events else None
+    if isinstance(first, list):
+        first = first[0] if first else None
+    if bad_status or (isinstance(first, dict) and "error" in first):
+        return Verdict("refused", describe(reply), size, same)
+    notes = [m for m in events if isinstance(m, dict) and "method" in m]
+    if notes:
+        # No tool here logs except add_log, and its client names no log level.
+        methods = ", ".join(str(m.get("method")) for m in notes)
+        why = " (the client named no log level)" if w.no_notification else ""
+        return Verdict("wrong", f"sent {methods}{why}", size, same)
+    answers = [m for m in events if not (isinstance(m, dict) and "method" in m)]
+    if len(answers) != 1:
+        return Verdict("wrong", f"{len(answers)} answers in the reply", size, same)
+    answer = answers[0]
+    if w.entries > 1:
+        if not isinstance(answer, list) or len(answer) != w.entries:
+            return Verdict("wrong", f"expected an array of {w.entries}: {describe(reply)}")
+        for i, item in enumerate(answer, 1):
+            why = _wrong_result(w, item, i)
+            if why:
+                return Verdict("wrong", f"entry {i}: {why}", size, same)
+    else:
+        why = _wrong_result(w, answer, 1)
+        if why:
+            return Verdict("wrong", why, size, same)
+    return Verdict("ok", f"HTTP {reply.status}, {size} bytes", size, same)
+
+
+def open_session(
+    port: int, path: str, version: str = SINGLE_PROTOCOL_VERSION
+) -> tuple[Endpoint | None, str]:
+    """``initialize`` + ``notifications/initialized`` at ``version``: an endpoint carrying the
+    server's ``Mcp-Session-Id``, or ``(None, why)`` (a server that hands out no session id
+    runs no sessions)."""
+    init = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": version,
+                "capabilities": {},
+                "clientInfo": {"name": "jetmcp-bench", "version": "0"},
+            },
+        }
+    ).encode()
+    try:
+        reply = post(port, path, init, None)
+        if not 200 <= reply.status < 300:
+            return None, f"initialize: {describe(reply)}"
+        session = reply.headers.get("mcp-session-id")
+        if not session:
+            return None, f"initialize answered HTTP {reply.status} with no Mcp-Session-Id"
+        extra = {"Mcp-Session-Id": session}
+        note = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
+        done = post(port, path, note, version, extra)
+        if not 200 <= done.status < 300:
+            return None, f"notifications/initialized: {describe(done)}"
+    except OSError as exc:
+        return None, f"initialize: {exc!r}"
+    return Endpoint(port, path, extra, [f"session {session[:12]}... opened at {version}"]), ""

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bodies import BATCH_SIZE
+from bodies import BATCH_SIZE, ISSUE11
 from cpuload import BUSY_CORES
 
 Log = Callable[[str], None]
@@ -22,6 +22,7 @@ WORKLOAD_TITLES = {
     "batch": f"batch of {BATCH_SIZE} tools/call (protocol 2025-03-26)",
     "stdio": "stdio, pipelined tools/call",
     "ctx": "tools/call of a Context tool (the SDK's file only)",
+    **{key: w.title for key, w in ISSUE11.items()},
 }
 
 
@@ -59,11 +60,11 @@ def _row(results: dict[str, Any], server: str, workload: str) -> dict[str, Any] 
 
 def choose_reference(results: dict[str, Any]) -> tuple[str | None, str]:
     """jetmcp when it has numbers, else the Granian RSGI ceiling (and why)."""
-    if _row(results, "jetmcp", "call"):
+    if any(_row(results, "jetmcp", w) for w in results["settings"]["workloads"]):
         return "jetmcp", "ratios are to jetmcp from this run (jetmcp = 1.00)"
     jet = results["servers"].get("jetmcp")
     why = "was not selected" if jet is None else f"has no numbers ({jet.get('status', '?')})"
-    if _row(results, "granian-rsgi", "call"):
+    if any(_row(results, "granian-rsgi", w) for w in results["settings"]["workloads"]):
         return "granian-rsgi", (
             f"jetmcp {why}: ratios are to the Granian RSGI ceiling instead (ceiling = 1.00)"
         )
@@ -89,8 +90,19 @@ def _div(a: float, b: float) -> float | None:
     return a / b if b else None
 
 
+#: The workloads the original goals (issues 1 and 13) are judged on.
+_CLASSIC = ("call", "list", "batch", "ctx", "stdio")
+
+
 def goals(results: dict[str, Any]) -> list[dict[str, Any]]:
-    """The issue's targets, each PASS / FAIL / N/A with the numbers behind it."""
+    """The issues' targets, each PASS / FAIL / N/A with the numbers behind it: the original
+    ones when their workloads ran, then issue 11's (:func:`issue11_goals`)."""
+    ran = results["settings"]["workloads"]
+    out = _classic_goals(results) if any(w in ran for w in _CLASSIC) else []
+    return [*out, *issue11_goals(results)]
+
+
+def _classic_goals(results: dict[str, Any]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
 
     def rps(server: str, workload: str = "call") -> float | None:
@@ -295,6 +307,243 @@ def goals(results: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+# -- issue 11 -------------------------------------------------------------------------------
+
+#: The peers the issue-11 ratios are judged against (as `pip install` gives them); the tuned
+#: rows are reported beside them for reference.
+ISSUE11_PEERS = (
+    ("mcp-sdk-installed", "mcp SDK (as installed)", False),
+    ("fastmcp-installed", "FastMCP (as installed)", False),
+    ("mcp-sdk", "mcp SDK (tuned)", True),
+    ("fastmcp", "FastMCP (tuned)", True),
+)
+#: Issue 11's targets.
+CEILING_TARGET = 0.85
+BATCH_TARGET = 8.0
+TAIL_TARGET = 3.0
+PEER_TARGET = 15.0
+
+
+def _disturbed(results: dict[str, Any], rows: list[tuple[str, str]]) -> list[str]:
+    return [
+        f"{server} {workload}"
+        for server, workload in rows
+        if float((_row(results, server, workload) or {}).get("other_cpu_cores") or 0.0) > BUSY_CORES
+    ]
+
+
+def _goal(
+    results: dict[str, Any],
+    name: str,
+    value: float | None,
+    ok: bool | None,
+    detail: str,
+    rows: list[tuple[str, str]],
+    info: bool = False,
+) -> dict[str, Any]:
+    """One goal line: N/A without a value, INFO for reference rows, else PASS / FAIL (with
+    the rows it rests on that other load disturbed)."""
+    if value is None or ok is None:
+        return {"goal": name, "status": "N/A", "detail": detail or "missing numbers"}
+    busy = _disturbed(results, rows)
+    if busy:
+        detail += f" (⚠ disturbed by other load: {', '.join(busy)})"
+    status = "INFO" if info else ("PASS" if ok else "FAIL")
+    if info:
+        detail += f" ({'meets' if ok else 'misses'} the target; for reference only)"
+    return {
+        "goal": name,
+        "status": status,
+        "value": value,
+        "detail": detail,
+        "disturbed": bool(busy),
+    }
+
+
+def _why_not(results: dict[str, Any], server: str, workload: str) -> str:
+    """Why ``server`` has no numbers for ``workload``: its row's status and detail."""
+    srv = results["servers"].get(server)
+    if srv is None:
+        return "not run"
+    row = srv.get("workloads", {}).get(workload)
+    if row is None:
+        return "not run"
+    detail = str(row.get("detail") or "")
+    return f"{row.get('status', '?')}" + (f" ({detail})" if detail else "")
+
+
+def issue11_goals(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """Issue 11: every single-request workload >= 0.85 of the Granian RSGI ceiling (same run,
+    same reply bytes); batch-2026 entries/s >= 8x single call-2026 req/s; p99 <= 3x p50;
+    jetmcp >= 15x each peer as installed, on every workload the peer serves."""
+    ran = [w for w in results["settings"]["workloads"] if w in ISSUE11]
+    if not ran:
+        return []
+    out: list[dict[str, Any]] = []
+    for key in ran:
+        if ISSUE11[key].entries != 1:
+            continue
+        jet, ceiling = _row(results, "jetmcp", key), _row(results, "granian-rsgi", key)
+        a = float(jet["requests_per_s"]) if jet else None
+        b = float(ceiling["requests_per_s"]) if ceiling else None
+        detail = _fmt_pair(a, b, "jetmcp", "ceiling", as_pct=True)
+        if jet is None:
+            detail = f"jetmcp: {_why_not(results, 'jetmcp', key)}"
+        elif ceiling is None:
+            detail = f"ceiling: {_why_not(results, 'granian-rsgi', key)}"
+        ja, cb = _cpu(results, "jetmcp", key), _cpu(results, "granian-rsgi", key)
+        if ja and cb:
+            detail += f"; by server CPU per request: {cb / ja:.0%} ({ja:.1f} vs {cb:.1f} µs)"
+        ratio = _ratio(a, b)
+        out.append(
+            _goal(
+                results,
+                f"`{key}`: jetmcp ≥ {CEILING_TARGET:.0%} of the Granian RSGI ceiling",
+                ratio,
+                None if ratio is None else ratio >= CEILING_TARGET,
+                detail,
+                [("jetmcp", key), ("granian-rsgi", key)],
+            )
+        )
+    if "batch-2026" in ran:
+        batch = _row(results, "jetmcp", "batch-2026")
+        single = _row(results, "jetmcp", "call-2026")
+        entries = float(batch["entries_per_s"]) if batch else None
+        rps = float(single["requests_per_s"]) if single else None
+        ratio = _ratio(entries, rps)
+        detail = _fmt_pair(entries, rps, "batch-2026 entries/s", "call-2026 req/s")
+        if batch is None:
+            detail = f"batch-2026: {_why_not(results, 'jetmcp', 'batch-2026')}"
+        elif single is None:
+            detail = "call-2026 was not measured (add it to --workloads)"
+        out.append(
+            _goal(
+                results,
+                f"`batch-2026`: jetmcp entries/s ≥ {BATCH_TARGET:g}{X} its single `call-2026` "
+                "req/s",
+                ratio,
+                None if ratio is None else ratio >= BATCH_TARGET,
+                detail,
+                [("jetmcp", "batch-2026"), ("jetmcp", "call-2026")],
+            )
+        )
+    tails: list[tuple[str, float]] = []
+    for key in ran:
+        row = _row(results, "jetmcp", key)
+        if row and row["latency_ms"]["p50"]:
+            tails.append((key, row["latency_ms"]["p99"] / row["latency_ms"]["p50"]))
+    worst = max((t for _, t in tails), default=None)
+    out.append(
+        _goal(
+            results,
+            f"jetmcp p99 ≤ {TAIL_TARGET:g}{X} p50 on every issue-11 workload",
+            worst,
+            None if worst is None else worst <= TAIL_TARGET,
+            ", ".join(f"`{k}` {t:.1f}{X}" for k, t in tails) or "no jetmcp numbers",
+            [("jetmcp", k) for k, _ in tails],
+        )
+    )
+    for peer, label, info in ISSUE11_PEERS:
+        if peer not in results["servers"]:
+            continue
+        ratios: list[tuple[str, float]] = []
+        missing: list[str] = []
+        for key in ran:
+            jet, other = _row(results, "jetmcp", key), _row(results, peer, key)
+            if jet and other and other["entries_per_s"]:
+                ratios.append((key, float(jet["entries_per_s"]) / float(other["entries_per_s"])))
+            elif jet:
+                missing.append(f"`{key}` {_why_not(results, peer, key).split(' (')[0]}")
+        lowest = min((r for _, r in ratios), default=None)
+        detail = ", ".join(f"`{k}` {r:.1f}{X}" for k, r in ratios) or "no ratio"
+        if missing:
+            detail += "; no numbers (not counted): " + ", ".join(missing)
+        out.append(
+            _goal(
+                results,
+                f"jetmcp ≥ {PEER_TARGET:g}{X} {label} on every issue-11 workload it serves "
+                "(lowest ratio)",
+                lowest,
+                None if lowest is None else lowest >= PEER_TARGET,
+                detail,
+                [(s, k) for k, _ in ratios for s in ("jetmcp", peer)],
+                info=info,
+            )
+        )
+    return out
+
+
+def _issue11_lines(results: dict[str, Any]) -> list[str]:
+    """The issue-11 summary: per workload, jetmcp against the ceiling and each peer."""
+    ran = [w for w in results["settings"]["workloads"] if w in ISSUE11]
+    if not ran:
+        return []
+    peers = [(k, lab) for k, lab, _ in ISSUE11_PEERS if k in results["servers"]]
+    lines = [
+        "",
+        "## Issue 11 workloads: jetmcp against the ceiling and the peers",
+        "",
+        "Every row from this run. The ceiling answers each workload's correct reply, byte "
+        "for byte as jetmcp sends it (*reply bytes*: jetmcp's reply size, and = when it is "
+        "exactly the ceiling's). Rates are entries/s (JSON-RPC messages answered per second: "
+        f"{X} {BATCH_SIZE} req/s for the batch). A peer cell is its rate and jetmcp's multiple "
+        "of it, or why it has none.",
+        "",
+        "| workload | jetmcp entries/s | p50 ms | p99 ms | p99/p50 | ceiling entries/s | "
+        f"{X} ceiling | CPU {X} ceiling | reply bytes | "
+        + " | ".join(lab for _, lab in peers)
+        + " |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|" + "---:|" * len(peers),
+    ]
+    for key in ran:
+        jet = _row(results, "jetmcp", key)
+        ceiling = _row(results, "granian-rsgi", key)
+        cells = [f"`{key}`"]
+        if jet:
+            lat = jet["latency_ms"]
+            cells += [
+                f"{jet['entries_per_s']:,.0f}",
+                f"{lat['p50']:.2f}",
+                f"{lat['p99']:.2f}",
+                f"{lat['p99'] / lat['p50']:.1f}" if lat["p50"] else "—",
+            ]
+        else:
+            cells += [_cell(_why_not(results, "jetmcp", key)), "", "", ""]
+        cells.append(f"{ceiling['entries_per_s']:,.0f}" if ceiling else "—")
+        ratio = _ratio(
+            float(jet["entries_per_s"]) if jet else None,
+            float(ceiling["entries_per_s"]) if ceiling else None,
+        )
+        cells.append(known_fmt(ratio))
+        ja, cb = _cpu(results, "jetmcp", key), _cpu(results, "granian-rsgi", key)
+        cells.append(known_fmt(cb / ja) if ja and cb else "n/a")
+        raw = (results["servers"].get("jetmcp", {}).get("workloads", {}).get(key)) or {}
+        size = raw.get("reply_bytes")
+        same = " =" if raw.get("same_bytes_as_ceiling") else " ≠"
+        cells.append(f"{size}{same}" if size else "—")
+        for peer, _ in peers:
+            other = _row(results, peer, key)
+            if other and jet and other["entries_per_s"]:
+                mult = float(jet["entries_per_s"]) / float(other["entries_per_s"])
+                cells.append(f"{other['entries_per_s']:,.0f} ({mult:.1f}{X})")
+            elif other:
+                cells.append(f"{other['entries_per_s']:,.0f}")
+            else:
+                cells.append(_cell(_why_not(results, peer, key)))
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "- `ctx-log` is sent at 2026-07-28 with `Accept: application/json, text/event-stream` "
+        "and no `io.modelcontextprotocol/logLevel` in `_meta`: the tool awaits `ctx.info`, and "
+        "a correct server sends no `notifications/message` (the pre-flight fails a reply that "
+        "has one, and wrk counts any reply carrying one as an error).",
+        "- `session`: the server started with sessions (jetmcp without `--stateless`, the "
+        "peers with `stateless_http=False`), one `initialize` + `notifications/initialized` "
+        "at 2025-11-25 before loading, its `Mcp-Session-Id` on every request.",
+    ]
+    return lines
+
+
 #: Growth after warm-up that a soak still calls flat (bench/load/run.py SOAK_FLAT_KIB).
 SOAK_FLAT_MIB = 1.0
 
@@ -447,8 +696,14 @@ def markdown(results: dict[str, Any]) -> str:
             status += f": {_cell(srv['detail'])}"
         for note in srv.get("notes", []):
             status += f" ({_cell(note)})"
+        how = _cell(srv["how"])
+        for variant, run in srv.get("variants", {}).items():
+            # The issue-11 workloads' processes: how each was started, and how it went.
+            how += f"; issue-11 `{variant}`: `{_cell(run.get('command', '?'))}`"
+            if run.get("status") != "ok":
+                status += f"; {variant}: {run.get('status')} {_cell(run.get('detail', ''))}"
         lines.append(
-            f"| {srv['label']} (`{key}`) | {status} | {_cell(srv['how'])} | "
+            f"| {srv['label']} (`{key}`) | {status} | {how} | "
             f"{_cell(srv.get('batch_answer', '—'))} | {_mib(srv.get('rss_kib'))} | "
             f"{_mib(srv.get('rss_worker_kib'))} | {_mib(srv.get('stdio_rss_kib'))} |"
         )
@@ -509,6 +764,7 @@ def markdown(results: dict[str, Any]) -> str:
                 )
                 + " |"
             )
+    lines += _issue11_lines(results)
     lines += _soak_lines(results)
     lines += _pairs_lines(results)
     lines += _state_lines(results)

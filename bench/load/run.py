@@ -36,9 +36,11 @@ from bodies import (
     BATCH_PROTOCOL_VERSION,
     BATCH_SIZE,
     CONTEXT_CALL,
+    ISSUE11,
     SINGLE_PROTOCOL_VERSION,
     TOOLS_CALL,
     TOOLS_LIST,
+    Workload,
 )
 from proctree import (
     descendants,
@@ -70,8 +72,14 @@ HTTP_WORKLOADS: dict[str, tuple[str, bytes, str, int]] = {
 #: The servers that have the Context tool of the "ctx" workload (the SDK's file, on its SDK
 #: and on jetmcp); the others skip it.
 CONTEXT_SERVERS = frozenset({"mcp-sdk-installed", "mcp-sdk", "jetmcp-sdk-unchanged"})
-ALL_WORKLOADS = (*HTTP_WORKLOADS, "stdio")
+#: The issue-11 workloads (bodies.ISSUE11) run on a server's ``variants`` (peers.Server):
+#: ``bench`` (stateless, the tools add, scale and add_log) or ``stateful`` (``session``).
+ISSUE11_VARIANT = {key: "stateful" if w.session else "bench" for key, w in ISSUE11.items()}
+ALL_WORKLOADS = (*HTTP_WORKLOADS, *ISSUE11, "stdio")
+#: What a bare run measures (the issue-11 workloads are picked with --workloads issue11).
+DEFAULT_WORKLOADS = (*HTTP_WORKLOADS, "stdio")
 _ALIASES = {"tools/call": "call", "tools/list": "list", "batch10": "batch"}
+_GROUPS = {"issue11": tuple(ISSUE11), "all": ALL_WORKLOADS}
 #: Which peer group (installed together) each peer server belongs to.
 PEER_GROUPS = {
     "mcp-sdk": "python",
@@ -172,6 +180,10 @@ def run_wrk(
     env["BENCH_PROTOCOL_VERSION"] = version
     env["BENCH_SESSION_ID"] = headers.get("Mcp-Session-Id", "")
     env["BENCH_AUTHORIZATION"] = headers.get("Authorization", "")
+    # Every header (the two above included) also goes in a file of "Name: value" lines.
+    headers_file = TMP / f"headers-{os.getpid()}.txt"
+    headers_file.write_text("".join(f"{name}: {value}\n" for name, value in headers.items()))
+    env["BENCH_HEADERS_FILE"] = str(headers_file)
     cmd = [
         *pinned(LOAD_CORE, args.nice),
         "wrk",
@@ -195,13 +207,30 @@ def run_wrk(
     raise RuntimeError(f"wrk printed no summary (exit {done.returncode}): {done.stderr[-400:]}")
 
 
+def _find_session(port: int) -> tuple[preflight.Endpoint | None, str]:
+    """A stateful server's endpoint with a session opened on it (the first path that takes
+    initialize and hands out an Mcp-Session-Id)."""
+    why = ""
+    for path in preflight.CANDIDATE_PATHS:
+        endpoint, why = preflight.open_session(port, path)
+        if endpoint is not None:
+            return endpoint, ""
+    return None, why
+
+
 def measure_http(
-    server: peers.Server, workloads: list[str], args: argparse.Namespace
+    server: peers.Server, workloads: list[str], args: argparse.Namespace, variant: str = ""
 ) -> dict[str, Any]:
+    """Start ``server`` (its ``variant``'s command, else the plain one), check it, and load
+    it with each of ``workloads`` in turn."""
     out: dict[str, Any] = {"workloads": {}}
     port = free_port()
     env = dict(os.environ, BENCH_TS_PEERS=str(peers.PEERS_NODE), PYTHONUNBUFFERED="1")
-    running = Running(server.http(port), TMP / f"{server.key}-http.log", env, args.nice)
+    command = server.variants[variant] if variant else server.http
+    log_name = f"{server.key}-http{'-' + variant if variant else ''}.log"
+    running = Running(command(port), TMP / log_name, env, args.nice)
+    if variant:
+        out["command"] = shlex.join(command(port)).replace(f"{ROOT}/", "")
     try:
         if not preflight.wait_for_port(port, args.start_timeout, running.alive):
             why = "exited" if not running.alive() else f"not listening after {args.start_timeout}s"
@@ -209,27 +238,50 @@ def measure_http(
             out["detail"] = f"{why}; log tail: {running.log_tail() or '(empty)'}"
             log(f"{server.key}: FAILED TO START ({why}), skipping it")
             return out
-        log(f"{server.key}: listening on :{port}, pre-flight ...")
-        endpoint, why = preflight.check_call(port)
+        log(
+            f"{server.key}: listening on :{port}{' (' + variant + ')' if variant else ''}, "
+            "pre-flight ..."
+        )
+        if variant == "stateful" and server.role != "ceiling":
+            endpoint, why = _find_session(port)
+        else:
+            endpoint, why = preflight.check_call(port)
         if endpoint is None:
             out["status"] = "preflight-failed"
-            out["detail"] = f"tools/call check failed: {why}"
+            out["detail"] = f"{'session' if variant == 'stateful' else 'tools/call'} check "
+            out["detail"] += f"failed: {why}"
             log(f"{server.key}: PRE-FLIGHT FAILED: {why}")
             return out
         out["status"] = "ok"
         out["path"] = endpoint.path
         out["notes"] = endpoint.notes
-        batch_ok, batch_answer = preflight.check_batch(endpoint)
-        out["batch_answer"] = batch_answer
-        out["batch_accepted"] = batch_ok
-        log(f"{server.key}: tools/call ok at {endpoint.path}; batch: {batch_answer}")
+        if not variant:
+            batch_ok, batch_answer = preflight.check_batch(endpoint)
+            out["batch_answer"] = batch_answer
+            out["batch_accepted"] = batch_ok
+            log(f"{server.key}: tools/call ok at {endpoint.path}; batch: {batch_answer}")
         url = f"http://127.0.0.1:{port}{endpoint.path}"
         for key in workloads:
-            title, body, version, entries = HTTP_WORKLOADS[key]
+            spec: Workload | None = ISSUE11.get(key)
+            headers = dict(endpoint.headers)
+            if spec is not None:
+                title, body, version, entries = spec.title, spec.body, "", spec.entries
+                headers.update(spec.headers)
+            else:
+                title, body, version, entries = HTTP_WORKLOADS[key]
             if key == "ctx" and server.key not in CONTEXT_SERVERS:
                 continue
             row: dict[str, Any] = {"title": title}
             out["workloads"][key] = row
+            if spec is not None:
+                verdict = preflight.check_workload(endpoint, spec)
+                row.update(reply_bytes=verdict.size, same_bytes_as_ceiling=verdict.same_bytes)
+                if verdict.status != "ok":
+                    status = "refused" if verdict.status == "refused" else "preflight-failed"
+                    row.update(status=status, detail=verdict.detail)
+                    log(f"{server.key}: {title}: {status.upper()}: {verdict.detail}")
+                    continue
+                log(f"{server.key}: {title}: pre-flight ok ({verdict.detail})")
             if key == "list":
                 problem = preflight.check_list(endpoint)
                 if problem:
@@ -245,12 +297,12 @@ def measure_http(
             try:
                 if args.warmup > 0:
                     log(f"{server.key}: {title}: warm-up {args.warmup:g}s")
-                    run_wrk(url, body_file, version, endpoint.headers, args.warmup, args)
+                    run_wrk(url, body_file, version, headers, args.warmup, args)
                 attempts: list[tuple[float, dict[str, Any]]] = []
                 for attempt in range(1 + args.retries):
                     log(f"{server.key}: {title}: measuring {args.duration:g}s")
                     before = cpuload.sample(running.proc.pid)
-                    res = run_wrk(url, body_file, version, endpoint.headers, args.duration, args)
+                    res = run_wrk(url, body_file, version, headers, args.duration, args)
                     after_sample = cpuload.sample(running.proc.pid)
                     other = cpuload.foreign_cores(before, after_sample)
                     res["server_cpu_s"] = after_sample.server - before.server
@@ -294,9 +346,14 @@ def measure_http(
                 wrk=res,
             )
             # The server must still be answering correctly after being loaded.
-            after, why_after = preflight.check_call(port)
-            if after is None:
-                row["post_check"] = f"FAILED after load: {why_after}"
+            if spec is not None:
+                again = preflight.check_workload(endpoint, spec)
+                if again.status != "ok":
+                    row["post_check"] = f"FAILED after load: {again.detail}"
+            else:
+                after, why_after = preflight.check_call(port)
+                if after is None:
+                    row["post_check"] = f"FAILED after load: {why_after}"
             lat = row["latency_ms"]
             log(
                 f"{server.key}: {title}: {rps:,.0f} req/s, {rps * entries:,.0f} entries/s, "
@@ -557,8 +614,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--only", default="", help=f"comma list of servers: {','.join(keys)}")
     parser.add_argument(
         "--workloads",
-        default=",".join(ALL_WORKLOADS),
-        help=f"comma list of workloads: {','.join(ALL_WORKLOADS)} (none: only --soak)",
+        default=",".join(DEFAULT_WORKLOADS),
+        help=f"comma list of workloads: {','.join(ALL_WORKLOADS)}; issue11: the seven "
+        f"issue-11 ones; all: every one (default {','.join(DEFAULT_WORKLOADS)}; none: only "
+        "--soak)",
     )
     parser.add_argument("--duration", type=float, default=10.0, help="measured seconds (10)")
     parser.add_argument("--warmup", type=float, default=3.0, help="warm-up seconds (3)")
@@ -650,6 +709,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         parser.error(f"unknown server(s) {', '.join(unknown)}; known: {', '.join(keys)}")
     args.only = only or keys
     wanted = [_ALIASES.get(w.strip(), w.strip()) for w in args.workloads.split(",") if w.strip()]
+    wanted = [one for w in wanted for one in _GROUPS.get(w, (w,))]
     if wanted == ["none"]:
         wanted = []
     bad = sorted(set(wanted) - set(ALL_WORKLOADS))
@@ -661,7 +721,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    http_workloads = [w for w in args.workloads if w in HTTP_WORKLOADS]
+    http_workloads = [w for w in args.workloads if w in HTTP_WORKLOADS or w in ISSUE11]
     missing_tools = [
         t
         for t in ("taskset", *(["wrk"] if http_workloads or args.soak or args.overhead else []))
@@ -740,9 +800,14 @@ def main(argv: list[str] | None = None) -> int:
             log(f"{server.key}: SKIPPED: {reason}")
             continue
         log(f"== {server.label} ({server.key})")
-        if http_workloads:
-            entry.update(measure_http(server, http_workloads, args))
-        else:
+        base = [w for w in http_workloads if w in HTTP_WORKLOADS]
+        if base:
+            entry.update(measure_http(server, base, args))
+        for variant in ("bench", "stateful"):
+            picked = [w for w in http_workloads if ISSUE11_VARIANT.get(w) == variant]
+            if picked and variant in server.variants:
+                _merge_variant(entry, variant, picked, measure_http(server, picked, args, variant))
+        if "status" not in entry:
             entry.update(status="ok", workloads={})
         if "stdio" in args.workloads and server.stdio is not None:
             stdio_row = measure_stdio(server, args)
@@ -778,6 +843,34 @@ def main(argv: list[str] | None = None) -> int:
 
     report.finish(results, args.out, have_png, log)
     return 0
+
+
+def _merge_variant(
+    entry: dict[str, Any], variant: str, picked: list[str], out: dict[str, Any]
+) -> None:
+    """Fold the result of a server's ``variant`` process into its entry: its rows (or, when
+    it never got to them, each picked workload marked with why), and how it ran."""
+    rows: dict[str, Any] = out.get("workloads", {})
+    if out.get("status") != "ok":
+        for key in picked:
+            rows.setdefault(
+                key,
+                {
+                    "title": ISSUE11[key].title,
+                    "status": out.get("status", "?"),
+                    "detail": out.get("detail", ""),
+                },
+            )
+    entry.setdefault("workloads", {}).update(rows)
+    entry.setdefault("variants", {})[variant] = {
+        k: out[k]
+        for k in ("status", "detail", "command", "path", "notes", "rss_kib", "rss_worker_kib")
+        if k in out
+    }
+    if "status" not in entry:
+        entry["status"] = out.get("status", "?")
+        if out.get("detail"):
+            entry["detail"] = out["detail"]
 
 
 def measure_pairs(selected: list[peers.Server], args: argparse.Namespace) -> list[dict[str, Any]]:

@@ -7,10 +7,14 @@
 --                           an initialize handshake even in stateless mode ("" = none)
 --   BENCH_AUTHORIZATION     value of the Authorization header ("" = none): the overhead
 --                           runs' bearer token
+--   BENCH_HEADERS_FILE      file of "Name: value" lines, one header each, sent on every
+--                           request ("" = none); a name given here replaces the default
+--                           (e.g. Accept) or the variables above
 --
 -- response() counts every reply whose status is not 2xx (wrk's own "status" error only
 -- counts >= 400) and every 2xx reply whose body holds a JSON-RPC "error" member or a tool
--- result with "isError":true (no correct reply to add or tools/list has either). connect/read/write/timeout errors are wrk's own.
+-- result with "isError":true, or a notifications/message (no correct reply to add or
+-- tools/list has any, nor a reply to a 2026-07-28 call that named no log level). connect/read/write/timeout errors are wrk's own.
 -- done() prints all of it, with the latency percentiles (in µs), on a line starting with
 -- BENCH_JSON so the runner never has to parse wrk's prose.
 
@@ -36,6 +40,17 @@ local session = os.getenv("BENCH_SESSION_ID")
 if session and session ~= "" then
   wrk.headers["Mcp-Session-Id"] = session
 end
+local headers_file = os.getenv("BENCH_HEADERS_FILE")
+if headers_file and headers_file ~= "" then
+  local hf = assert(io.open(headers_file, "rb"))
+  for line in hf:lines() do
+    local name, value = string.match(line, "^([^:]+):%s*(.-)%s*$")
+    if name then
+      wrk.headers[name] = value
+    end
+  end
+  hf:close()
+end
 
 -- Per-thread counters (each wrk thread has its own Lua state).
 non2xx = 0
@@ -45,7 +60,8 @@ function response(status, headers, body)
   if status < 200 or status > 299 then
     non2xx = non2xx + 1
   elseif body and (string.find(body, '"error"', 1, true)
-                   or string.find(body, '"isError":true', 1, true)) then
+                   or string.find(body, '"isError":true', 1, true)
+                   or string.find(body, 'notifications/message', 1, true)) then
     rpc_errors = rpc_errors + 1
   end
 end

@@ -116,10 +116,16 @@ class AdaptedServer(Server):
 
 
 class _SchemaOnly:
-    __slots__ = ("input_schema",)
+    """A tool the SDK serves itself, as far as jetmcp looks at it before the SDK does: its
+    name, its input schema, and no scopes of jetmcp's own (an ``authorize`` hook still sees
+    it by name)."""
 
-    def __init__(self, input_schema: dict[str, Any]) -> None:
+    __slots__ = ("input_schema", "name", "scopes")
+
+    def __init__(self, name: str, input_schema: dict[str, Any]) -> None:
+        self.name = name
         self.input_schema = input_schema
+        self.scopes: frozenset[str] = frozenset()
 
 
 class ToolTable(dict[str, Tool]):
@@ -142,7 +148,7 @@ class ToolTable(dict[str, Tool]):
         except Exception:  # the SDK then serves the call unvalidated; so does jetmcp
             log.debug("no input schema for tool %r", key, exc_info=True)
             return default
-        return _SchemaOnly(schema) if isinstance(schema, dict) else default
+        return _SchemaOnly(key, schema) if isinstance(schema, dict) else default
 
 
 class SdkHandlers(dict[str, Any]):

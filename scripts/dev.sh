@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The two entry points of the README:
+# The two entry points of the README (its Contributing section):
 #   bash scripts/dev.sh serve [jetmcp run args...]   build into .venv (release) and serve the demo app
 #   bash scripts/dev.sh test                         build into .venv (fast profile) and run every check
 # and, for packaging:

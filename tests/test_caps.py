@@ -795,13 +795,14 @@ def test_caps_are_flags_with_their_defaults() -> None:
     ):
         assert getattr(got, name) == getattr(want, name), name
         flag = "--" + name.replace("_", "-")
-        assert f"| `{flag}` | {_readme_default(getattr(want, name))} |" in README, flag
+        assert f"| `{flag}` | {_documented_default(getattr(want, name))} |" in FLAGS_PAGE, flag
 
 
-README = (ROOT / "README.md").read_text()
+#: The page with the table of ``jetmcp run`` flags and their defaults.
+FLAGS_PAGE = (ROOT / "docs" / "configuration.md").read_text()
 
 
-def _readme_default(value: Any) -> str:
+def _documented_default(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 

@@ -16,14 +16,22 @@ the comment says how to run it:
     A script run on its own (``jetmcp`` is on ``PATH``; the directory is on ``PYTHONPATH``, so
     it may start ``jetmcp run NAME:app --transport stdio`` for a module written earlier).
 
+``<!-- runnable: commands NAME -->`` (README.md, above a ``bash`` fence)
+    The quick start's commands: each ``jetmcp run ...`` line is run as written, from a directory
+    holding the README's server block ``NAME``, over HTTP (on a free port) or stdio, and the
+    quick start's ``add`` tool is called through it. The README's ``mcpServers`` snippet is run
+    the same way, as a host would start it.
+
 The comments are invisible in the built site. Every page under ``docs/`` is read, and so is
 ``README.md``.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -33,7 +41,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, AppServer, jetmcp_command
 from jetmcp import Client
 from runnable import SCRIPT_TIMEOUT, served
 
@@ -180,3 +188,84 @@ def test_every_run_flag_is_documented() -> None:
         if option.startswith("--") and option != "--help" and f"`{option}" not in "".join(rows)
     ]
     assert not missing, f"add a row to docs/configuration.md for {missing}"
+
+
+# --------------------------------------------------------------------------- README quick start
+
+_COMMANDS = re.compile(r"^<!-- runnable: commands ([A-Za-z_][A-Za-z0-9_]*) -->$")
+
+
+def readme_commands() -> tuple[str, list[list[str]]]:
+    """The server module the README's commands block serves, and each command's argv."""
+    lines = (ROOT / "README.md").read_text().splitlines()
+    for number, line in enumerate(lines):
+        marker = _COMMANDS.match(line.strip())
+        if marker is None:
+            continue
+        assert lines[number + 1].strip() == "```bash", f"README.md:{number + 1}: not a bash fence"
+        commands: list[list[str]] = []
+        for command in lines[number + 2 :]:
+            if command.strip() == "```":
+                return marker.group(1), commands
+            argv = shlex.split(command, comments=True)
+            assert argv[:2] == ["jetmcp", "run"], f"not a jetmcp run command: {command}"
+            commands.append(argv)
+    raise AssertionError("README.md has no <!-- runnable: commands NAME --> block")
+
+
+def readme_host_config() -> dict[str, object]:
+    """The one server of the README's ``mcpServers`` snippet."""
+    text = (ROOT / "README.md").read_text()
+    found = re.search(r"^```json\n(.*?)^```$", text, re.MULTILINE | re.DOTALL)
+    assert found is not None, "README.md has no mcpServers snippet"
+    servers = json.loads(found.group(1))["mcpServers"]
+    assert len(servers) == 1
+    config: dict[str, object] = next(iter(servers.values()))
+    return config
+
+
+async def _call_add(client: Client) -> None:
+    with anyio.fail_after(20):
+        async with client:
+            assert (await client.call_tool("add", {"a": 2, "b": 3})).text == "5"
+
+
+def test_readme_quick_start_commands_serve_the_server() -> None:
+    name, commands = readme_commands()
+    server = next(g.server for g in GROUPS if g.server is not None and g.server.name == name)
+    assert server.where.startswith("README.md:")
+    assert {"http", "stdio"} == {
+        argv[argv.index("--transport") + 1] if "--transport" in argv else "http"
+        for argv in commands
+    }
+    with tempfile.TemporaryDirectory(prefix="jetmcp-readme-") as tmp:
+        directory = Path(tmp)
+        (directory / f"{name}.py").write_text(server.code)
+        for argv in commands:
+            args = argv[2:]
+            if "--transport" in args and args[args.index("--transport") + 1] == "stdio":
+                # As written, from the directory holding the file.
+                client = Client.stdio([*jetmcp_command(), "run", *args], cwd=str(directory))
+                anyio.run(_call_add, client)
+                continue
+            # As written, but on a free port: the file named by its path from that directory.
+            target = [str(directory / arg) if arg.endswith(".py") else arg for arg in args]
+            served = AppServer(*target, label=f"README's {shlex.join(argv)}")
+            try:
+                anyio.run(_call_add, Client(served.url))
+            finally:
+                served.stop()
+
+
+def test_readme_host_configuration_starts_the_server() -> None:
+    name, _ = readme_commands()
+    server = next(g.server for g in GROUPS if g.server is not None and g.server.name == name)
+    config = readme_host_config()
+    assert str(config["command"]).endswith("/bin/jetmcp")
+    args = [str(arg) for arg in config["args"]]  # type: ignore[attr-defined]
+    with tempfile.TemporaryDirectory(prefix="jetmcp-host-") as tmp:
+        path = Path(tmp) / f"{name}.py"
+        path.write_text(server.code)
+        # The host starts it from a directory of its own, with the paths filled in.
+        argv = [*jetmcp_command(), *(str(path) if a.endswith(f"/{name}.py") else a for a in args)]
+        anyio.run(_call_add, Client.stdio(argv, cwd="/"))

@@ -4,12 +4,16 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import anyio
+import httpx
 from mcp.client import Client as SdkClient
 
-from conftest import ROOT
+from conftest import ROOT, free_port
 from runnable import run_script, served
 
 EXAMPLES = ROOT / "examples"
@@ -133,3 +137,35 @@ def test_every_example_is_exercised() -> None:
     tested = Path(__file__).read_text()
     for path in EXAMPLES.glob("*.py"):
         assert f'"{path.stem}:app"' in tested or f'"{path.name}"' in tested, path.name
+
+
+def test_asgi_mount_under_uvicorn() -> None:
+    """examples/asgi_mount.py: the quick start mounted in a Starlette app, served by uvicorn."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, str(EXAMPLES / "asgi_mount.py"), str(port)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            try:
+                health = httpx.get(f"http://127.0.0.1:{port}/health", timeout=1.0)
+                break
+            except httpx.HTTPError:
+                assert time.monotonic() < deadline, "asgi_mount.py did not come up"
+                time.sleep(0.05)
+        assert health.json() == {"ok": True}
+        out = lines("quickstart_client.py", f"http://127.0.0.1:{port}/mcp-server/mcp")
+        assert out[1:4] == ["tools: ['add']", "add(40, 2) = 42", "motd: Keep calm and serve MCP."]
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

@@ -5,7 +5,7 @@ edited, and random bytes), with random headers (``Content-Type``, ``Accept``, ev
 ``MCP-Protocol-Version`` and junk ones, real, unknown and junk ``Mcp-Session-Id``,
 ``Mcp-Method``/``Mcp-Name``, ``Origin``), and sends them to one server process. Every answer
 must be JSON-RPC of the right shape whose ids are the request's own (or null), under a status
-the README documents, with a JSON-RPC error body for every 4xx; never a 5xx; every request
+docs/protocol.md documents, with a JSON-RPC error body for every 4xx; never a 5xx; every request
 answered within a bounded time. After the run the process is alive and answers a ping. The
 stdio server must survive every line and answer every request line.
 
@@ -56,7 +56,7 @@ LEGACY = [r.version for r in revisions.LEGACY]
 VERSIONS = [*LEGACY, *(r.version for r in revisions.MODERN)]
 MODERN = VERSIONS[-1]
 MAX_BODY = 4096
-#: Every status the README's table lists for a POST; a 4xx carries a JSON-RPC error.
+#: Every status docs/protocol.md's table lists for a POST; a 4xx carries a JSON-RPC error.
 DOCUMENTED = {200, 202, 400, 403, 404, 406, 413, 415}
 
 # --------------------------------------------------------------------------- what is sent

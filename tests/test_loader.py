@@ -141,6 +141,36 @@ def test_bad_targets_exit_2_with_one_line(
 
 
 @pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--port", "x"], "argument --port: must be a whole number, not 'x'"),
+        (["--port", "70000"], "argument --port: must be a port number from 1 to 65535"),
+        (["--workers", "0"], "argument --workers: must be 1 or more, not 0"),
+        (["--max-batch", "-1"], "argument --max-batch: must be 1 or more, not -1"),
+        (["--session-idle-seconds", "-1"], "must be a number of seconds above 0"),
+        (["--keepalive-seconds", "soon"], "must be a number, not 'soon'"),
+        (["--log-level", "loud"], "argument --log-level: must be one of debug, info"),
+        (["--transport", "carrier"], "argument --transport: invalid choice: 'carrier'"),
+        (["--metrics-port", "99999"], "argument --metrics-port: must be a port number"),
+    ],
+)
+def test_bad_flag_values_exit_2_with_one_line(flags: list[str], message: str) -> None:
+    proc = subprocess.run(
+        [*jetmcp_command(), "run", *flags],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    err = proc.stderr.decode().strip()
+    assert proc.returncode == 2, err
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("jetmcp run: ") and message in err, err
+    assert err.endswith("(see jetmcp run --help)"), err
+    assert proc.stdout == b""
+
+
+@pytest.mark.parametrize(
     ("folder", "target", "name"),
     [(".", "srv.py", "from-helper"), ("pkg", "server.py", "pkg")],
     ids=["plain folder", "inside a package"],

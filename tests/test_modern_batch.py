@@ -1,6 +1,6 @@
 """JSON-RPC batches at 2026-07-28 (seed 002): jetmcp's ``io.jetmcp/batch`` extension, row by
-row of the README's batching table, over HTTP and stdio, switched on (the default) and off
-(``--no-modern-batch``)."""
+row of the batching table in docs/protocol.md, over HTTP and stdio, switched on (the default)
+and off (``--no-modern-batch``)."""
 
 from __future__ import annotations
 

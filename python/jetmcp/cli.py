@@ -15,7 +15,7 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from jetmcp.loader import (
     TARGET_ARGV_ENV,
@@ -42,8 +42,22 @@ def _version() -> str:
     return jetmcp.__version__
 
 
+def _int(value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, not {value!r}") from None
+
+
+def _float(value: str) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, not {value!r}") from None
+
+
 def _non_negative(value: str) -> int:
-    number = int(value)
+    number = _int(value)
     if number < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
     return number
@@ -54,31 +68,60 @@ def _csv(value: str) -> list[str]:
 
 
 def _positive_int(value: str) -> int:
-    number = int(value)
+    number = _int(value)
     if number < 1:
         raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
     return number
 
 
 def _seconds(value: str) -> float:
-    number = float(value)
+    number = _float(value)
     if not number > 0:
         raise argparse.ArgumentTypeError(f"must be a number of seconds above 0, not {value}")
     return number
 
 
 def _seconds_or_zero(value: str) -> float:
-    number = float(value)
+    number = _float(value)
     if not number >= 0:
         raise argparse.ArgumentTypeError(f"must be 0 or a number of seconds, not {value}")
     return number
 
 
+def _port(value: str) -> int:
+    number = _int(value)
+    if not 1 <= number <= 65535:
+        raise argparse.ArgumentTypeError(f"must be a port number from 1 to 65535, not {value}")
+    return number
+
+
+def _port_or_off(value: str) -> int:
+    return 0 if _int(value) == 0 else _port(value)
+
+
+#: The levels ``--log-level`` takes, in any case.
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+
+
+def _log_level(value: str) -> str:
+    if value.lower() not in LOG_LEVELS:
+        raise argparse.ArgumentTypeError(f"must be one of {', '.join(LOG_LEVELS)}, not {value!r}")
+    return value.lower()
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: what is wrong and where to look, exit status 2 (the
+    usage block argparse prints first is left to ``--help``)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
     defaults = Settings()
-    parser = argparse.ArgumentParser(prog="jetmcp", description="A fast MCP server.")
+    parser = _Parser(prog="jetmcp", description="A fast MCP server.")
     parser.add_argument("--version", action="version", version=f"jetmcp {_version()}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     run = sub.add_parser(
         "run",
         help="serve an MCP app over HTTP or stdio",
@@ -97,9 +140,9 @@ def _parser() -> argparse.ArgumentParser:
 
     run.add_argument("--transport", choices=("http", "stdio"), default="http")
     run.add_argument("--host", default=defaults.host)
-    run.add_argument("--port", type=int, default=defaults.port)
+    run.add_argument("--port", type=_port, default=defaults.port)
     run.add_argument("--path", default=defaults.path, help="the MCP endpoint path")
-    run.add_argument("--workers", type=int, default=defaults.workers)
+    run.add_argument("--workers", type=_positive_int, default=defaults.workers)
     run.add_argument(
         "--http",
         choices=("1", "2", "auto"),
@@ -112,38 +155,38 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="answer 400 to session-less requests other than initialize",
     )
-    run.add_argument("--max-body-bytes", type=int, default=defaults.max_body_bytes)
+    run.add_argument("--max-body-bytes", type=_positive_int, default=defaults.max_body_bytes)
     run.add_argument(
         "--max-stdout-buffer-bytes",
         type=_non_negative,
         default=defaults.max_stdout_buffer_bytes,
         help="stdio: unread reply bytes past which stdin is no longer read",
     )
-    run.add_argument("--max-batch", type=int, default=defaults.max_batch)
+    run.add_argument("--max-batch", type=_positive_int, default=defaults.max_batch)
     run.add_argument(
         "--no-modern-batch",
         dest="modern_batch",
         action="store_false",
         help="refuse JSON-RPC batches at 2026-07-28 (the io.jetmcp/batch extension)",
     )
-    run.add_argument("--max-depth", type=int, default=defaults.max_depth)
-    run.add_argument("--max-sessions", type=int, default=defaults.max_sessions)
-    run.add_argument("--session-idle-seconds", type=float, default=defaults.session_idle_seconds)
+    run.add_argument("--max-depth", type=_positive_int, default=defaults.max_depth)
+    run.add_argument("--max-sessions", type=_positive_int, default=defaults.max_sessions)
+    run.add_argument("--session-idle-seconds", type=_seconds, default=defaults.session_idle_seconds)
     run.add_argument(
         "--max-new-sessions",
-        type=int,
+        type=_positive_int,
         default=defaults.max_new_sessions,
         help="most sessions that have made no second request yet",
     )
     run.add_argument(
         "--session-protect-seconds",
-        type=float,
+        type=_seconds_or_zero,
         default=defaults.session_protect_seconds,
         help="a session used this recently is never ended to make room (503 instead)",
     )
     run.add_argument(
         "--max-client-data-bytes",
-        type=int,
+        type=_positive_int,
         default=defaults.max_client_data_bytes,
         help="most bytes of capabilities + clientInfo a session keeps (-32602 past it)",
     )
@@ -151,25 +194,25 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--allowed-hosts", type=_csv, default=[])
     run.add_argument(
         "--keepalive-seconds",
-        type=float,
+        type=_seconds_or_zero,
         default=defaults.keepalive_seconds,
         help="idle seconds before an SSE keep-alive comment (0: none)",
     )
     run.add_argument(
         "--event-log-size",
-        type=int,
+        type=_non_negative,
         default=defaults.event_log_size,
         help="SSE events kept per session for Last-Event-ID replay",
     )
     run.add_argument(
         "--event-log-seconds",
-        type=float,
+        type=_seconds_or_zero,
         default=defaults.event_log_seconds,
         help="how long each SSE event is kept for replay",
     )
     run.add_argument(
         "--sse-retry-ms",
-        type=int,
+        type=_non_negative,
         default=defaults.sse_retry_ms,
         help="retry: sent before a stream is closed early (2025-11-25)",
     )
@@ -187,7 +230,12 @@ def _parser() -> argparse.ArgumentParser:
     _add_redis(run, defaults)
     _add_auth(run, defaults)
     _add_observability(run, defaults)
-    run.add_argument("--log-level", default="warning")
+    run.add_argument(
+        "--log-level",
+        type=_log_level,
+        default="warning",
+        help=f"logs on stderr at this level or above: {', '.join(LOG_LEVELS)}",
+    )
     _add_bench(sub)
     return parser
 
@@ -423,7 +471,7 @@ def _add_observability(run: argparse.ArgumentParser, defaults: Settings) -> None
     watch = run.add_argument_group("observability (HTTP only; all off by default)")
     watch.add_argument(
         "--metrics-port",
-        type=_non_negative,
+        type=_port_or_off,
         default=defaults.metrics_port,
         metavar="PORT",
         help="serve Prometheus metrics at /metrics on this port (pip install 'jetmcp[metrics]')",

@@ -1,6 +1,6 @@
 """Every limit and switch of a jetmcp server, with safe defaults.
 
-The README's configuration table documents each field; the CLI flags map onto them one to one.
+docs/configuration.md's table documents each field; the CLI flags map onto them one to one.
 """
 
 from __future__ import annotations

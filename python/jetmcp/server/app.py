@@ -948,7 +948,10 @@ class Server(Serving):
             # No way to ask the client anything (questions go through a Context) and no
             # earlier round to check: the round would be opened for nothing.
             return _timed(tool, tool.call(arguments, call, self))
-        rcall = self._rounds.call(params, call)
+        # Plain arguments reach the function as immutable values in a dict of their own, so
+        # nothing it does changes the params a sealed round would be bound to.
+        plain = tool.fast and tool.arguments.plain is not None and not tool.arguments.var_keyword
+        rcall = self._rounds.call(params, call, lazy=plain)
         if with_task:
             return self._modern_tasks.start(tool, arguments, rcall, self)
         return _timed(tool, self._rounds.settle(lambda: tool.call(arguments, rcall, self), rcall))

@@ -114,11 +114,12 @@ class InputRound(Inputs):
     rounds and from ``inputResponses``; an unanswered question raises :class:`InputRequired`."""
 
     __slots__ = (
+        "_digest",
         "carried",
-        "digest",
         "escalate",
         "method",
         "params",
+        "principal",
         "responses",
         "sealer",
         "used",
@@ -133,12 +134,21 @@ class InputRound(Inputs):
         carried: dict[str, Any],
         state: dict[str, Any],
         digest: str | None = None,
+        principal: str | None = None,
+        *,
+        lazy: bool = False,
     ) -> None:
         super().__init__(state)
         self.method = method
         self.params = params
-        #: What the sealed state is bound to: the params, and the principal when there is one.
-        self.digest = digest if digest is not None else params_digest(params)
+        #: The key of the principal that made the request (None without auth).
+        self.principal = principal
+        # What the sealed state is bound to: the params, and the principal when there is
+        # one. ``lazy``: computed only when a round is sealed (the caller vouches that
+        # nothing changes the params meanwhile).
+        self._digest = digest
+        if digest is None and not lazy:
+            self._digest = params_digest(params, principal)
         self.sealer = sealer
         self.responses = responses
         self.carried = carried
@@ -186,6 +196,12 @@ class InputRound(Inputs):
         if self.escalate is not None:
             await self.escalate()
 
+    @property
+    def digest(self) -> str:
+        if self._digest is None:
+            self._digest = params_digest(self.params, self.principal)
+        return self._digest
+
     def result(self, requests: dict[str, dict[str, Any]]) -> dict[str, Any]:
         """The ``InputRequiredResult`` asking ``requests``, with the state sealed for the retry."""
         token = self.sealer.seal(self.method, self.digest, self.used, self.state)
@@ -219,9 +235,11 @@ class Rounds:
     def __init__(self, sealer: StateSealer) -> None:
         self.sealer = sealer
 
-    def open(self, params: dict[str, Any], call: Call) -> InputRound:
+    def open(self, params: dict[str, Any], call: Call, lazy: bool = False) -> InputRound:
         """The round for this request; -32602 for malformed ``inputResponses`` and for a
-        ``requestState`` that is tampered with, expired, or minted for another request."""
+        ``requestState`` that is tampered with, expired, or minted for another request.
+        ``lazy``: nothing will change ``params`` while the handler runs (so what a sealed
+        round is bound to may be worked out only if one is sealed)."""
         responses = params.get("inputResponses", _MISSING)
         if responses is _MISSING:
             responses = {}
@@ -231,13 +249,25 @@ class Rounds:
         carried: dict[str, Any] = {}
         state: dict[str, Any] = {}
         # Bound to the principal too: another principal cannot replay someone's round.
-        digest = params_digest(params, call.auth.key if call.auth is not None else None)
+        principal = call.auth.key if call.auth is not None else None
+        digest: str | None = None
         if token is not None:
+            digest = params_digest(params, principal)
             carried, state = self.sealer.open(token, call.method, digest)
-        return InputRound(call.method, params, self.sealer, responses, carried, state, digest)
+        return InputRound(
+            call.method,
+            params,
+            self.sealer,
+            responses,
+            carried,
+            state,
+            digest,
+            principal,
+            lazy=lazy,
+        )
 
-    def call(self, params: dict[str, Any], call: Call) -> RoundCall:
-        return RoundCall(call, self.open(params, call))
+    def call(self, params: dict[str, Any], call: Call, lazy: bool = False) -> RoundCall:
+        return RoundCall(call, self.open(params, call, lazy))
 
     def settle(self, run: Callable[[], Result], call: RoundCall) -> Result:
         """Run a handler; an unanswered question becomes the ``InputRequiredResult``."""

@@ -330,3 +330,153 @@ async def test_2026_calls_of_tools_that_cannot_ask_agree_with_the_general_path(
         out.append(bytes(got))
     assert out[0] == out[1]
     assert ("error" in orjson.loads(out[0])) == ("requestState" in extra)
+
+
+# ------------------------------------------------- async tools the extension starts
+
+
+class Spot(BaseModel):
+    x: int
+    y: int = 0
+
+
+def async_app(fast: bool, log: list[str]) -> Server:
+    server = Server("async-tools", fast_paths=fast)
+
+    @server.tool()
+    async def a_add(a: int, b: int) -> int:
+        log.append(f"add {a} {b}")
+        return a + b
+
+    @server.tool()
+    async def a_echo(s: str, times: int = 1) -> str:
+        log.append(f"echo {s}")
+        await asyncio.sleep(0)
+        log.append("echo resumed")
+        return s * times
+
+    @server.tool()
+    async def a_boom(kind: str) -> int:
+        log.append(f"boom {kind}")
+        if kind == "mcp":
+            raise McpError(-32099, "refused", {"why": kind})
+        if kind == "value":
+            raise ValueError("bad value")
+        if kind == "late":
+            await asyncio.sleep(0)
+            raise RuntimeError("late failure")
+        return 1
+
+    @server.tool()
+    async def a_spot(x: int, y: int = 0) -> Spot:
+        log.append(f"spot {x}")
+        return Spot(x=x, y=y)
+
+    @server.tool(timeout=5)
+    async def a_timed(n: int) -> int:
+        await asyncio.sleep(0)
+        return n
+
+    @server.tool(structured_output=False)
+    async def a_text(n: int) -> int:
+        return n
+
+    return server
+
+
+A_PARAMS: dict[str, st.SearchStrategy[dict[str, Any]]] = {
+    "a_add": st.fixed_dictionaries({"a": st.integers(-9, 9), "b": st.integers(-9, 9)}),
+    "a_echo": st.fixed_dictionaries(
+        {"s": st.text(max_size=3)}, optional={"times": st.integers(0, 2)}
+    ),
+    "a_boom": st.fixed_dictionaries({"kind": st.sampled_from(["mcp", "value", "late", "fine", 3])}),
+    "a_spot": st.fixed_dictionaries(
+        {"x": st.integers(-3, 3)}, optional={"y": st.integers(-(2**63), 2**63 - 1)}
+    ),
+    "a_timed": st.fixed_dictionaries({"n": st.integers(0, 3)}),
+    "a_text": st.fixed_dictionaries({"n": st.integers(0, 3) | st.text(max_size=1)}),
+}
+
+
+@st.composite
+def async_call(draw: st.DrawFn, modern_meta: dict[str, Any] | None) -> dict[str, Any]:
+    name = draw(st.sampled_from(sorted(A_PARAMS)))
+    params: dict[str, Any] = {"name": name, "arguments": draw(A_PARAMS[name])}
+    if modern_meta is not None:
+        params["_meta"] = modern_meta
+    return params
+
+
+async def through(
+    fast: bool, body: bytes, revision: Any, headers: Any, eager: bool
+) -> tuple[bytes | None, list[str]]:
+    log: list[str] = []
+    dispatcher = Dispatcher(async_app(fast, log))
+    got = dispatcher.start(
+        _wire.decode(body), Exchange(revision, None, headers=headers, eager=eager)
+    )
+    if got is not None and not isinstance(got, bytes):
+        got = await got
+    return (None if got is None else bytes(got)), log
+
+
+MODERN_META = {
+    META_PROTOCOL_VERSION: R2026_07_28.version,
+    META_CLIENT_CAPABILITIES: {},
+    META_CLIENT_INFO: {"name": "t", "version": "0"},
+}
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    modern=st.booleans(),
+    calls=st.data(),
+    batch=st.booleans(),
+    eager=st.booleans(),
+    version=st.sampled_from(["2025-03-26", "2025-06-18", "2025-11-25"]),
+)
+def test_async_plain_tools_started_by_the_extension_match_the_general_path(
+    modern: bool, calls: st.DataObject, batch: bool, eager: bool, version: str
+) -> None:
+    """Async tools with plain arguments are planned and started by the extension (their
+    coroutine handed back to be awaited and shaped); replies and side effects equal the
+    general path's (``fast_paths=False``), single and batched, legacy and 2026-07-28."""
+    revision = R2026_07_28 if modern else revisions.BY_VERSION[version]
+    meta = MODERN_META if modern else None
+    if batch and not modern and not revision.batching:
+        revision = revisions.BY_VERSION["2025-03-26"]
+    entries = [
+        request("tools/call", calls.draw(async_call(meta)), id=i)
+        for i in range(calls.draw(st.integers(2, 4)) if batch else 1)
+    ]
+    body = orjson.dumps(entries if batch else entries[0])
+    headers = None
+    if modern and not batch:
+        name = entries[0]["params"]["name"]
+        headers = RoutingHeaders.from_items(
+            [
+                ("mcp-method", "tools/call"),
+                ("mcp-name", name),
+                ("mcp-protocol-version", "2026-07-28"),
+            ]
+        )
+
+    async def both() -> None:
+        fast = await through(True, body, revision, headers, eager)
+        general = await through(False, body, revision, headers, eager)
+        assert fast == general, body
+
+    asyncio.run(both())
+
+
+def test_async_plain_tools_are_planned() -> None:
+    log: list[str] = []
+    server = async_app(True, log)
+    for name in A_PARAMS:
+        assert name in server.routes, name
+    body = orjson.dumps(request("tools/call", {"name": "a_add", "arguments": {"a": 1, "b": 2}}))
+    dispatcher = Dispatcher(server)
+    out = dispatcher.start(_wire.decode(body), Exchange(LEGACY, None, eager=True))
+    assert isinstance(out, bytes)  # finished in its first step, inside start
+    assert dispatcher.fast == 1
+    assert log == ["add 1 2"]

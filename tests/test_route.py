@@ -374,11 +374,17 @@ def test_removed_and_replaced_tools() -> None:
     server.remove_tool("t")
     assert "t" not in server.routes
 
-    async def t2(n: int) -> int:
+    async def t2(n: int, ctx: Context) -> int:
         return n
 
-    server.add_tool(t2, name="t")  # async: served by Python, no stale route left behind
+    server.add_tool(t2, name="t")  # takes a Context: served by Python, no stale route left
     assert "t" not in server.routes
+
+    async def t3(n: int) -> int:
+        return n
+
+    server.add_tool(t3, name="t")  # async and plain: routed (the extension starts it)
+    assert server.routes["t"] is server._tools["t"].route
 
 
 def test_tools_changed_by_a_tool_within_a_batch() -> None:

@@ -237,7 +237,11 @@ class Dispatcher:
                     self.fast += 1
                     if type(done) is bytes:
                         return done
-                    return self.runner(ex.revision).outcome(done, ex.revision, True)  # type: ignore[arg-type]
+                    shaped = self.runner(ex.revision).outcome(done, ex.revision, True)  # type: ignore[arg-type]
+                    if isinstance(shaped, bytes):
+                        return shaped
+                    # An async tool's coroutine, started by the extension: awaited as below.
+                    return self._wait(shaped, frame.entries[0], ex)
             runner = self.modern if ex.revision.modern else self.legacy
             entry = frame.entries[0]
             reply = runner.entry(entry, ex, False)
@@ -245,11 +249,8 @@ class Dispatcher:
                 if entry.kind == _INVALID and reply is not None:
                     return Reply(reply, INVALID)
                 return reply
-            if ex.eager and type(reply.awaitable) is _Coroutine:
-                done = self._step(reply, entry, ex)
-                if done is not None:
-                    return done
-            return self._finish(reply, entry, self._register(entry, ex), ex, True)
+            return self._wait(reply, entry, ex)
+
         if kind == _FRAME_PARSE_ERROR:
             return Reply(_encode_error(None, -32700, f"Parse error: {frame.error}"), PARSE_ERROR)
         # Arrays: the revision decides first, whatever they hold (seed 000); at 2026-07-28
@@ -310,7 +311,14 @@ class Dispatcher:
                 self.fast += 1
                 if self.fast_entries is not None:
                     self.fast_entries.append(i)
-                slots.append(out if type(out) is bytes else runner.outcome(out, revision, False))
+                if type(out) is not bytes:
+                    out = runner.outcome(out, revision, False)
+                    if not isinstance(out, bytes):
+                        # An async tool's coroutine, started by the extension.
+                        waiting = True
+                        slots.append((out, entry, self._register(entry, ex)))
+                        continue
+                slots.append(out)
                 continue
             reply = runner.entry(entry, ex, True)
             if reply is None:
@@ -369,6 +377,16 @@ class Dispatcher:
                 parts.append(reply)
         return _wire.encode_batch(parts) if parts else None
 
+    def _wait(self, pending: Pending, entry: _wire.Entry, ex: Exchange) -> Started:
+        """A single request whose handler has to be awaited: its first step now when the
+        caller awaits in this very task (:attr:`Exchange.eager`), the rest in
+        :meth:`_finish`."""
+        if ex.eager and type(pending.awaitable) is _Coroutine:
+            done = self._step(pending, entry, ex)
+            if done is not None:
+                return done
+        return self._finish(pending, entry, self._register(entry, ex), ex, True)
+
     def _step(self, pending: Pending, entry: _wire.Entry, ex: Exchange) -> bytes | None:
         """Run the first step of a single request's coroutine now (the caller is the task
         that will await the rest: :attr:`Exchange.eager`): its reply when it finished, else
@@ -383,16 +401,21 @@ class Dispatcher:
         raw_id: bytes = entry.raw_id  # type: ignore[assignment]  # a REQUEST has one
         runner = pending.runner
         try:
-            first = coro.send(None)
-        except StopIteration as done:
-            return runner.encode(raw_id, done.value, pending.revision)
+            try:
+                first = coro.send(None)
+            except StopIteration as done:
+                result = pending.settled(done.value)
+            except Exception as exc:
+                result = pending.failed(exc)
+            else:
+                pending.awaitable = resume(coro, first)
+                return None
+            return runner.encode(raw_id, result, pending.revision)
         except McpError as exc:
             return runner.error(raw_id, exc, True)
         except Exception:
             log.exception("handler for %s failed", entry.method)
             return runner.internal_error(raw_id, True)
-        pending.awaitable = resume(coro, first)
-        return None
 
     def _register(self, entry: _wire.Entry, ex: Exchange) -> Running | None:
         if ex.inflight is None or entry.raw_id is None:
@@ -445,7 +468,12 @@ class Dispatcher:
         runner = pending.runner
         try:
             try:
-                result = await awaitable
+                try:
+                    value = await awaitable
+                except Exception as exc:
+                    result = pending.failed(exc)
+                else:
+                    result = pending.settled(value)
             except asyncio.CancelledError:
                 why = deadlines.take_stop(task)
                 if why:

@@ -27,6 +27,7 @@ from jetmcp.call import (
     EncodedResult,
     Handler,
     Outgoing,
+    Timed,
 )
 from jetmcp.errors import (
     INTERNAL_ERROR,
@@ -43,6 +44,7 @@ from jetmcp.reply import FAILED, OK, Reply
 if TYPE_CHECKING:
     from jetmcp.call import Session
     from jetmcp.dispatch import Dispatcher, Exchange
+    from jetmcp.server.tools import Tool
     from jetmcp.sessions.base import Relay
 
 log = logging.getLogger("jetmcp")
@@ -59,14 +61,38 @@ _MODERN_KEY = f'"{META_PROTOCOL_VERSION}"'.encode()
 
 class Pending:
     """A handler's awaitable, with what its reply needs once it settles: the revision it
-    runs at and the runner that encodes it."""
+    runs at and the runner that encodes it. ``tool``: the awaitable is what an ``async``
+    tool's function gave back (started by the extension), so its value (or exception) is
+    still to be shaped by that tool, as :meth:`Tool.call` would have."""
 
-    __slots__ = ("awaitable", "revision", "runner")
+    __slots__ = ("awaitable", "revision", "runner", "tool")
 
-    def __init__(self, awaitable: Awaitable[Any], revision: Revision, runner: Runner) -> None:
+    def __init__(
+        self,
+        awaitable: Awaitable[Any],
+        revision: Revision,
+        runner: Runner,
+        tool: Tool | None = None,
+    ) -> None:
         self.awaitable = awaitable
         self.revision = revision
         self.runner = runner
+        self.tool = tool
+
+    def settled(self, value: Any) -> dict[str, Any]:
+        """The result for what the awaitable gave."""
+        tool = self.tool
+        if tool is None:
+            result: dict[str, Any] = value
+            return result
+        return tool.shape(value, self.revision)
+
+    def failed(self, exc: Exception) -> dict[str, Any]:
+        """The result for what the awaitable raised (re-raised when it is the handler's
+        error rather than a tool's failure)."""
+        if self.tool is None:
+            raise exc
+        return self.tool.failure(exc, self.revision)
 
 
 #: What serving one entry gives: its reply now, a pending handler, or nothing owed.
@@ -145,11 +171,18 @@ class Runner:
             log.exception("handler for %s failed", method)
             return self.internal_error(raw_id, not in_batch)
 
-    def outcome(self, outcome: _wire.Outcome, revision: Revision, single: bool) -> bytes:
+    def outcome(self, outcome: _wire.Outcome, revision: Revision, single: bool) -> bytes | Pending:
         """The reply to a planned call the extension did not shape itself: a return value
-        other than a plain ``int``/``str``/``bool``, or an exception."""
+        other than a plain ``int``/``str``/``bool``, or an exception; for an ``async`` tool,
+        the call still to await (its coroutine), as a :class:`Pending`."""
         raw_id = outcome.raw_id
         tool = outcome.tool
+        if tool.is_async and not outcome.failed:
+            value = outcome.value
+            timeout = tool.timeout
+            return Pending(
+                value if timeout is None else Timed(value, timeout), revision, self, tool
+            )
         try:
             if outcome.failed:
                 result = tool.failure(outcome.value, revision)

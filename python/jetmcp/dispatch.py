@@ -12,8 +12,15 @@ HTTP status (or to nothing, on stdio). Nothing here knows HTTP.
 Calls of plain tools are planned and run by the extension (:meth:`jetmcp._wire.Routes.plan`):
 the extension reads and checks the arguments first, running nothing, then calls the tool
 functions and writes their replies, handing back to Python only what it does not shape itself
-(an :class:`~jetmcp._wire.Outcome`). It never calls jetmcp's own Python. Everything else goes
-to the era runner the revision picks (:mod:`jetmcp.runners`), in request order either way.
+(an :class:`~jetmcp._wire.Outcome`: a return value, an exception, or the coroutine of an
+``async`` tool, which is awaited like any handler's). It never calls jetmcp's own Python.
+Everything else goes to the era runner the revision picks (:mod:`jetmcp.runners`), in request
+order either way.
+
+When the transport awaits what :meth:`Dispatcher.start` gives back in the task that called
+it (HTTP: :attr:`Exchange.eager`), the first step of a single request's coroutine runs inside
+``start``: a handler that finishes without suspending is answered at once, and only one that
+really waits pays for deadlines and caps.
 
 Handlers may return their result directly (work that never waits) or an awaitable. In a
 batch, direct results are taken in place and only awaitables become tasks that run

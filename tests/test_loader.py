@@ -170,6 +170,38 @@ def test_bad_flag_values_exit_2_with_one_line(flags: list[str], message: str) ->
     assert proc.stdout == b""
 
 
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+def test_a_target_that_raises_shows_its_traceback_only_at_debug(
+    tmp_path: Path, transport: str
+) -> None:
+    (tmp_path / "broken.py").write_text(
+        "def helper():\n    raise RuntimeError('boom in helper')\n\nhelper()\n"
+    )
+
+    def run(*extra: str) -> tuple[int, str]:
+        proc = subprocess.run(
+            [*jetmcp_command(), "run", "broken.py", "--transport", transport, *extra],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=TIMEOUT,
+            check=False,
+            cwd=tmp_path,
+        )
+        return proc.returncode, proc.stderr.decode().strip()
+
+    code, err = run()
+    assert code == 2
+    assert err.splitlines() == [
+        "jetmcp: 'broken.py' failed to load: RuntimeError: boom in helper"
+    ], err
+    code, err = run("--log-level", "debug")
+    assert code == 2
+    assert "Traceback (most recent call last)" in err and "in helper" in err, err
+    assert (
+        err.splitlines()[-1] == "jetmcp: 'broken.py' failed to load: RuntimeError: boom in helper"
+    )
+
+
 @pytest.mark.parametrize(
     ("folder", "target", "name"),
     [(".", "srv.py", "from-helper"), ("pkg", "server.py", "pkg")],

@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from jetmcp.loader import (
+    DEBUG_ENV,
     TARGET_ARGV_ENV,
     WORKDIR_ENV,
     LoadError,
+    explain,
     find_module,
     load_or_explain,
     split_target,
@@ -601,8 +603,12 @@ def _check_target(target: str) -> None:
         check=False,
     )
     if check.returncode != 0:
-        lines = check.stderr.decode(errors="replace").strip().splitlines()
-        sys.stderr.write((lines[-1] if lines else f"jetmcp: {target!r} failed to load") + "\n")
+        text = check.stderr.decode(errors="replace").strip()
+        lines = text.splitlines()
+        if os.environ.get(DEBUG_ENV):
+            sys.stderr.write(text + "\n")  # the traceback too (--log-level debug)
+        else:
+            sys.stderr.write((lines[-1] if lines else f"jetmcp: {target!r} failed to load") + "\n")
         raise SystemExit(EXIT_BAD_TARGET)
 
 
@@ -773,7 +779,8 @@ def _serve_stdio(settings: Settings) -> int:
     try:
         server = load_or_explain(settings.app, "stdio")
     except LoadError as exc:
-        raise _refuse(str(exc)) from None
+        explain(exc)
+        raise SystemExit(EXIT_BAD_TARGET) from None
     return 0 if uvloop.run(serve_stdio(server, settings)) else 1
 
 
@@ -794,6 +801,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     settings = _settings(ns)
     os.environ[TARGET_ARGV_ENV] = json.dumps(ns.argv)
+    if ns.log_level == "debug":
+        # A target that fails to load shows its traceback (else one line).
+        os.environ[DEBUG_ENV] = "1"
     if ns.transport == "stdio":
         if settings.auth_issuer or settings.auth_jwks_url or settings.auth_introspection_url:
             raise _refuse(

@@ -290,13 +290,38 @@ def main(argv: list[str] | None = None) -> int:
     try:
         loader.check(args[0])
     except loader.LoadError as exc:
-        print(f"jetmcp: {exc}", file=sys.stderr)
+        explain(exc)
         return 2
     return 0
+
+
+#: Set (to anything) when ``--log-level debug`` asks for the traceback of a bad target.
+DEBUG_ENV = "JETMCP_DEBUG_TARGET"
+
+
+def explain(exc: LoadError) -> None:
+    """Say on stderr why a target did not load: one line; with ``--log-level debug``
+    (:data:`DEBUG_ENV`) the traceback of what the user's code raised first."""
+    import os
+    import traceback
+
+    cause = exc.__cause__
+    if os.environ.get(DEBUG_ENV) and cause is not None:
+        traceback.print_exception(cause, file=sys.stderr)
+    print(f"jetmcp: {exc}", file=sys.stderr)
 
 
 if __name__ == "__main__":
     sys.exit(main())
 
 
-__all__ = ["LoadError", "load_app", "load_object", "load_or_explain", "resolve", "split_target"]
+__all__ = [
+    "DEBUG_ENV",
+    "LoadError",
+    "explain",
+    "load_app",
+    "load_object",
+    "load_or_explain",
+    "resolve",
+    "split_target",
+]

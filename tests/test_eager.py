@@ -381,6 +381,21 @@ def async_app(fast: bool, log: list[str]) -> Server:
     async def a_text(n: int) -> int:
         return n
 
+    @server.tool()
+    async def a_ctx(n: int, ctx: Context) -> int:
+        await ctx.info(f"n={n}")
+        await ctx.report_progress(1, 2)
+        log.append(f"ctx {n} {ctx.progress_token!r} {ctx.request_id!r}")
+        if n < 0:
+            await asyncio.sleep(0)
+            raise ValueError("negative")
+        return n
+
+    @server.tool()
+    def s_ctx(n: int, ctx: Context) -> str:
+        log.append(f"sync ctx {n} {ctx.meta!r}")
+        return f"{n} {ctx.protocol_version}"
+
     return server
 
 
@@ -395,6 +410,8 @@ A_PARAMS: dict[str, st.SearchStrategy[dict[str, Any]]] = {
     ),
     "a_timed": st.fixed_dictionaries({"n": st.integers(0, 3)}),
     "a_text": st.fixed_dictionaries({"n": st.integers(0, 3) | st.text(max_size=1)}),
+    "a_ctx": st.fixed_dictionaries({"n": st.integers(-2, 3)}),
+    "s_ctx": st.fixed_dictionaries({"n": st.integers(-2, 3)}),
 }
 
 
@@ -404,20 +421,23 @@ def async_call(draw: st.DrawFn, modern_meta: dict[str, Any] | None) -> dict[str,
     params: dict[str, Any] = {"name": name, "arguments": draw(A_PARAMS[name])}
     if modern_meta is not None:
         params["_meta"] = modern_meta
+    elif draw(st.booleans()):
+        params["_meta"] = {"progressToken": draw(st.integers(0, 3) | st.text(max_size=2))}
     return params
 
 
 async def through(
     fast: bool, body: bytes, revision: Any, headers: Any, eager: bool
-) -> tuple[bytes | None, list[str]]:
+) -> tuple[bytes | None, list[str], list[Any]]:
     log: list[str] = []
+    sink = ListSink()
     dispatcher = Dispatcher(async_app(fast, log))
     got = dispatcher.start(
-        _wire.decode(body), Exchange(revision, None, headers=headers, eager=eager)
+        _wire.decode(body), Exchange(revision, None, sink, headers=headers, eager=eager)
     )
     if got is not None and not isinstance(got, bytes):
         got = await got
-    return (None if got is None else bytes(got)), log
+    return (None if got is None else bytes(got)), log, sink.messages
 
 
 MODERN_META = {
@@ -474,9 +494,82 @@ def test_async_plain_tools_are_planned() -> None:
     server = async_app(True, log)
     for name in A_PARAMS:
         assert name in server.routes, name
+    assert server.routes["a_ctx"].context == "ctx"
     body = orjson.dumps(request("tools/call", {"name": "a_add", "arguments": {"a": 1, "b": 2}}))
     dispatcher = Dispatcher(server)
     out = dispatcher.start(_wire.decode(body), Exchange(LEGACY, None, eager=True))
     assert isinstance(out, bytes)  # finished in its first step, inside start
     assert dispatcher.fast == 1
     assert log == ["add 1 2"]
+
+
+def ask_app(fast: bool, log: list[str]) -> Server:
+    server = Server("asking", fast_paths=fast)
+
+    @server.tool()
+    async def a_ask(n: int, ctx: Context) -> str:
+        log.append(f"ask {n}")
+        answer = await ctx.elicit(
+            "name?", {"type": "object", "properties": {"name": {"type": "string"}}}
+        )
+        log.append(f"answered {answer.action}")
+        return f"{n} {answer.action} {answer.data!r}"
+
+    @server.tool()
+    def s_ask(n: int, ctx: Context) -> str:
+        log.append(f"sync {n} {ctx.protocol_version}")
+        return str(n)
+
+    return server
+
+
+@pytest.mark.parametrize("tool", ["a_ask", "s_ask"])
+@async_test
+async def test_2026_context_tools_planned_by_the_extension_ask_in_rounds(tool: str) -> None:
+    """A 2026-07-28 call of a Context tool is planned by the extension and run with the
+    Context and input round the runner makes: its first round (an InputRequiredResult when
+    it asks) is the general path's but for the sealed state's own bytes, and the retry with
+    that state, served the general way, completes it."""
+    meta = dict(MODERN_META) | {META_CLIENT_CAPABILITIES: {"elicitation": {}}}
+    params = {"name": tool, "arguments": {"n": 3}, "_meta": meta}
+    headers = RoutingHeaders.from_items(
+        [("mcp-method", "tools/call"), ("mcp-name", tool), ("mcp-protocol-version", "2026-07-28")]
+    )
+    first = orjson.dumps(request("tools/call", params, id=9))
+    seen = []
+    for fast in (True, False):
+        log: list[str] = []
+        dispatcher = Dispatcher(ask_app(fast, log))
+        got = dispatcher.start(
+            _wire.decode(first), Exchange(R2026_07_28, None, headers=headers, eager=True)
+        )
+        if got is not None and not isinstance(got, bytes):
+            got = await got
+        assert got is not None
+        reply = orjson.loads(bytes(got))
+        state = reply["result"].pop("requestState", None)
+        seen.append((reply, log, dispatcher.fast))
+        if fast:
+            fast_state, fast_dispatcher = state, dispatcher
+    (fast_reply, fast_log, hits), (general_reply, general_log, _) = seen
+    assert hits == 1  # planned and run by the extension
+    assert (fast_reply, fast_log) == (general_reply, general_log)
+    if tool == "s_ask":
+        return
+    assert fast_reply["result"]["resultType"] == "input_required"
+    (key,) = fast_reply["result"]["inputRequests"]
+    retry = dict(params) | {
+        "requestState": fast_state,
+        "inputResponses": {key: {"action": "accept", "content": {"name": "Ada"}}},
+    }
+    # The same server (its key seals the state), the retry served the general way.
+    got = fast_dispatcher.start(
+        _wire.decode(orjson.dumps(request("tools/call", retry, id=10))),
+        Exchange(R2026_07_28, None, headers=headers, eager=True),
+    )
+    if got is not None and not isinstance(got, bytes):
+        got = await got
+    assert got is not None
+    done = orjson.loads(bytes(got))
+    assert "result" in done, done
+    assert done["result"]["content"][0]["text"] == "3 accept {'name': 'Ada'}", done

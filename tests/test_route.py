@@ -108,9 +108,9 @@ def build(routed: bool) -> Server:
         return a - b
 
     @server.tool()
-    def with_ctx(n: int, ctx: Context) -> int:  # not routable: it takes a Context
-        LOG.append(f"ctx {n}")
-        return n
+    def with_ctx(n: int, ctx: Context) -> str:  # planned for singles, run with its Context
+        LOG.append(f"ctx {n} {ctx.request_id!r} {ctx.meta!r} {ctx.progress_token!r}")
+        return f"{n} {ctx.protocol_version} {ctx.session_id!r} {ctx.client_id!r}"
 
     return server
 
@@ -136,7 +136,8 @@ NAMES = [
 
 
 def test_plain_tools_get_routes() -> None:
-    assert FAST.server.routes.names() == sorted(set(NAMES) - {"with_ctx"})
+    assert FAST.server.routes.names() == sorted(NAMES)
+    assert FAST.server.routes["with_ctx"].context == "ctx"
     assert len(SLOW.server.routes) == 0
     assert FAST.server.routes["echo"].names == ["s", "times"]
     assert FAST.server.routes["echo"].positional
@@ -341,7 +342,7 @@ def test_batch_order_of_side_effects() -> None:
         },
     ]
     (reply, _), log = answer(FAST, orjson.dumps(entries), R_BATCH)
-    assert log == ["add 1 1", "ctx 2", "boom value", "add 5 5"]
+    assert log == ["add 1 1", "ctx 2 '2' {} None", "boom value", "add 5 5"]
     assert reply is not None
     assert [r["id"] for r in orjson.loads(reply)] == [1, 2, 3, 4, 5]
 
@@ -374,10 +375,10 @@ def test_removed_and_replaced_tools() -> None:
     server.remove_tool("t")
     assert "t" not in server.routes
 
-    async def t2(n: int, ctx: Context) -> int:
-        return n
+    async def t2(n: list[int]) -> int:
+        return len(n)
 
-    server.add_tool(t2, name="t")  # takes a Context: served by Python, no stale route left
+    server.add_tool(t2, name="t")  # not plain arguments: served by Python, no stale route left
     assert "t" not in server.routes
 
     async def t3(n: int) -> int:
@@ -684,7 +685,10 @@ def call_lexeme(draw: st.DrawFn, request_id: int) -> tuple[bytes, bool]:
     ).encode()
     args = [(k, v) for k, (_, v) in zip(arg_keys_written, arg_members, strict=True)]
     kept = any(member == "arguments" for member, _ in members)
-    return body, reads_itself(name, params_keys, args if kept else None)
+    # A tool that takes a Context is planned for a single message by Routes.answer only
+    # (run with the Context the dispatcher makes), never by Routes.plan.
+    takes_context = tool is not None and tool.context_param is not None
+    return body, reads_itself(name, params_keys, args if kept else None) and not takes_context
 
 
 def edit(body: bytes, edits: list[tuple[float, bytes, int]]) -> bytes:
@@ -764,3 +768,31 @@ def test_odd_spellings(params: bytes, routed: bool) -> None:
     assert planned(body, R) == routed
     assert LOG == []
     assert answer(FAST, body, R) == answer(SLOW, body, R)
+
+
+def test_a_context_tool_is_planned_by_answer_and_run_with_its_context() -> None:
+    body = (
+        b'{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":'
+        b'{"name":"with_ctx","arguments":{"n":4},"_meta":{"progressToken":"t"}}}'
+    )
+    routes = FAST.server.routes
+    shape = _wire.Shape(R.structured_output)
+    frame = _wire.decode(body)
+    assert routes.plan(frame, shape) is None  # not in arrays, nor by plan()
+    LOG.clear()
+    plans = routes.answer(frame, shape)
+    assert isinstance(plans, _wire.Plans) and LOG == []  # planned, nothing ran
+    assert plans.planned(0) and plans.meta(0) == {"progressToken": "t"}
+    route = plans.route(0)
+    assert route is not None and route.context == "ctx"
+    with pytest.raises(ValueError, match="takes a context"):
+        plans.run(0)
+    assert plans.planned(0) is False  # taken, even though it could not run
+
+
+def test_a_context_keyword_cannot_be_a_parameter() -> None:
+    def f(n: int) -> int:
+        return n
+
+    with pytest.raises(ValueError, match="context keyword"):
+        _wire.ToolRoute(None, f, [("n", int, None, False)], object(), [int], True, context="n")

@@ -137,8 +137,9 @@ def encode_batch(replies: list[bytes]) -> bytes:
 
 @final
 class ToolRoute:
-    """How the extension calls one tool: a synchronous function whose parameters are all
-    ``str``/``int``/``float``/``bool``."""
+    """How the extension calls one tool: a function whose parameters are all
+    ``str``/``int``/``float``/``bool`` (what an ``async`` one returns is handed back), and
+    maybe a context object its caller makes."""
 
     def __init__(
         self,
@@ -150,6 +151,7 @@ class ToolRoute:
         structured: bool,
         positional: bool = False,
         modern: bool = False,
+        context: str | None = None,
     ) -> None:
         """``params``: (name, type, default, whether None is allowed) in signature order,
         ``required`` standing for "no default"; ``fast_types``: the return types (of int,
@@ -157,9 +159,13 @@ class ToolRoute:
         ``structuredContent``; ``positional``: pass the arguments by position (only where
         that binds the same); ``modern``: calls at 2026-07-28 may be planned (not for a tool
         that may run as a task there, nor one whose input schema has ``x-mcp-header``
-        properties)."""
+        properties); ``context``: the keyword the function takes a context object by (a
+        call is then planned for a single message only, and runs with the context its
+        caller gives :meth:`Plans.run`)."""
     @property
     def names(self) -> list[str]: ...
+    @property
+    def context(self) -> str | None: ...
     @property
     def positional(self) -> bool: ...
     @property
@@ -209,11 +215,12 @@ class Routes:
         A batch is planned as given: refuse the batches a revision does not take first."""
     def answer(
         self, frame: Frame, shape: Shape, headers: Headers | None = None
-    ) -> bytes | Outcome | None:
+    ) -> bytes | Outcome | Plans | None:
         """For a FRAME_SINGLE frame: plan its call as :meth:`plan` would and run it at once
         (one call instead of ``plan`` then ``Plans.run(0)``). The reply, its
         :class:`Outcome`, or None when it does not plan (nothing ran; also for any other
-        kind of frame)."""
+        kind of frame). A call of a tool that takes a context is planned, not run: its
+        :class:`Plans`, for the caller to run with the context it makes."""
 
 @final
 class Shape:
@@ -311,7 +318,11 @@ class Plans:
         """Whether every entry is planned."""
     def planned(self, i: int) -> bool:
         """Whether entry ``i`` is planned and has not run (IndexError past the end)."""
-    def run(self, i: int) -> bytes | Outcome | None:
+    def route(self, i: int) -> ToolRoute | None:
+        """The route entry ``i`` is planned with (None once it ran, or if not planned)."""
+    def meta(self, i: int) -> Any:
+        """``params._meta`` of entry ``i`` as Python objects (None without one)."""
+    def run(self, i: int, context: Any = None) -> bytes | Outcome | None:
         """Call entry ``i``'s tool: the finished reply (a primitive result written here,
         completed at a 2026-07-28 shape) or its :class:`Outcome`. ValueError when the entry
         is not planned or already ran. The tools may have changed since planning (a tool

@@ -87,6 +87,7 @@ _FRAME_BATCH = _wire.FRAME_BATCH
 _FRAME_PARSE_ERROR = _wire.FRAME_PARSE_ERROR
 _FRAME_EMPTY_BATCH = _wire.FRAME_EMPTY_BATCH
 _Outcome = _wire.Outcome
+_Plans = _wire.Plans
 #: ``Settings.max_client_data_bytes``'s default.
 DEFAULT_MAX_CLIENT_DATA_BYTES = 16 * 1024
 _encode_error = _wire.encode_error
@@ -240,6 +241,18 @@ class Dispatcher:
                 done = server.routes.answer(
                     frame, shape[1], None if headers is None else _wire_headers(headers)
                 )
+                if type(done) is _Plans:
+                    # A tool that takes a Context: planned, run with the one the runner makes.
+                    entry = frame.entries[0]
+                    served = self.runner(ex.revision).run_planned(done, entry, ex)
+                    if served is not None:
+                        self.fast += 1
+                        if type(served) is bytes:
+                            return served
+                        if isinstance(served, Pending):
+                            return self._wait(served, entry, ex)
+                        return served
+                    done = None
                 if done is not None:
                     self.fast += 1
                     if type(done) is bytes:
@@ -414,6 +427,11 @@ class Dispatcher:
                 result = pending.settled(done.value)
             except Exception as exc:
                 result = pending.failed(exc)
+            except BaseException as exc:
+                asked = pending.asked(exc)  # a question that ends the tool's round
+                if asked is None:
+                    raise
+                result = asked
             else:
                 pending.awaitable = resume(coro, first)
                 return None
@@ -479,6 +497,11 @@ class Dispatcher:
                     value = await awaitable
                 except Exception as exc:
                     result = pending.failed(exc)
+                except BaseException as exc:
+                    asked = pending.asked(exc)  # a question that ends the tool's round
+                    if asked is None:
+                        raise
+                    result = asked
                 else:
                     result = pending.settled(value)
             except asyncio.CancelledError:

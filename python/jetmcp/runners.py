@@ -40,6 +40,8 @@ from jetmcp.inflight import is_request_id
 from jetmcp.protocol import modern, revisions
 from jetmcp.protocol.revisions import Revision
 from jetmcp.reply import FAILED, OK, Reply
+from jetmcp.server.context import Context
+from jetmcp.server.mrtr import InputRequired, InputRound
 
 if TYPE_CHECKING:
     from jetmcp.call import Session
@@ -65,7 +67,7 @@ class Pending:
     tool's function gave back (started by the extension), so its value (or exception) is
     still to be shaped by that tool, as :meth:`Tool.call` would have."""
 
-    __slots__ = ("awaitable", "revision", "runner", "tool")
+    __slots__ = ("awaitable", "inputs", "revision", "runner", "tool")
 
     def __init__(
         self,
@@ -73,11 +75,21 @@ class Pending:
         revision: Revision,
         runner: Runner,
         tool: Tool | None = None,
+        inputs: InputRound | None = None,
     ) -> None:
         self.awaitable = awaitable
         self.revision = revision
         self.runner = runner
         self.tool = tool
+        #: The input round of a 2026-07-28 tool's call (a question it asks ends the round).
+        self.inputs = inputs
+
+    def asked(self, exc: BaseException) -> dict[str, Any] | None:
+        """The ``InputRequiredResult`` when ``exc`` is a question the tool's round asks;
+        else None (the exception is not this Pending's to answer)."""
+        if self.inputs is not None and isinstance(exc, InputRequired):
+            return self.inputs.result(exc.requests)
+        return None
 
     def settled(self, value: Any) -> dict[str, Any]:
         """The result for what the awaitable gave."""
@@ -195,6 +207,36 @@ class Runner:
             log.exception("handler for tools/call failed")
             return self.internal_error(raw_id, single)
 
+    def run_planned(
+        self, plans: _wire.Plans, entry: _wire.Entry, ex: Exchange
+    ) -> bytes | Pending | None:
+        """Run a single call the extension planned but left to run with a Context (the tool
+        takes one): its reply, what is still to await, or None (nothing ran) to serve it
+        the general way."""
+        return None
+
+    def _run_with(
+        self,
+        plans: _wire.Plans,
+        context: Context,
+        revision: Revision,
+        inputs: InputRound | None = None,
+    ) -> bytes | Pending | None:
+        """Run ``plans``' only entry with ``context``, then as :meth:`outcome` does."""
+        try:
+            done = plans.run(0, context)
+        except InputRequired as exc:
+            if inputs is None:
+                raise
+            raw_id: bytes = context.call.raw_id  # type: ignore[assignment]  # a request's
+            return self.encode(raw_id, inputs.result(exc.requests), revision)
+        if done is None or type(done) is bytes:
+            return done
+        out = self.outcome(done, revision, True)  # type: ignore[arg-type]  # an Outcome
+        if type(out) is Pending:
+            out.inputs = inputs
+        return out
+
     def error(self, raw_id: bytes, exc: McpError, single: bool) -> bytes:
         """The error reply for ``exc``; a :class:`~jetmcp.dispatch.Reply` that says it
         failed when it answers the body's only request."""
@@ -299,6 +341,22 @@ class LegacyRunner(Runner):
         if type(result) is EncodedResult:
             return _encode_result(raw_id, result.json)
         return _encode_result(raw_id, result)
+
+    def run_planned(
+        self, plans: _wire.Plans, entry: _wire.Entry, ex: Exchange
+    ) -> bytes | Pending | None:
+        # The Call and Context that prepare and Tool.call would make for this request.
+        call = Call(
+            "tools/call",
+            entry.raw_id,
+            ex.revision,
+            ex.session,
+            ex.sink,
+            plans.meta(0),
+            self._outgoing(ex),
+            ex.auth,
+        )
+        return self._run_with(plans, Context(call, self.server), ex.revision)
 
     def shape(self, revision: Revision) -> _wire.Shape:
         return _wire.Shape(revision.structured_output)
@@ -433,6 +491,31 @@ class ModernRunner(Runner):
     def notification(self, entry: _wire.Entry, ex: Exchange) -> None:
         if entry.method == "notifications/cancelled":
             cancel(self.dispatcher, entry, ex)
+
+    def run_planned(
+        self, plans: _wire.Plans, entry: _wire.Entry, ex: Exchange
+    ) -> bytes | Pending | None:
+        # What prepare and the tools/call handler would make for this request: the Call
+        # (the extension checked _meta and the headers as prepare does) and its input round
+        # (the extension plans no call that carries round fields).
+        params = _params(entry)
+        meta: dict[str, Any] = params["_meta"]
+        revision = revisions.lookup_modern(meta[META_PROTOCOL_VERSION])
+        if revision is None:
+            return None
+        call = Call(
+            "tools/call",
+            entry.raw_id,
+            revision,
+            None,
+            ex.sink,
+            meta,
+            None,
+            ex.auth,
+        )
+        rcall = self.server._rounds.call(params, call, lazy=True)
+        inputs: InputRound = rcall.inputs  # type: ignore[assignment]  # opened just now
+        return self._run_with(plans, Context(rcall, self.server), revision, inputs)
 
     def _tool_headers(self, params: dict[str, Any], ex: Exchange) -> tuple[modern.XHeader, ...]:
         """The ``x-mcp-header`` properties of the tool a ``tools/call`` names (none for an

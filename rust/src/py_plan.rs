@@ -22,11 +22,12 @@ use smallvec::SmallVec;
 use crate::encode::{self, BatchOut};
 use crate::frame::{self, FrameKind};
 use crate::plan::{Era, Headers};
+use crate::py_build::build;
 use crate::py_encode::encode_with;
 use crate::py_frame::PyFrame;
 use crate::py_route::{
     batch_out, call_tool, plan_entry, plannable_kind, primitive, structured, tool_of, Called, Memo,
-    Plan, Routes, Rules,
+    Plan, Routes, Rules, ToolRoute,
 };
 
 /// What results look like at one revision. Built once per revision by the dispatcher.
@@ -262,6 +263,13 @@ pub(crate) fn plan_frame(
     let mut complete = true;
     for entry in entries {
         match plan_entry(py, body, entry, routes, &mut memo, rules)? {
+            // A tool that takes a context is planned for single messages only
+            // (`Routes.answer`): in an array, Python serves it.
+            Some(plan) if plan.route.get().needs_context() => {
+                plan.release(py);
+                complete = false;
+                slots.push(Slot::Unplanned);
+            }
             Some(plan) => {
                 any = true;
                 slots.push(Slot::Planned(plan));
@@ -303,13 +311,28 @@ pub(crate) fn answer_single<'py>(
         return Ok(None);
     };
     let body = f.body(py).as_bytes();
+    let shape_obj = shape;
     let shape = shape.get();
     let rules = rules(f, shape, headers.map(Bound::get));
     let Some(plan) = plan_entry(py, body, entry, routes, &mut None, rules)? else {
         return Ok(None);
     };
+    if plan.route.get().needs_context() {
+        // Planned, not run: the caller makes the context and runs it (`Plans.run(0, ctx)`).
+        let generation = routes.borrow().generation();
+        let plans = Plans {
+            frame: frame.clone().unbind(),
+            routes: routes.clone().unbind(),
+            shape: shape_obj.clone().unbind(),
+            headers: headers.map(|h| h.clone().unbind()),
+            generation,
+            slots: Mutex::new(SmallVec::from_iter([Slot::Planned(plan)])),
+            complete: true,
+        };
+        return Ok(Some(Bound::new(py, plans)?.into_any()));
+    }
     let mut reply = None;
-    let ran = call_plan(py, body, shape, 0, &plan, Out::Single(&mut reply));
+    let ran = call_plan(py, body, shape, 0, &plan, None, Out::Single(&mut reply));
     plan.release(py);
     Ok(match ran? {
         Ran::Written => reply.map(Bound::into_any),
@@ -358,10 +381,11 @@ fn call_plan<'py>(
     shape: &Shape,
     i: usize,
     plan: &Plan,
+    context: Option<&Bound<'py, PyAny>>,
     out: Out<'_, 'py>,
 ) -> PyResult<Ran<'py>> {
     let route = plan.route.get();
-    let called = call_tool(py, route, &plan.args)?;
+    let called = call_tool(py, route, &plan.args, context)?;
     let raw_id = plan.raw_id.of(body);
     let (value, failed) = match called {
         Called::Returned(value) => {
@@ -450,8 +474,15 @@ impl Plans {
         plan_entry(py, body, entry, self.routes.bind(py), &mut None, rules)
     }
 
-    /// Run entry `i`: its reply put in `out`, or its outcome.
-    fn execute<'py>(&self, py: Python<'py>, i: usize, out: Out<'_, 'py>) -> PyResult<Ran<'py>> {
+    /// Run entry `i` (with `context` for a tool that takes one): its reply put in `out`,
+    /// or its outcome.
+    fn execute<'py>(
+        &self,
+        py: Python<'py>,
+        i: usize,
+        context: Option<&Bound<'py, PyAny>>,
+        out: Out<'_, 'py>,
+    ) -> PyResult<Ran<'py>> {
         let mut plan = self.take(i)?;
         if !self.is_current(py, &plan) {
             match self.replan(py, i)? {
@@ -462,31 +493,27 @@ impl Plans {
                 }
             }
         }
-        let ran = self.call(py, i, &plan, out);
+        let body = self.frame.get().body(py).as_bytes();
+        let ran = call_plan(py, body, self.shape.get(), i, &plan, context, out);
         plan.release(py);
         ran
     }
 
-    /// Call `plan` (entry `i`'s): its reply put in `out`, or its outcome.
-    fn call<'py>(
+    /// Run entry `i` of any frame as a single reply: bytes, outcome or None.
+    fn run_one<'py>(
         &self,
         py: Python<'py>,
         i: usize,
-        plan: &Plan,
-        out: Out<'_, 'py>,
-    ) -> PyResult<Ran<'py>> {
-        let body = self.frame.get().body(py).as_bytes();
-        call_plan(py, body, self.shape.get(), i, plan, out)
-    }
-
-    /// Run entry `i` of any frame as a single reply: bytes, outcome or None.
-    fn run_one<'py>(&self, py: Python<'py>, i: usize) -> PyResult<Option<Bound<'py, PyAny>>> {
+        context: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
         let mut reply = None;
-        Ok(match self.execute(py, i, Out::Single(&mut reply))? {
-            Ran::Written => reply.map(Bound::into_any),
-            Ran::Outcome(outcome) => Some(outcome.into_any()),
-            Ran::Stale => None,
-        })
+        Ok(
+            match self.execute(py, i, context, Out::Single(&mut reply))? {
+                Ran::Written => reply.map(Bound::into_any),
+                Ran::Outcome(outcome) => Some(outcome.into_any()),
+                Ran::Stale => None,
+            },
+        )
     }
 }
 
@@ -512,9 +539,40 @@ impl Plans {
     }
 
     /// Call entry `i`'s tool: its finished reply, its `Outcome`, or None (nothing ran) when
-    /// the tools changed since planning and the entry no longer plans.
-    fn run<'py>(&self, py: Python<'py>, i: usize) -> PyResult<Option<Bound<'py, PyAny>>> {
-        self.run_one(py, i)
+    /// the tools changed since planning and the entry no longer plans. `context`: the
+    /// context object of a tool that takes one (`ToolRoute.context`), passed by keyword.
+    #[pyo3(signature = (i, context = None))]
+    fn run<'py>(
+        &self,
+        py: Python<'py>,
+        i: usize,
+        context: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.run_one(py, i, context)
+    }
+
+    /// The route entry `i` is planned with (None once it ran or when it is not planned).
+    fn route(&self, py: Python<'_>, i: usize) -> Option<Py<ToolRoute>> {
+        match self.slots().get(i) {
+            Some(Slot::Planned(plan)) => Some(plan.route.clone_ref(py)),
+            _ => None,
+        }
+    }
+
+    /// The `_meta` of entry `i`'s `params` as Python objects (None when it has none, or
+    /// the entry is not planned).
+    fn meta<'py>(&self, py: Python<'py>, i: usize) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let span = match self.slots().get(i) {
+            Some(Slot::Planned(plan)) => plan.meta,
+            _ => None,
+        };
+        match span {
+            Some(span) => Ok(Some(build(
+                py,
+                span.of(self.frame.get().body(py).as_bytes()),
+            )?)),
+            None => Ok(None),
+        }
     }
 
     /// Run every entry in order (only when `complete`): the whole reply when every entry
@@ -529,7 +587,7 @@ impl Plans {
         }
         let frame = self.frame.get();
         if frame.kind == FrameKind::Single as u8 {
-            return Ok(match self.run_one(py, 0)? {
+            return Ok(match self.run_one(py, 0, None)? {
                 Some(item) if item.is_instance_of::<PyBytes>() => item,
                 item => PyList::new(py, [item])?.into_any(),
             });
@@ -540,7 +598,7 @@ impl Plans {
         let mut finished = true;
         for i in 0..n {
             let start = out.len() + usize::from(!out.is_empty());
-            match self.execute(py, i, Out::Batch(&mut out))? {
+            match self.execute(py, i, None, Out::Batch(&mut out))? {
                 Ran::Written => items.push(Item::Reply(start, out.len())),
                 Ran::Outcome(outcome) => {
                     finished = false;

@@ -106,6 +106,13 @@ pub struct ToolRoute {
     /// Whether calls at 2026-07-28 may be planned (the tool cannot become a task there, and
     /// its input schema has no `x-mcp-header` property for the headers to be checked against).
     modern: bool,
+    /// The keyword the tool takes its context object by, if any: a call of it is planned
+    /// but run only with the context its caller makes (`Plans.run(i, context)`).
+    context: Option<Py<PyString>>,
+    /// The keyword names of a call by keyword with the context last.
+    kwnames_ctx: Option<Py<PyTuple>>,
+    /// The context's keyword alone (a positional call with the context by keyword).
+    ctx_kwname: Option<Py<PyTuple>>,
 }
 
 #[pymethods]
@@ -114,9 +121,10 @@ impl ToolRoute {
     /// `required` standing for "no default"; `fast_types`: the return types (of int, str,
     /// bool) that may be written without Python; `structured`: whether such a result
     /// carries `structuredContent`; `positional`: pass the arguments by position; `modern`:
-    /// calls at 2026-07-28 may be planned.
+    /// calls at 2026-07-28 may be planned; `context`: the keyword the tool takes a context
+    /// object by (its calls then run only with one, given by the caller).
     #[new]
-    #[pyo3(signature = (tool, func, params, required, fast_types, structured, positional = false, modern = false))]
+    #[pyo3(signature = (tool, func, params, required, fast_types, structured, positional = false, modern = false, context = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -128,6 +136,7 @@ impl ToolRoute {
         structured: bool,
         positional: bool,
         modern: bool,
+        context: Option<String>,
     ) -> PyResult<Self> {
         let mut names = Vec::with_capacity(params.len());
         let mut kinds = Vec::with_capacity(params.len());
@@ -144,6 +153,25 @@ impl ToolRoute {
             });
         }
         let kwnames = PyTuple::new(py, names.iter().map(|n| PyString::intern(py, n)))?.unbind();
+        if context.as_ref().is_some_and(|c| names.contains(c)) {
+            return Err(PyValueError::new_err(
+                "the context keyword must not also be a parameter",
+            ));
+        }
+        let context = context.map(|c| PyString::intern(py, &c).unbind());
+        let kwnames_ctx = match &context {
+            Some(c) => {
+                let mut all: Vec<Bound<'_, PyString>> =
+                    names.iter().map(|n| PyString::intern(py, n)).collect();
+                all.push(c.bind(py).clone());
+                Some(PyTuple::new(py, all)?.unbind())
+            }
+            None => None,
+        };
+        let ctx_kwname = match &context {
+            Some(c) => Some(PyTuple::new(py, [c.bind(py)])?.unbind()),
+            None => None,
+        };
         let mut route = ToolRoute {
             tool,
             func,
@@ -158,6 +186,9 @@ impl ToolRoute {
             structured,
             positional,
             modern,
+            context,
+            kwnames_ctx,
+            ctx_kwname,
         };
         for tp in &fast_types {
             match Kind::of(tp)? {
@@ -188,6 +219,12 @@ impl ToolRoute {
         self.modern
     }
 
+    /// The keyword the tool takes a context object by (None: it takes none).
+    #[getter]
+    fn context(&self, py: Python<'_>) -> Option<Py<PyString>> {
+        self.context.as_ref().map(|c| c.clone_ref(py))
+    }
+
     /// The tool object given to the constructor.
     #[getter]
     fn tool(&self, py: Python<'_>) -> Py<PyAny> {
@@ -201,6 +238,13 @@ impl ToolRoute {
             visit.call(default)?;
         }
         Ok(())
+    }
+}
+
+impl ToolRoute {
+    /// Whether a call runs only with a context object from its caller.
+    pub(crate) fn needs_context(&self) -> bool {
+        self.context.is_some()
     }
 }
 
@@ -333,6 +377,8 @@ pub(crate) struct Plan {
     pub name: Span,
     pub route: Py<ToolRoute>,
     pub args: Args,
+    /// The `_meta` object of `params`, when present.
+    pub meta: Option<Span>,
 }
 
 impl Plan {
@@ -405,6 +451,7 @@ pub(crate) fn plan_entry<'b, 'py>(
         name: call.name,
         route: route.unbind(),
         args,
+        meta: call.meta.map(|m| m.span),
     }))
 }
 
@@ -470,27 +517,46 @@ pub(crate) fn call_tool<'py>(
     py: Python<'py>,
     route: &ToolRoute,
     args: &[Py<PyAny>],
+    context: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Called<'py>> {
-    let ptrs: SmallVec<[*mut ffi::PyObject; 8]> = args.iter().map(|a| a.as_ptr()).collect();
-    // SAFETY: `func` and `kwnames` are live objects owned by the route; `ptrs` holds one
-    // borrowed reference per parameter (kept alive by `args`), passed either all by
-    // position (`nargsf` = their number, no keyword names) or all by keyword (`nargsf` 0,
+    let mut ptrs: SmallVec<[*mut ffi::PyObject; 8]> = args.iter().map(|a| a.as_ptr()).collect();
+    // The context goes last, by keyword; a tool that takes one runs only with one.
+    let (kwnames, with_ctx) = match (&route.kwnames_ctx, &route.ctx_kwname, context) {
+        (Some(all), Some(alone), Some(ctx)) => {
+            ptrs.push(ctx.as_ptr());
+            (if route.positional { alone } else { all }, true)
+        }
+        (None, None, None) => (&route.kwnames, false),
+        (Some(_), _, None) => {
+            return Err(PyValueError::new_err(
+                "this tool takes a context: give it to Plans.run",
+            ))
+        }
+        _ => {
+            return Err(PyValueError::new_err(
+                "this tool takes no context: give none",
+            ))
+        }
+    };
+    // SAFETY: `func` and the keyword-name tuples are live objects owned by the route;
+    // `ptrs` holds one borrowed reference per parameter (kept alive by `args`), then the
+    // context's (kept alive by `context`), passed either the parameters by position
+    // (`nargsf` = their number) and the context by keyword, or all by keyword (`nargsf` 0,
     // one keyword name each). The result is a new reference or NULL with an exception.
     let result = unsafe {
         let r = if route.positional {
             ffi::PyObject_Vectorcall(
                 route.func.as_ptr(),
                 ptrs.as_ptr(),
-                ptrs.len(),
-                ptr::null_mut(),
+                args.len(),
+                if with_ctx {
+                    kwnames.as_ptr()
+                } else {
+                    ptr::null_mut()
+                },
             )
         } else {
-            ffi::PyObject_Vectorcall(
-                route.func.as_ptr(),
-                ptrs.as_ptr(),
-                0,
-                route.kwnames.as_ptr(),
-            )
+            ffi::PyObject_Vectorcall(route.func.as_ptr(), ptrs.as_ptr(), 0, kwnames.as_ptr())
         };
         Bound::from_owned_ptr_or_err(py, r)
     };

@@ -200,19 +200,15 @@ class Tool:
         self.route: _wire.ToolRoute | None = self._route()
 
     def _route(self) -> _wire.ToolRoute | None:
-        """A route when a call needs nothing but the function: plain
-        ``str``/``int``/``float``/``bool`` parameters (no Context, no ``**kwargs``), and
-        runnable in place at every revision (not a task-only tool). The extension then reads
-        the arguments, calls the function and writes a primitive result itself, handing
-        everything else back to :meth:`shape` and :meth:`failure`; for an ``async`` function
-        what it hands back is the coroutine, which the dispatcher awaits and these shape."""
+        """A route when a call needs nothing but the function (and a Context, which the
+        dispatcher makes): plain ``str``/``int``/``float``/``bool`` parameters (no
+        ``**kwargs``), and runnable in place at every revision (not a task-only tool). The
+        extension then reads the arguments, calls the function and writes a primitive
+        result itself, handing everything else back to :meth:`shape` and :meth:`failure`;
+        for an ``async`` function what it hands back is the coroutine, which the dispatcher
+        awaits and these shape."""
         plain = self.arguments.plain
-        if (
-            plain is None
-            or self.context_param is not None
-            or self.arguments.var_keyword
-            or self.task_support == "required"
-        ):
+        if plain is None or self.arguments.var_keyword or self.task_support == "required":
             return None
         output = self.output
         if output is None:
@@ -233,6 +229,7 @@ class Tool:
             structured,
             _positional(self.fn, plain),
             modern,
+            self.context_param,
         )
 
     @property

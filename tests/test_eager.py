@@ -573,3 +573,141 @@ async def test_2026_context_tools_planned_by_the_extension_ask_in_rounds(tool: s
     done = orjson.loads(bytes(got))
     assert "result" in done, done
     assert done["result"]["content"][0]["text"] == "3 accept {'name': 'Ada'}", done
+
+
+# ------------------------------------- calls the extension plans and Python makes
+
+
+def python_call_app(fast: bool, log: list[str]) -> Server:
+    server = Server("python-calls", fast_paths=fast)
+
+    @server.tool()
+    def count(items: list[int], label: str = "n") -> dict[str, Any]:
+        log.append(f"count {items}")
+        return {label: len(items)}
+
+    @server.tool()
+    async def move(spot: Spot, by: int = 1) -> Spot:
+        log.append(f"move {spot.x}")
+        await asyncio.sleep(0)
+        return Spot(x=spot.x + by, y=spot.y)
+
+    @server.tool(input_schema={"type": "object", "properties": {"a": {"type": "integer"}}})
+    def loose(**extra: Any) -> str:
+        log.append(f"loose {sorted(extra)}")
+        return ",".join(sorted(extra))
+
+    @server.tool()
+    async def told(items: list[str], ctx: Context) -> int:
+        await ctx.info(f"{len(items)} items")
+        await ctx.report_progress(1, 1)
+        log.append(f"told {items} {ctx.progress_token!r}")
+        return len(items)
+
+    @server.tool()
+    def picky(when: float | None = None, tags: set[str] | None = None) -> str:
+        log.append(f"picky {when!r}")
+        if when is not None and when < 0:
+            raise ValueError("negative")
+        return repr(sorted(tags or ()))
+
+    return server
+
+
+PYTHON_CALLS: dict[str, st.SearchStrategy[Any]] = {
+    "count": st.fixed_dictionaries(
+        {"items": st.lists(st.integers(-3, 3), max_size=3) | st.just("[1, 2]") | st.just("x")},
+        optional={"label": st.sampled_from(["n", "k"]) | st.integers()},
+    ),
+    "move": st.fixed_dictionaries(
+        {"spot": st.fixed_dictionaries({"x": st.integers(-3, 3)}) | st.just({"x": "bad"})},
+        optional={"by": st.integers(-2, 2)},
+    ),
+    "loose": st.dictionaries(st.sampled_from(["a", "b", "c d"]), st.integers(0, 2), max_size=3),
+    "told": st.fixed_dictionaries({"items": st.lists(st.text(max_size=2), max_size=2)}),
+    "picky": st.fixed_dictionaries(
+        {},
+        optional={
+            "when": st.floats(-2, 2) | st.none() | st.text(max_size=2),
+            "tags": st.lists(st.sampled_from(["a", "b"]), max_size=3) | st.none(),
+        },
+    ),
+}
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    name=st.sampled_from(sorted(PYTHON_CALLS)),
+    data=st.data(),
+    modern=st.booleans(),
+    eager=st.booleans(),
+    token=st.none() | st.integers(0, 3),
+    version=st.sampled_from(["2024-11-05", "2025-06-18", "2025-11-25"]),
+)
+def test_calls_python_makes_match_the_general_path(
+    name: str,
+    data: st.DataObject,
+    modern: bool,
+    eager: bool,
+    token: int | None,
+    version: str,
+) -> None:
+    """Tools whose arguments are not all plain are planned by the extension (single calls)
+    and called by Python without the general path's steps (ToolRoute.python_call): the same
+    bytes, log and notifications as fast_paths=False, legacy and 2026-07-28."""
+    params: dict[str, Any] = {"name": name, "arguments": data.draw(PYTHON_CALLS[name])}
+    if modern:
+        meta: dict[str, Any] = dict(MODERN_META)
+        if token is not None:
+            meta["progressToken"] = token
+        params["_meta"] = meta
+    elif token is not None:
+        params["_meta"] = {"progressToken": token}
+    revision = R2026_07_28 if modern else revisions.BY_VERSION[version]
+    headers = (
+        RoutingHeaders.from_items(
+            [
+                ("mcp-method", "tools/call"),
+                ("mcp-name", name),
+                ("mcp-protocol-version", "2026-07-28"),
+            ]
+        )
+        if modern
+        else None
+    )
+    body = orjson.dumps(request("tools/call", params, id=11))
+
+    async def serve(fast: bool) -> tuple[bytes | None, list[str], list[Any], int]:
+        log: list[str] = []
+        sink = ListSink()
+        dispatcher = Dispatcher(python_call_app(fast, log))
+        got = dispatcher.start(
+            _wire.decode(body), Exchange(revision, None, sink, headers=headers, eager=eager)
+        )
+        if got is not None and not isinstance(got, bytes):
+            got = await got
+        return (None if got is None else bytes(got)), log, sink.messages, dispatcher.fast
+
+    async def both() -> None:
+        fast = await serve(True)
+        general = await serve(False)
+        assert fast[:3] == general[:3], body
+        assert fast[3] == 0  # Python made the call: not counted as the extension's
+
+    asyncio.run(both())
+
+
+def test_tools_python_calls_are_planned() -> None:
+    server = python_call_app(True, [])
+    for name in PYTHON_CALLS:
+        assert server.routes[name].python_call, name
+    plans = server.routes.answer(
+        _wire.decode(
+            orjson.dumps(request("tools/call", {"name": "count", "arguments": {"items": [1]}}))
+        ),
+        _wire.Shape(True),
+    )
+    assert isinstance(plans, _wire.Plans)
+    assert plans.arguments(0) == {"items": [1]}
+    with pytest.raises(ValueError, match="Python calls this tool"):
+        plans.run(0)

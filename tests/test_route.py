@@ -378,7 +378,14 @@ def test_removed_and_replaced_tools() -> None:
     async def t2(n: list[int]) -> int:
         return len(n)
 
-    server.add_tool(t2, name="t")  # not plain arguments: served by Python, no stale route left
+    server.add_tool(t2, name="t")  # not plain arguments: a route whose call Python makes
+    assert server.routes["t"].python_call
+    assert server.routes["t"] is server._tools["t"].route
+
+    def t4(n: int) -> int:
+        return n
+
+    server.add_tool(t4, name="t", task_support="required")  # task-only: no route left
     assert "t" not in server.routes
 
     async def t3(n: int) -> int:

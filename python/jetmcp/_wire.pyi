@@ -152,6 +152,7 @@ class ToolRoute:
         positional: bool = False,
         modern: bool = False,
         context: str | None = None,
+        python_call: bool = False,
     ) -> None:
         """``params``: (name, type, default, whether None is allowed) in signature order,
         ``required`` standing for "no default"; ``fast_types``: the return types (of int,
@@ -161,11 +162,15 @@ class ToolRoute:
         that may run as a task there, nor one whose input schema has ``x-mcp-header``
         properties); ``context``: the keyword the function takes a context object by (a
         call is then planned for a single message only, and runs with the context its
-        caller gives :meth:`Plans.run`)."""
+        caller gives :meth:`Plans.run`); ``python_call``: the extension only plans the
+        calls (name, ``_meta`` and headers checked, ``arguments`` an object) and Python
+        reads the arguments and calls the tool (``params`` must be empty)."""
     @property
     def names(self) -> list[str]: ...
     @property
     def context(self) -> str | None: ...
+    @property
+    def python_call(self) -> bool: ...
     @property
     def positional(self) -> bool: ...
     @property
@@ -320,6 +325,8 @@ class Plans:
         """Whether entry ``i`` is planned and has not run (IndexError past the end)."""
     def route(self, i: int) -> ToolRoute | None:
         """The route entry ``i`` is planned with (None once it ran, or if not planned)."""
+    def arguments(self, i: int) -> Any:
+        """``params.arguments`` of entry ``i`` as Python objects (None if not planned)."""
     def meta(self, i: int) -> Any:
         """``params._meta`` of entry ``i`` as Python objects (None without one)."""
     def run(self, i: int, context: Any = None) -> bytes | Outcome | None:

@@ -246,7 +246,6 @@ class Dispatcher:
                     entry = frame.entries[0]
                     served = self.runner(ex.revision).run_planned(done, entry, ex)
                     if served is not None:
-                        self.fast += 1
                         if type(served) is bytes:
                             return served
                         if isinstance(served, Pending):

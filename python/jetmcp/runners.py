@@ -107,6 +107,9 @@ class Pending:
         return self.tool.failure(exc, self.revision)
 
 
+#: The ``params`` a planned legacy call stands for where only their absent members are
+#: asked about (the extension plans no call with members besides name, arguments, _meta).
+_NO_PARAMS: dict[str, Any] = {}
 #: What serving one entry gives: its reply now, a pending handler, or nothing owed.
 Served = bytes | Pending | None
 
@@ -215,6 +218,23 @@ class Runner:
         the general way."""
         return None
 
+    def _call_planned(
+        self, tool: Tool, arguments: dict[str, Any], params: dict[str, Any], call: Call
+    ) -> bytes | Pending:
+        """A planned call Python makes (``ToolRoute.python_call``): what the ``tools/call``
+        handler does once it found the tool, answered as :meth:`request` answers."""
+        raw_id: bytes = call.raw_id  # type: ignore[assignment]  # a request's
+        try:
+            result = self.server.call_found(tool, arguments, params, call)
+            if isinstance(result, dict):
+                return self.encode(raw_id, result, call.revision)
+            return Pending(result, call.revision, self)
+        except McpError as exc:
+            return self.error(raw_id, exc, True)
+        except Exception:
+            log.exception("handler for tools/call failed")
+            return self.internal_error(raw_id, True)
+
     def _run_with(
         self,
         plans: _wire.Plans,
@@ -231,7 +251,10 @@ class Runner:
             raw_id: bytes = context.call.raw_id  # type: ignore[assignment]  # a request's
             return self.encode(raw_id, inputs.result(exc.requests), revision)
         if done is None or type(done) is bytes:
+            if done is not None:
+                self.dispatcher.fast += 1
             return done
+        self.dispatcher.fast += 1
         out = self.outcome(done, revision, True)  # type: ignore[arg-type]  # an Outcome
         if type(out) is Pending:
             out.inputs = inputs
@@ -356,6 +379,12 @@ class LegacyRunner(Runner):
             self._outgoing(ex),
             ex.auth,
         )
+        route = plans.route(0)
+        if route is None:
+            return None
+        if route.python_call:
+            # Planned without a task member in params (the extension plans none with one).
+            return self._call_planned(route.tool, plans.arguments(0), _NO_PARAMS, call)
         return self._run_with(plans, Context(call, self.server), ex.revision)
 
     def shape(self, revision: Revision) -> _wire.Shape:
@@ -513,6 +542,11 @@ class ModernRunner(Runner):
             None,
             ex.auth,
         )
+        route = plans.route(0)
+        if route is None:
+            return None
+        if route.python_call:
+            return self._call_planned(route.tool, params["arguments"], params, call)
         rcall = self.server._rounds.call(params, call, lazy=True)
         inputs: InputRound = rcall.inputs  # type: ignore[assignment]  # opened just now
         return self._run_with(plans, Context(rcall, self.server), revision, inputs)

@@ -263,9 +263,9 @@ pub(crate) fn plan_frame(
     let mut complete = true;
     for entry in entries {
         match plan_entry(py, body, entry, routes, &mut memo, rules)? {
-            // A tool that takes a context is planned for single messages only
-            // (`Routes.answer`): in an array, Python serves it.
-            Some(plan) if plan.route.get().needs_context() => {
+            // A call its caller runs (with a context, or by Python entirely) is planned for
+            // single messages only (`Routes.answer`): in an array, Python serves it.
+            Some(plan) if plan.route.get().deferred() => {
                 plan.release(py);
                 complete = false;
                 slots.push(Slot::Unplanned);
@@ -317,8 +317,9 @@ pub(crate) fn answer_single<'py>(
     let Some(plan) = plan_entry(py, body, entry, routes, &mut None, rules)? else {
         return Ok(None);
     };
-    if plan.route.get().needs_context() {
-        // Planned, not run: the caller makes the context and runs it (`Plans.run(0, ctx)`).
+    if plan.route.get().deferred() {
+        // Planned, not run: the caller runs it (`Plans.run(0, context)`, or the call Python
+        // makes with `Plans.arguments(0)`).
         let generation = routes.borrow().generation();
         let plans = Plans {
             frame: frame.clone().unbind(),
@@ -557,6 +558,19 @@ impl Plans {
             Some(Slot::Planned(plan)) => Some(plan.route.clone_ref(py)),
             _ => None,
         }
+    }
+
+    /// The `arguments` of entry `i`'s `params` as Python objects (None when the entry is
+    /// not planned).
+    fn arguments<'py>(&self, py: Python<'py>, i: usize) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let span = match self.slots().get(i) {
+            Some(Slot::Planned(plan)) => plan.arguments,
+            _ => return Ok(None),
+        };
+        Ok(Some(build(
+            py,
+            span.of(self.frame.get().body(py).as_bytes()),
+        )?))
     }
 
     /// The `_meta` of entry `i`'s `params` as Python objects (None when it has none, or

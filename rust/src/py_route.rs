@@ -113,6 +113,9 @@ pub struct ToolRoute {
     kwnames_ctx: Option<Py<PyTuple>>,
     /// The context's keyword alone (a positional call with the context by keyword).
     ctx_kwname: Option<Py<PyTuple>>,
+    /// Whether Python reads the arguments and calls the tool (they are not all plain): the
+    /// extension only plans its calls, for the caller to run (`Plans.arguments`).
+    python_call: bool,
 }
 
 #[pymethods]
@@ -124,7 +127,7 @@ impl ToolRoute {
     /// calls at 2026-07-28 may be planned; `context`: the keyword the tool takes a context
     /// object by (its calls then run only with one, given by the caller).
     #[new]
-    #[pyo3(signature = (tool, func, params, required, fast_types, structured, positional = false, modern = false, context = None))]
+    #[pyo3(signature = (tool, func, params, required, fast_types, structured, positional = false, modern = false, context = None, python_call = false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -137,7 +140,13 @@ impl ToolRoute {
         positional: bool,
         modern: bool,
         context: Option<String>,
+        python_call: bool,
     ) -> PyResult<Self> {
+        if python_call && !params.is_empty() {
+            return Err(PyValueError::new_err(
+                "a route whose calls Python makes reads no parameters: give none",
+            ));
+        }
         let mut names = Vec::with_capacity(params.len());
         let mut kinds = Vec::with_capacity(params.len());
         let mut nullable = Vec::with_capacity(params.len());
@@ -189,6 +198,7 @@ impl ToolRoute {
             context,
             kwnames_ctx,
             ctx_kwname,
+            python_call,
         };
         for tp in &fast_types {
             match Kind::of(tp)? {
@@ -219,6 +229,12 @@ impl ToolRoute {
         self.modern
     }
 
+    /// Whether Python reads the arguments and makes the call (`Plans.arguments`).
+    #[getter]
+    fn python_call(&self) -> bool {
+        self.python_call
+    }
+
     /// The keyword the tool takes a context object by (None: it takes none).
     #[getter]
     fn context(&self, py: Python<'_>) -> Option<Py<PyString>> {
@@ -242,9 +258,10 @@ impl ToolRoute {
 }
 
 impl ToolRoute {
-    /// Whether a call runs only with a context object from its caller.
-    pub(crate) fn needs_context(&self) -> bool {
-        self.context.is_some()
+    /// Whether a call is planned but left to the caller to run: with a context object it
+    /// makes, or entirely (Python reads the arguments and calls the tool).
+    pub(crate) fn deferred(&self) -> bool {
+        self.context.is_some() || self.python_call
     }
 }
 
@@ -379,6 +396,8 @@ pub(crate) struct Plan {
     pub args: Args,
     /// The `_meta` object of `params`, when present.
     pub meta: Option<Span>,
+    /// The `arguments` object.
+    pub arguments: Span,
 }
 
 impl Plan {
@@ -445,13 +464,18 @@ pub(crate) fn plan_entry<'b, 'py>(
     if matches!(rules.era, Era::Modern { .. }) && !route.get().modern {
         return Ok(None);
     }
-    let values = read_arguments(py, route.get(), call.arguments.of(body))?;
+    let values = if route.get().python_call {
+        Some(Args::new())
+    } else {
+        read_arguments(py, route.get(), call.arguments.of(body))?
+    };
     Ok(values.map(|args| Plan {
         raw_id: call.raw_id,
         name: call.name,
         route: route.unbind(),
         args,
         meta: call.meta.map(|m| m.span),
+        arguments: call.arguments,
     }))
 }
 
@@ -519,6 +543,11 @@ pub(crate) fn call_tool<'py>(
     args: &[Py<PyAny>],
     context: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Called<'py>> {
+    if route.python_call {
+        return Err(PyValueError::new_err(
+            "Python calls this tool itself (ToolRoute.python_call)",
+        ));
+    }
     let mut ptrs: SmallVec<[*mut ffi::PyObject; 8]> = args.iter().map(|a| a.as_ptr()).collect();
     // The context goes last, by keyword; a tool that takes one runs only with one.
     let (kwnames, with_ctx) = match (&route.kwnames_ctx, &route.ctx_kwname, context) {

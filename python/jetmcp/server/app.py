@@ -911,6 +911,15 @@ class Server(Serving):
             arguments = {}
         elif type(arguments) is not dict:
             raise McpError(INVALID_PARAMS, f"Arguments for tool {name} must be an object")
+        return self.call_found(tool, arguments, params, call)
+
+    def call_found(
+        self, tool: Tool, arguments: dict[str, Any], params: dict[str, Any], call: Call
+    ) -> Result:
+        """Call ``tool``, found and visible, with ``arguments`` (an object) of a
+        ``tools/call`` whose ``params`` these are: what ``tools/call`` does once the tool is
+        known (the dispatcher calls it directly for calls the extension planned)."""
+        name = tool.name
         if call.revision.mrtr:
             return self._call_tool_modern(tool, arguments, params, call)
         if call.revision.tasks:

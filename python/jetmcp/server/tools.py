@@ -207,19 +207,25 @@ class Tool:
         result itself, handing everything else back to :meth:`shape` and :meth:`failure`;
         for an ``async`` function what it hands back is the coroutine, which the dispatcher
         awaits and these shape."""
-        plain = self.arguments.plain
-        if plain is None or self.arguments.var_keyword or self.task_support == "required":
+        if self.task_support == "required":
             return None
+        # At 2026-07-28 a tool that may run as a task is the server's call (the client's
+        # capabilities decide), and ``x-mcp-header`` properties are checked against the
+        # request's headers: Python serves such calls there.
+        modern = self.task_support == "forbidden" and not x_mcp_headers(self.input_schema)
+        plain = self.arguments.plain
+        if plain is None or self.arguments.var_keyword:
+            # Python reads the arguments and calls the tool (Tool.call); the extension
+            # plans single calls of it, sparing them the general path's steps.
+            return _wire.ToolRoute(
+                self, self.fn, [], _REQUIRED, [], False, False, modern, None, True
+            )
         output = self.output
         if output is None:
             fast: list[type] = [int, str, bool]
         else:
             fast = [output.fast_type] if output.fast_type in (int, str, bool) else []
         structured = output is not None and self.structured_output is not False
-        # At 2026-07-28 a tool that may run as a task is the server's call (the client's
-        # capabilities decide), and ``x-mcp-header`` properties are checked against the
-        # request's headers: Python serves such calls there.
-        modern = self.task_support == "forbidden" and not x_mcp_headers(self.input_schema)
         return _wire.ToolRoute(
             self,
             self.fn,

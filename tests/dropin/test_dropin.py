@@ -187,7 +187,9 @@ def _key(entry: Entry, transport: str) -> str:
 
 def _env() -> dict[str, str]:
     env = dict(os.environ)
-    env.pop("PYTHONPATH", None)
+    # This checkout's jetmcp in both environments: the v1 one finds a checkout through the
+    # .pth file scripts/dropin.sh wrote, which names the checkout that set the cache up.
+    env["PYTHONPATH"] = str(ROOT / "python")
     env["PYTHONUNBUFFERED"] = "1"
     return env
 

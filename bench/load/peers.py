@@ -424,8 +424,9 @@ def servers() -> list[Server]:
                 "mcp_server_time", "bash scripts/dropin.sh installs requirements/dropin-v2.txt"
             ),
             how=f'jetmcp run "{PUBLISHED_TARGET}" --workers 1 --stateless: the package as '
-            "installed in the project venv; get_current_time returns a pydantic model, so it "
-            "runs through the SDK's own Tool (not lifted)",
+            "installed in the project venv; get_current_time (an Annotated parameter, a pydantic "
+            "model returned, a server with middleware of its own) runs through the SDK's own "
+            "Tool, not lifted",
             probe="published",
         ),
         Server(

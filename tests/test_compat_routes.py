@@ -155,9 +155,11 @@ def test_routes_of_an_sdk_server_are_served(sdk_base: str) -> None:
         assert (echo.status_code, echo.text) == (201, "hello:body!:t")
         assert echo.headers["x-routed"] == "yes"
 
-        # The path parameter arrives decoded, as Starlette gives it under any ASGI server.
+        # The path parameter arrives decoded once, as under any ASGI server.
         spaced = client.post(f"{sdk_base}/echo/two%20words", content=b"")
         assert spaced.text == "two words::"
+        escaped = client.post(f"{sdk_base}/echo/50%2525", content=b"")
+        assert escaped.text == "50%25::"
 
         assert client.get(f"{sdk_base}/count").text == "0\n1\n2\n"
 

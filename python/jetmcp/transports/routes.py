@@ -15,7 +15,7 @@ import contextlib
 import logging
 from collections.abc import MutableMapping
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote
+from urllib.parse import quote
 
 if TYPE_CHECKING:
     from jetmcp.transports.http import McpHttpApp
@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("jetmcp.http")
 
 Message = MutableMapping[str, Any]
+#: Characters a path keeps unquoted in ``raw_path`` (RFC 3986 ``pchar`` and ``/``).
+_PATH_SAFE = "/:@!$&'()*+,;=-._~"
 
 
 def _address(value: Any) -> tuple[str, int] | None:
@@ -40,8 +42,9 @@ def _header_pairs(headers: Any) -> list[tuple[bytes, bytes]]:
 
 
 def asgi_scope(scope: Any) -> dict[str, Any]:
-    """The ASGI HTTP scope of an RSGI one."""
-    raw_path = str(scope.path)
+    """The ASGI HTTP scope of an RSGI one. Granian gives the path percent-decoded, as ASGI's
+    ``path`` is; ``raw_path`` (which RSGI does not keep) is that path quoted again."""
+    path = str(scope.path)
     return {
         "type": "http",
         "asgi": {"version": "3.0", "spec_version": "2.3"},
@@ -51,8 +54,8 @@ def asgi_scope(scope: Any) -> dict[str, Any]:
         "scheme": str(getattr(scope, "scheme", "http")),
         "method": str(scope.method),
         "root_path": "",
-        "path": unquote(raw_path),
-        "raw_path": raw_path.encode("latin-1", "replace"),
+        "path": path,
+        "raw_path": quote(path, safe=_PATH_SAFE).encode("ascii"),
         "query_string": str(scope.query_string or "").encode("latin-1", "replace"),
         "headers": _header_pairs(scope.headers),
         "state": {},
@@ -155,7 +158,7 @@ class RoutedApp:
 
         probe = {
             "type": "http",
-            "path": unquote(scope.path),
+            "path": scope.path,
             "root_path": "",
             "method": scope.method,
         }

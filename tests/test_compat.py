@@ -5,6 +5,9 @@ The corpus in tests/dropin holds the adapter to the SDK's own transports."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +16,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent
 
+from conftest import jetmcp_command
 from inprocess import async_test
 from jetmcp import Client, McpError
 from jetmcp.compat import adapt, kind_of
@@ -74,6 +78,83 @@ def test_plain_tools_are_lifted() -> None:
     # A lifted tool with other arguments is planned by the extension, called by Python.
     assert server.routes["listing"].python_call
     assert "not_plain" not in server.routes  # the SDK's own Context: the SDK serves it
+
+
+def test_a_server_with_middleware_of_its_own_keeps_its_tools_on_the_sdk_path() -> None:
+    # A lifted call would skip the chain: the server's own middleware must see every call.
+    async def middleware(ctx: Any, call_next: Any) -> Any:
+        return await call_next(ctx)
+
+    appended = _sdk_server()
+    appended.middleware.append(middleware)
+    given = MCPServer("given", middleware=[middleware])
+    given.tool()(_plain_add)
+    for sdk in (appended, given):
+        assert list(adapt(sdk).routes.names()) == []
+    # The SDK's built-ins alone (OpenTelemetry, the request-state boundary) do not stop it.
+    plain = MCPServer("plain")
+    plain.tool()(_plain_add)
+    assert list(adapt(plain).routes.names()) == ["_plain_add"]
+
+
+MIDDLEWARE_FILE = """
+import sys
+
+from mcp.server.mcpserver import MCPServer
+
+mcp = MCPServer("watched")
+
+
+async def watch(ctx, call_next):
+    print("middleware saw", ctx.method, file=sys.stderr, flush=True)
+    return await call_next(ctx)
+
+
+mcp.middleware.append(watch)
+
+
+@mcp.tool()
+def add(a: int, b: int) -> int:
+    return a + b
+"""
+
+
+def test_middleware_sees_plain_tool_calls_under_jetmcp_run(tmp_path: Path) -> None:
+    (tmp_path / "watched.py").write_text(MIDDLEWARE_FILE)
+    lines = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "add", "arguments": {"a": 1, "b": 2}},
+        },
+    ]
+    done = subprocess.run(
+        [*jetmcp_command(), "run", "watched.py", "--transport", "stdio"],
+        input="".join(json.dumps(line) + "\n" for line in lines).encode(),
+        capture_output=True,
+        cwd=tmp_path,
+        timeout=60,
+        check=False,
+    )
+    replies = [json.loads(line) for line in done.stdout.decode().splitlines()]
+    assert replies[-1]["result"]["content"] == [{"type": "text", "text": "3"}]
+    assert "middleware saw tools/call" in done.stderr.decode()
+
+
+def _plain_add(a: int, b: int) -> int:
+    return a + b
 
 
 def test_string_annotations_are_resolved() -> None:

@@ -45,6 +45,21 @@ CONTEXT_CALL = _dumps(
 )
 BATCH_CALL = _dumps([call_request(i) for i in range(1, BATCH_SIZE + 1)])
 
+#: The published server of the drop-in rows (issue 13): mcp-server-time, a package on PyPI
+#: written for the official SDK 2.x (``MCPServer``), served on its own SDK and unchanged on
+#: jetmcp (``create_server('UTC')``). It has no tool that takes a ``Context``; its plainest is
+#: ``get_current_time`` (one string argument, no network, a structured result).
+PUBLISHED_PACKAGE = "mcp-server-time"
+PUBLISHED_TARGET = "mcp_server_time.server:create_server('UTC')"
+PUBLISHED_CALL = _dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "get_current_time", "arguments": {"timezone": "UTC"}},
+    }
+)
+
 
 def call_reply(request_id: int = 1) -> dict[str, Any]:
     return {

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from bodies import PUBLISHED_TARGET
+
 LOAD = Path(__file__).resolve().parent
 ROOT = LOAD.parents[1]
 PEERS = ROOT / "bench" / ".peers"
@@ -29,7 +31,14 @@ MAIN_BIN = Path(sys.executable).parent
 #: the "tuned" rows (logs at WARNING); the "as installed" rows force what the packages alone
 #: give (plain uvicorn: the asyncio loop and h11, default logging), as their users get it
 #: from `pip install mcp`.
-PY_REQUIREMENTS = ("mcp==2.3.0", "fastmcp==4.2.3", "uvicorn[standard]")
+#: mcp-server-time is the published server of the drop-in rows (bodies.PUBLISHED_PACKAGE),
+#: pinned as in requirements/dropin-v2.txt (which puts it in the project venv for jetmcp).
+PY_REQUIREMENTS = (
+    "mcp==2.3.0",
+    "fastmcp==4.2.3",
+    "uvicorn[standard]",
+    "mcp-server-time==2026.10.19",
+)
 TS_SDK_VERSION = "1.32.2"
 NPM_PACKAGES = (f"@modelcontextprotocol/sdk@{TS_SDK_VERSION}", "zod@4")
 _PY_MARKER = PEERS_PY / ".bench-requirements"
@@ -50,6 +59,9 @@ class Server:
     #: Why it cannot run at all (a missing binary), or None.
     missing: Callable[[], str | None]
     how: str
+    #: The tools/call the pre-flight check makes (preflight.PROBES): ``add(1, 2)``, or the
+    #: published server's ``get_current_time`` (the only workload its rows run).
+    probe: str = "add"
     #: Other ways to start it over HTTP, for the issue-11 workloads: ``bench`` (stateless,
     #: with the tools add, scale and add_log) and ``stateful`` (sessions). A server without
     #: them does not run those workloads.
@@ -74,7 +86,7 @@ def _py_peers_ok() -> bool:
         return False
     if _PY_MARKER.read_text().split("\n") != list(PY_REQUIREMENTS):
         return False
-    probe = "import mcp.server.mcpserver, fastmcp, uvicorn, uvloop, httptools"
+    probe = "import mcp.server.mcpserver, fastmcp, uvicorn, uvloop, httptools, mcp_server_time"
     return (
         subprocess.run([str(python), "-c", probe], capture_output=True, check=False).returncode == 0
     )
@@ -146,7 +158,8 @@ def versions() -> dict[str, str]:
         code = (
             "import importlib.metadata as m, json\n"
             "out = {}\n"
-            "for p in ('mcp', 'fastmcp', 'uvicorn', 'uvloop', 'httptools', 'starlette'):\n"
+            "for p in ('mcp', 'fastmcp', 'uvicorn', 'uvloop', 'httptools', 'starlette',\n"
+            "          'mcp-server-time'):\n"
             "    try: out[p] = m.version(p)\n"
             "    except m.PackageNotFoundError: pass\n"
             "print(json.dumps(out))"
@@ -180,6 +193,13 @@ def versions() -> dict[str, str]:
 
 def _need(path: Path, hint: str) -> Callable[[], str | None]:
     return lambda: None if path.exists() else f"{path.relative_to(ROOT)} not found ({hint})"
+
+
+def _need_module(module: str, hint: str) -> Callable[[], str | None]:
+    """Whether ``module`` imports in the project venv (where ``jetmcp run`` runs)."""
+    import importlib.util
+
+    return lambda: None if importlib.util.find_spec(module) else f"no {module} here ({hint})"
 
 
 def _need_node() -> str | None:
@@ -373,6 +393,41 @@ def servers() -> list[Server]:
             how="jetmcp run bench/load/mcp_sdk_server.py:app --workers 1 --stateless: the "
             "MCPServer file the SDK rows serve, adapted as it is (mcp 2.3.0 from the project "
             "venv); add is lifted to jetmcp's fast path, add_ctx runs through the SDK's Tool",
+        ),
+        Server(
+            key="published-installed",
+            label="mcp-server-time (published), on its own SDK as installed",
+            role="peer",
+            http=lambda port: [
+                py,
+                str(LOAD / "published_server.py"),
+                "http",
+                "--as-installed",
+                "--port",
+                str(port),
+            ],
+            stdio=None,
+            missing=_need(_peer_python(), peer_hint),
+            how="mcp-server-time 2026.10.19 from PyPI (an MCPServer built by "
+            "create_server('UTC')), streamable_http_app(stateless_http=True, "
+            "json_response=True) on uvicorn as `pip install` gives it: asyncio loop, h11, "
+            "default logging",
+            probe="published",
+        ),
+        Server(
+            key="jetmcp-published",
+            label="mcp-server-time (published), unchanged, on jetmcp",
+            role="jetmcp",
+            http=jetmcp_cmd(PUBLISHED_TARGET, "--stateless"),
+            stdio=None,
+            missing=_need_module(
+                "mcp_server_time", "bash scripts/dropin.sh installs requirements/dropin-v2.txt"
+            ),
+            how=f'jetmcp run "{PUBLISHED_TARGET}" --workers 1 --stateless: the package as '
+            "installed in the project venv; get_current_time (an Annotated parameter, a pydantic "
+            "model returned, a server with middleware of its own) runs through the SDK's own "
+            "Tool, not lifted",
+            probe="published",
         ),
         Server(
             key="granian-rsgi",

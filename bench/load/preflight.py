@@ -22,6 +22,7 @@ from bodies import (
     BATCH_PROTOCOL_VERSION,
     BATCH_SIZE,
     MODERN_VERSION,
+    PUBLISHED_CALL,
     SCALE_RESULT,
     SINGLE_PROTOCOL_VERSION,
     TOOLS_CALL,
@@ -124,6 +125,28 @@ def _is_three(msg: Any) -> bool:
     )
 
 
+def _is_utc_now(msg: Any) -> bool:
+    """The published server's answer to ``get_current_time(UTC)``: its structured result
+    names the zone (the time itself changes every second)."""
+    if not isinstance(msg, dict) or not isinstance(msg.get("result"), dict):
+        return False
+    result = msg["result"]
+    structured = result.get("structuredContent")
+    return (
+        result.get("isError") is not True
+        and isinstance(structured, dict)
+        and structured.get("timezone") == "UTC"
+        and isinstance(structured.get("datetime"), str)
+    )
+
+
+#: What the tools/call check sends and how it judges the answer, by ``peers.Server.probe``.
+PROBES: dict[str, tuple[bytes, Any]] = {
+    "add": (TOOLS_CALL, _is_three),
+    "published": (PUBLISHED_CALL, _is_utc_now),
+}
+
+
 def describe(reply: Reply, limit: int = 160) -> str:
     """``HTTP 400, JSON-RPC -32602 "..."`` — short enough for a table cell."""
     out = f"HTTP {reply.status}"
@@ -142,28 +165,30 @@ def describe(reply: Reply, limit: int = 160) -> str:
     return out
 
 
-def check_call(port: int) -> tuple[Endpoint | None, str]:
-    """Find the endpoint and prove tools/call works: ``(endpoint, "")`` or ``(None, why)``."""
+def check_call(port: int, probe: str = "add") -> tuple[Endpoint | None, str]:
+    """Find the endpoint and prove tools/call works: ``(endpoint, "")`` or ``(None, why)``.
+    ``probe`` names the call (:data:`PROBES`): ``add(1, 2)``, or the published server's."""
+    body, judge = PROBES[probe]
     first_failure = ""
     for path in CANDIDATE_PATHS:
         try:
-            reply = post(port, path, TOOLS_CALL, SINGLE_PROTOCOL_VERSION)
+            reply = post(port, path, body, SINGLE_PROTOCOL_VERSION)
         except OSError as exc:
             return None, f"POST {path}: {exc!r}"
-        if _is_three(reply.payload) and 200 <= reply.status < 300:
+        if judge(reply.payload) and 200 <= reply.status < 300:
             return Endpoint(port, path), ""
         if reply.status in (404, 405) or 300 <= reply.status < 400:
             first_failure = first_failure or f"POST {path}: {describe(reply)}"
             continue
         # The endpoint exists but said no: maybe it wants initialize even when stateless.
-        endpoint = _with_initialize(port, path)
+        endpoint = _with_initialize(port, path, body, judge)
         if endpoint is not None:
             return endpoint, ""
         return None, f"POST {path}: {describe(reply)}"
     return None, first_failure or "no MCP endpoint found"
 
 
-def _with_initialize(port: int, path: str) -> Endpoint | None:
+def _with_initialize(port: int, path: str, body: bytes, judge: Any) -> Endpoint | None:
     init = json.dumps(
         {
             "jsonrpc": "2.0",
@@ -186,10 +211,10 @@ def _with_initialize(port: int, path: str) -> Endpoint | None:
             extra["Mcp-Session-Id"] = session
         note = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
         post(port, path, note, SINGLE_PROTOCOL_VERSION, extra)
-        again = post(port, path, TOOLS_CALL, SINGLE_PROTOCOL_VERSION, extra)
+        again = post(port, path, body, SINGLE_PROTOCOL_VERSION, extra)
     except OSError:
         return None
-    if not (_is_three(again.payload) and 200 <= again.status < 300):
+    if not (judge(again.payload) and 200 <= again.status < 300):
         return None
     endpoint = Endpoint(port, path, extra)
     endpoint.notes.append(

@@ -37,6 +37,8 @@ from bodies import (
     BATCH_SIZE,
     CONTEXT_CALL,
     ISSUE11,
+    PUBLISHED_CALL,
+    PUBLISHED_PACKAGE,
     SINGLE_PROTOCOL_VERSION,
     TOOLS_CALL,
     TOOLS_LIST,
@@ -68,6 +70,12 @@ HTTP_WORKLOADS: dict[str, tuple[str, bytes, str, int]] = {
         BATCH_SIZE,
     ),
     "ctx": ("tools/call of a Context tool", CONTEXT_CALL, SINGLE_PROTOCOL_VERSION, 1),
+    "published": (
+        f"tools/call of a published server's tool ({PUBLISHED_PACKAGE}: get_current_time)",
+        PUBLISHED_CALL,
+        SINGLE_PROTOCOL_VERSION,
+        1,
+    ),
 }
 #: The servers that have the Context tool of the "ctx" workload (the SDK's file, on its SDK
 #: and on jetmcp); the others skip it.
@@ -87,6 +95,7 @@ PEER_GROUPS = {
     "fastmcp": "python",
     "fastmcp-installed": "python",
     "ts-sdk": "node",
+    "published-installed": "python",
 }
 
 _T0 = time.monotonic()
@@ -245,7 +254,7 @@ def measure_http(
         if variant == "stateful" and server.role != "ceiling":
             endpoint, why = _find_session(port)
         else:
-            endpoint, why = preflight.check_call(port)
+            endpoint, why = preflight.check_call(port, server.probe)
         if endpoint is None:
             out["status"] = "preflight-failed"
             out["detail"] = f"{'session' if variant == 'stateful' else 'tools/call'} check "
@@ -255,7 +264,8 @@ def measure_http(
         out["status"] = "ok"
         out["path"] = endpoint.path
         out["notes"] = endpoint.notes
-        if not variant:
+        batch_ok, batch_answer = False, ""
+        if not variant and server.probe == "add":
             batch_ok, batch_answer = preflight.check_batch(endpoint)
             out["batch_answer"] = batch_answer
             out["batch_accepted"] = batch_ok
@@ -270,6 +280,9 @@ def measure_http(
             else:
                 title, body, version, entries = HTTP_WORKLOADS[key]
             if key == "ctx" and server.key not in CONTEXT_SERVERS:
+                continue
+            # The published server's rows run its tool's call only, and only they run it.
+            if (key == "published") != (server.probe == "published"):
                 continue
             row: dict[str, Any] = {"title": title}
             out["workloads"][key] = row
@@ -351,7 +364,7 @@ def measure_http(
                 if again.status != "ok":
                     row["post_check"] = f"FAILED after load: {again.detail}"
             else:
-                after, why_after = preflight.check_call(port)
+                after, why_after = preflight.check_call(port, server.probe)
                 if after is None:
                     row["post_check"] = f"FAILED after load: {why_after}"
             lat = row["latency_ms"]

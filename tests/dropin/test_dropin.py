@@ -187,7 +187,9 @@ def _key(entry: Entry, transport: str) -> str:
 
 def _env() -> dict[str, str]:
     env = dict(os.environ)
-    env.pop("PYTHONPATH", None)
+    # This checkout's jetmcp in both environments: the v1 one finds a checkout through the
+    # .pth file scripts/dropin.sh wrote, which names the checkout that set the cache up.
+    env["PYTHONPATH"] = str(ROOT / "python")
     env["PYTHONUNBUFFERED"] = "1"
     return env
 
@@ -275,8 +277,17 @@ CASES = [(entry, "stdio") for entry in CORPUS] + [
 
 
 @pytest.fixture(scope="session")
-def transcripts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    return _run_batches(tmp_path_factory.mktemp("dropin"), CASES)
+def transcripts(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Any]:
+    # Only the cases this session runs (``-k`` picks some): each is a server started twice.
+    selected = {
+        item.callspec.id
+        for item in request.session.items
+        if isinstance(item, pytest.Function) and hasattr(item, "callspec")
+    }
+    cases = [case for case in CASES if _key(*case) in selected] or CASES
+    return _run_batches(tmp_path_factory.mktemp("dropin"), cases)
 
 
 @pytest.mark.parametrize(("entry", "transport"), CASES, ids=[_key(e, t) for e, t in CASES])

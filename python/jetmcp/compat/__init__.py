@@ -112,7 +112,21 @@ def adapt(obj: Any, transport: str | None = None) -> Server:
         server = adapt_v1(obj, transport)
     if auth is not None:
         server.auth, server.token_verifier = auth
+    server.custom_routes = custom_routes_of(obj)
     return server
 
 
-__all__ = ["Kind", "adapt", "kind_of"]
+def custom_routes_of(obj: Any) -> list[Any]:
+    """The Starlette routes ``obj`` added with ``custom_route`` (fastmcp: those of the
+    servers mounted in it too, as its own HTTP app gathers them)."""
+    gather = getattr(obj, "_get_additional_http_routes", None)
+    if callable(gather):
+        return list(gather())
+    for name in ("_custom_starlette_routes", "_additional_http_routes"):
+        routes = getattr(obj, name, None)
+        if isinstance(routes, list):
+            return list(routes)
+    return []
+
+
+__all__ = ["Kind", "adapt", "custom_routes_of", "kind_of"]

@@ -282,7 +282,7 @@ class McpServerAdapter(SdkServer):
 
     def __init__(self, sdk: Any) -> None:
         super().__init__(sdk, sdk._lowlevel_server)
-        if lifting_enabled():
+        if lifting_enabled() and not _own_middleware(self.low):
             for tool in sdk._tool_manager.list_tools():
                 self._lift(tool)
 
@@ -347,6 +347,18 @@ class McpServerAdapter(SdkServer):
             "tools/call", revision.version, dumped
         )
         return out
+
+
+def _own_middleware(low: Any) -> list[Any]:
+    """The middleware of ``low``'s chain besides the SDK's built-ins (OpenTelemetry, the
+    request-state boundary). A lifted call skips the chain, so a server with any (its
+    ``middleware=``, or appended to ``server.middleware`` before it is served) keeps every
+    tool on the SDK's path: the middleware then sees every ``tools/call``."""
+    builtin: tuple[type, ...] = (
+        _sdk("mcp.server._otel").OpenTelemetryMiddleware,
+        _sdk("mcp.server.request_state").RequestStateBoundary,
+    )
+    return [m for m in getattr(low, "middleware", ()) if not isinstance(m, builtin)]
 
 
 def adapt_v2(obj: Any) -> AdaptedServer:

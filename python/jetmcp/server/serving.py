@@ -168,23 +168,19 @@ class Serving:
         from granian.server.embed import Server as Embedded
 
         from jetmcp.transports.asgi import shared_lifespan
+        from jetmcp.transports.http import make_app
+        from jetmcp.transports.routes import with_routes
 
         server = self._me()
         settings = _http_settings(self.sdk_options, kw)
-        target: Any
-        if self.custom_routes:
-            target, interface = self.streamable_http_app(**kw), Interfaces.ASGINL
-        else:
-            from jetmcp.transports.http import make_app
-
-            target = make_app(server, settings, manage_lifespan=False)
-            interface = Interfaces.RSGI
+        # Custom routes are served beside the endpoint as under `jetmcp run` (RSGI both).
+        target = with_routes(make_app(server, settings, manage_lifespan=False), self.custom_routes)
         async with shared_lifespan(server).run():
             embedded = Embedded(
                 target,
                 address=settings.host,
                 port=settings.port,
-                interface=interface,
+                interface=Interfaces.RSGI,
                 http=HTTPModes(settings.http),
                 websockets=False,
             )
@@ -261,7 +257,8 @@ class Serving:
         include_in_schema: bool = True,
     ) -> Callable[[Any], Any]:
         """Add a plain HTTP route next to the MCP endpoint (``async def f(request) ->
-        Response``, Starlette's types), served by the ASGI apps and ``run()``."""
+        Response``, Starlette's types), served by the ASGI apps, ``run()`` and ``jetmcp
+        run``."""
 
         def decorator(fn: Any) -> Any:
             from starlette.routing import Route

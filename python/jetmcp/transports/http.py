@@ -751,9 +751,11 @@ def make_app(
     return McpHttpApp(server, settings, store, manage_lifespan=manage_lifespan)
 
 
-def app_from_env() -> McpHttpApp:
-    """Granian's factory target: builds the app in each worker from exported settings."""
+def app_from_env() -> Any:
+    """Granian's factory target: builds the app in each worker from exported settings (with
+    the server's custom routes beside it, when it has any: :mod:`jetmcp.transports.routes`)."""
     from jetmcp.loader import load_app
+    from jetmcp.transports.routes import with_routes
 
     settings = Settings.from_env()
     server = load_app(settings.app, "http")
@@ -762,4 +764,4 @@ def app_from_env() -> McpHttpApp:
         from jetmcp.sessions.redis import RedisSessionStore
 
         store = RedisSessionStore(server, settings)
-    return make_app(server, settings, store)
+    return with_routes(make_app(server, settings, store), server.custom_routes)

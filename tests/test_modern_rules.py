@@ -401,3 +401,47 @@ def test_http_status(code: int, status: int) -> None:
     assert reply_status(failed, True) == status
     # Before 2026-07-28 an error reply is an answer like any other.
     assert reply_status(failed, False) == 200
+
+
+class _GranianLikeHeaders:
+    """A header map as Granian's behaves: ``keys()`` names each header once, ``get_all``
+    gives its readable values (an unreadable value is left out)."""
+
+    def __init__(self, pairs: list[tuple[str, str | None]]) -> None:
+        self._pairs = pairs
+
+    def keys(self) -> list[str]:
+        return list(dict.fromkeys(name for name, _ in self._pairs))
+
+    def get_all(self, name: str) -> list[str]:
+        return [v for n, v in self._pairs if n == name and v is not None]
+
+
+@pytest.mark.parametrize(
+    "pairs",
+    [
+        [("host", "x"), ("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/call")],
+        [("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/call"), ("mcp-name", "a")],
+        [("mcp-method", "tools/call"), ("mcp-method", "tools/list"), ("accept", "*/*")],
+        [("mcp-name", "a"), ("mcp-name", "b"), ("x-other", None)],
+        [("mcp-method", None), ("mcp-name", "a")],
+        [("mcp-session-id", "s"), ("mcp-method", "tools/call")],
+        [("mcp-param-region", "eu"), ("mcp-method", "tools/call"), ("mcp-name", "a")],
+        [("mcp-protocol-version", "2026-07-28"), ("mcp-param-a", "1"), ("mcp-param-a", "2")],
+        [("accept", "*/*")],
+        [],
+    ],
+)
+def test_routing_headers_from_map_matches_every_mcp_name_read(
+    pairs: list[tuple[str, str | None]],
+) -> None:
+    # from_map reads only the three usual names when nothing else starts with mcp-; what
+    # it finds must be what reading every mcp- name (from_items, unreadable values left
+    # out, as Granian leaves them out) finds.
+    got = RoutingHeaders.from_map(_GranianLikeHeaders(pairs))
+    want = RoutingHeaders.from_items([(n, v) for n, v in pairs if v is not None])
+    assert got.protocol_version == want.protocol_version
+    assert got.method == want.method
+    assert got.name == want.name
+    assert got.params == want.params
+    assert set(got.repeated) == set(want.repeated)

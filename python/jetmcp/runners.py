@@ -222,13 +222,28 @@ class Runner:
         self, tool: Tool, arguments: dict[str, Any], params: dict[str, Any], call: Call
     ) -> bytes | Pending:
         """A planned call Python makes (``ToolRoute.python_call``): what the ``tools/call``
-        handler does once it found the tool, answered as :meth:`request` answers."""
+        handler does once it found the tool, answered as :meth:`request` answers. A call
+        that needs nothing of the handler but the tool (no input round to open) is made
+        here: an async tool's awaitable is then awaited and shaped by the dispatcher, as
+        for the calls the extension makes (:meth:`outcome`)."""
         raw_id: bytes = call.raw_id  # type: ignore[assignment]  # a request's
+        revision = call.revision
         try:
+            if not revision.mrtr or (tool.context_param is None and tool.fast):
+                started = tool.start(arguments, call, self.server)
+                if isinstance(started, dict):
+                    return self.encode(raw_id, started, revision)
+                timeout = tool.timeout
+                return Pending(
+                    started if timeout is None else Timed(started, timeout),
+                    revision,
+                    self,
+                    tool,
+                )
             result = self.server.call_found(tool, arguments, params, call)
             if isinstance(result, dict):
-                return self.encode(raw_id, result, call.revision)
-            return Pending(result, call.revision, self)
+                return self.encode(raw_id, result, revision)
+            return Pending(result, revision, self)
         except McpError as exc:
             return self.error(raw_id, exc, True)
         except Exception:
@@ -527,8 +542,10 @@ class ModernRunner(Runner):
         # What prepare and the tools/call handler would make for this request: the Call
         # (the extension checked _meta and the headers as prepare does) and its input round
         # (the extension plans no call that carries round fields).
-        params = _params(entry)
-        meta: dict[str, Any] = params["_meta"]
+        route = plans.route(0)
+        if route is None:
+            return None
+        meta: dict[str, Any] = plans.meta(0)
         revision = revisions.lookup_modern(meta[META_PROTOCOL_VERSION])
         if revision is None:
             return None
@@ -542,12 +559,14 @@ class ModernRunner(Runner):
             None,
             ex.auth,
         )
-        route = plans.route(0)
-        if route is None:
-            return None
+        tool = route.tool
         if route.python_call:
-            return self._call_planned(route.tool, params["arguments"], params, call)
-        rcall = self.server._rounds.call(params, call, lazy=True)
+            if tool.context_param is None and tool.fast:
+                # Made at once (_call_planned): the handler's params are not needed.
+                return self._call_planned(tool, plans.arguments(0), _NO_PARAMS, call)
+            params = _params(entry)
+            return self._call_planned(tool, params["arguments"], params, call)
+        rcall = self.server._rounds.call(_params(entry), call, lazy=True)
         inputs: InputRound = rcall.inputs  # type: ignore[assignment]  # opened just now
         return self._run_with(plans, Context(rcall, self.server), revision, inputs)
 

@@ -178,7 +178,23 @@ class RoutingHeaders:
     def from_map(cls, headers: Any) -> RoutingHeaders:
         """Pick the MCP headers out of a header map whose names are lower-case and which
         gives every value of a name (``keys()``, ``get_all(name)``: Granian's, or the ASGI
-        adapter's): only the few ``mcp-`` names are looked at twice."""
+        adapter's). The usual request carries only the three names looked up here, each
+        once: then only they are read; anything else (``Mcp-Param-*``, other ``mcp-``
+        names) has every ``mcp-`` name looked at."""
+        names = "\n" + "\n".join(headers.keys())
+        count = names.count("\nmcp-")
+        if count <= 3:
+            version = headers.get_all("mcp-protocol-version")
+            method = headers.get_all("mcp-method")
+            name = headers.get_all("mcp-name")
+            if (version != []) + (method != []) + (name != []) == count and (
+                len(version) < 2 and len(method) < 2 and len(name) < 2
+            ):
+                return cls(
+                    version[0] if version else None,
+                    method[0] if method else None,
+                    name[0] if name else None,
+                )
         found: dict[str, str] = {}
         repeated: list[str] = []
         for key in headers.keys():  # noqa: SIM118 (granian's map has keys(), no iteration)

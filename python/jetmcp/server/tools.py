@@ -6,7 +6,7 @@ import copy
 import inspect
 import logging
 import types
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ValidationError
@@ -274,6 +274,18 @@ class Tool:
         async one gives back a coroutine. Invalid arguments and exceptions are results with
         ``isError: true``; an ``McpError`` raised by the tool is a JSON-RPC error instead.
         """
+        started = self.start(arguments, call, server)
+        if type(started) is dict:
+            return started
+        return self._shaped(started, call.revision)  # type: ignore[arg-type]
+
+    def start(
+        self, arguments: dict[str, Any], call: Call, server: Server
+    ) -> dict[str, Any] | Awaitable[Any]:
+        """What :meth:`call` does up to awaiting: the shaped result of a synchronous tool
+        (or of invalid arguments, or of an exception raised at once), else what the async
+        function gave back, still to be awaited and its value shaped (:meth:`shape`, or
+        :meth:`failure` for what it raises): the dispatcher awaits that itself."""
         try:
             kwargs = self.arguments.validate(arguments, self.fast)
         except ValidationError as exc:
@@ -282,17 +294,18 @@ class Tool:
             )
         if self.context_param is not None:
             kwargs[self.context_param] = Context(call, server)
-        if self.is_async:
-            return self._await(kwargs, call.revision)
         try:
             value = self.fn(**kwargs)
         except Exception as exc:
             return self.failure(exc, call.revision)
+        if self.is_async:
+            started: Awaitable[Any] = value
+            return started
         return self.shape(value, call.revision)
 
-    async def _await(self, kwargs: dict[str, Any], revision: Revision) -> dict[str, Any]:
+    async def _shaped(self, started: Awaitable[Any], revision: Revision) -> dict[str, Any]:
         try:
-            value = await self.fn(**kwargs)
+            value = await started
         except Exception as exc:
             return self.failure(exc, revision)
         return self.shape(value, revision)

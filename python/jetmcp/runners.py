@@ -229,7 +229,7 @@ class Runner:
         raw_id: bytes = call.raw_id  # type: ignore[assignment]  # a request's
         revision = call.revision
         try:
-            if not revision.mrtr or (tool.context_param is None and tool.fast):
+            if tool.startable and (not revision.mrtr or (tool.context_param is None and tool.fast)):
                 started = tool.start(arguments, call, self.server)
                 if isinstance(started, dict):
                     return self.encode(raw_id, started, revision)
@@ -561,7 +561,7 @@ class ModernRunner(Runner):
         )
         tool = route.tool
         if route.python_call:
-            if tool.context_param is None and tool.fast:
+            if tool.startable and tool.context_param is None and tool.fast:
                 # Made at once (_call_planned): the handler's params are not needed.
                 return self._call_planned(tool, plans.arguments(0), _NO_PARAMS, call)
             params = _params(entry)

@@ -114,6 +114,7 @@ class Tool:
         "output",
         "route",
         "scopes",
+        "startable",
         "structured_output",
         "task_support",
         "timeout",
@@ -192,6 +193,10 @@ class Tool:
         #: Whether unexpected exceptions answer "Error executing tool NAME" only (the
         #: server sets it from its ``mask_error_details``).
         self.mask_errors = False
+        #: Whether :meth:`start` is all :meth:`call` does before awaiting (False for a
+        #: subclass that calls the tool its own way, as the SDK adapter's tools do): the
+        #: dispatcher may then start a planned call itself.
+        self.startable = type(self).call is Tool.call
         #: Whether the fast twins of the general path may be taken (the server's
         #: ``fast_paths``): plain arguments and primitive results without pydantic.
         self.fast = True

@@ -617,7 +617,7 @@ def python_call_app(fast: bool, log: list[str]) -> Server:
 PYTHON_CALLS: dict[str, st.SearchStrategy[Any]] = {
     "count": st.fixed_dictionaries(
         {"items": st.lists(st.integers(-3, 3), max_size=3) | st.just("[1, 2]") | st.just("x")},
-        optional={"label": st.sampled_from(["n", "k"]) | st.integers()},
+        optional={"label": st.sampled_from(["n", "k"]) | st.integers(-(2**63), 2**64 - 1)},
     ),
     "move": st.fixed_dictionaries(
         {"spot": st.fixed_dictionaries({"x": st.integers(-3, 3)}) | st.just({"x": "bad"})},

@@ -100,6 +100,7 @@ def corpus() -> list[Entry]:
         Entry("v2", "pypi/mcp-server-git", "mcp_server_git.server:create_server(None)", work),
         Entry("v2", "pypi/mcp-server-fetch", "mcp_server_fetch.server:create_server()", work),
         Entry("v1", "pypi/mcp-server-calculator", "mcp_server_calculator.calculator:mcp", work),
+        Entry("v1", "pypi/code-index-mcp", "code_index_mcp.server:mcp", work),
         # Console scripts, unchanged: each builds its server in main() and runs it.
         Entry(
             "v2",
@@ -155,6 +156,7 @@ HTTP_ENTRIES = {
     "pypi/mcp-server-git",
     "pypi/mcp-server-fetch",
     "pypi/mcp-server-calculator",
+    "pypi/code-index-mcp",
     "mcp2-everything-server",
 }
 

@@ -60,6 +60,31 @@ PUBLISHED_CALL = _dumps(
     }
 )
 
+#: The published FastMCP server of the drop-in rows (issue 13): code-index-mcp, a package on
+#: PyPI written for the official SDK 1.x (a module-level ``FastMCP`` with a lifespan), whose
+#: tools mostly take a ``Context`` and read the lifespan's state through it. Served on mcp
+#: 1.30.0 and unchanged on jetmcp, both from the drop-in corpus's 1.x venv. Its plain tool
+#: ``check_temp_directory`` and its Context tool ``get_settings_info`` need no project (no
+#: index is built): both answer from a few file-system checks, the same work on both sides.
+FASTMCP_PACKAGE = "code-index-mcp"
+FASTMCP_TARGET = "code_index_mcp.server:mcp"
+FASTMCP_PLAIN_CALL = _dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "check_temp_directory", "arguments": {}},
+    }
+)
+FASTMCP_CONTEXT_CALL = _dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "get_settings_info", "arguments": {}},
+    }
+)
+
 
 def call_reply(request_id: int = 1) -> dict[str, Any]:
     return {

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from bodies import PUBLISHED_TARGET
+from bodies import FASTMCP_TARGET, PUBLISHED_TARGET
 
 LOAD = Path(__file__).resolve().parent
 ROOT = LOAD.parents[1]
@@ -39,6 +39,10 @@ PY_REQUIREMENTS = (
     "uvicorn[standard]",
     "mcp-server-time==2026.10.19",
 )
+#: The drop-in corpus's mcp 1.x venv (``scripts/dropin.sh`` makes it from
+#: requirements/dropin-v1.txt, with jetmcp from this checkout on its path): the published
+#: FastMCP server (bodies.FASTMCP_PACKAGE) runs from it, on its SDK and on jetmcp.
+DROPIN_V1_PY = ROOT / ".cache" / "dropin" / "v1" / "bin" / "python"
 TS_SDK_VERSION = "1.32.2"
 NPM_PACKAGES = (f"@modelcontextprotocol/sdk@{TS_SDK_VERSION}", "zod@4")
 _PY_MARKER = PEERS_PY / ".bench-requirements"
@@ -106,9 +110,25 @@ def _ts_peers_ok() -> bool:
     return _ts_peer_version() == TS_SDK_VERSION and zod.exists()
 
 
-def install_peers(log: Log, want_python: bool, want_node: bool) -> dict[str, str]:
+def _dropin_ok() -> bool:
+    probe = [str(DROPIN_V1_PY), "-c", "import code_index_mcp, uvicorn, jetmcp._wire"]
+    return (
+        DROPIN_V1_PY.exists()
+        and subprocess.run(probe, capture_output=True, check=False).returncode == 0
+    )
+
+
+def install_peers(
+    log: Log, want_python: bool, want_node: bool, want_dropin: bool = False
+) -> dict[str, str]:
     """Install what is missing; returns ``{peer group: error}`` for groups that failed."""
     failures: dict[str, str] = {}
+    if want_dropin and not _dropin_ok():
+        log("installing the drop-in corpus's environments (scripts/dropin.sh) ...")
+        try:
+            _run(["bash", str(ROOT / "scripts" / "dropin.sh")], log, ROOT)
+        except RuntimeError as exc:
+            failures["dropin"] = str(exc)
     if want_python and not _py_peers_ok():
         log(f"installing Python peers into {PEERS_PY.relative_to(ROOT)} ...")
         try:
@@ -170,6 +190,17 @@ def versions() -> dict[str, str]:
         if done.returncode == 0:
             for name, version in json.loads(done.stdout).items():
                 found[f"{name} (peers venv)" if name not in ("mcp", "fastmcp") else name] = version
+    if DROPIN_V1_PY.exists():
+        code = (
+            "import importlib.metadata as m\nprint(m.version('mcp'), m.version('code-index-mcp'))"
+        )
+        done = subprocess.run(
+            [str(DROPIN_V1_PY), "-c", code], capture_output=True, text=True, check=False
+        )
+        if done.returncode == 0:
+            mcp1, code_index = done.stdout.split()
+            found["mcp (drop-in 1.x venv)"] = mcp1
+            found["code-index-mcp (drop-in 1.x venv)"] = code_index
     ts = _ts_peer_version()
     if ts:
         found["@modelcontextprotocol/sdk"] = ts
@@ -200,6 +231,12 @@ def _need_module(module: str, hint: str) -> Callable[[], str | None]:
     import importlib.util
 
     return lambda: None if importlib.util.find_spec(module) else f"no {module} here ({hint})"
+
+
+def _need_dropin() -> str | None:
+    if _dropin_ok():
+        return None
+    return f"{DROPIN_V1_PY.relative_to(ROOT)} cannot import code_index_mcp (bash scripts/dropin.sh)"
 
 
 def _need_node() -> str | None:
@@ -428,6 +465,54 @@ def servers() -> list[Server]:
             "model returned, a server with middleware of its own) runs through the SDK's own "
             "Tool, not lifted",
             probe="published",
+        ),
+        Server(
+            key="published-fastmcp-installed",
+            label="code-index-mcp (published FastMCP), on its own SDK as installed",
+            role="peer",
+            http=lambda port: [
+                str(DROPIN_V1_PY),
+                str(LOAD / "published_server.py"),
+                "http",
+                "--package",
+                "code-index-mcp",
+                "--as-installed",
+                "--port",
+                str(port),
+            ],
+            stdio=None,
+            missing=_need_dropin,
+            how="code-index-mcp 2.17.1 from PyPI (the module-level FastMCP of mcp 1.30.0, with "
+            "a lifespan), settings stateless_http and json_response, streamable_http_app() on "
+            "uvicorn as `pip install` gives it: asyncio loop, h11, default logging",
+            probe="published-fastmcp",
+        ),
+        Server(
+            key="jetmcp-published-fastmcp",
+            label="code-index-mcp (published FastMCP), unchanged, on jetmcp",
+            role="jetmcp",
+            http=lambda port: [
+                str(DROPIN_V1_PY),
+                "-m",
+                "jetmcp",
+                "run",
+                FASTMCP_TARGET,
+                "--transport",
+                "http",
+                "--host",
+                host,
+                "--port",
+                str(port),
+                "--workers",
+                "1",
+                "--stateless",
+            ],
+            stdio=None,
+            missing=_need_dropin,
+            how=f"jetmcp run {FASTMCP_TARGET} --workers 1 --stateless, from the same mcp 1.30.0 "
+            "venv: check_temp_directory is lifted to a jetmcp tool, get_settings_info (a "
+            "Context tool) runs through the SDK's own Tool with a real SDK Context",
+            probe="published-fastmcp",
         ),
         Server(
             key="granian-rsgi",

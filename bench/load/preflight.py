@@ -21,6 +21,8 @@ from bodies import (
     BATCH_CALL,
     BATCH_PROTOCOL_VERSION,
     BATCH_SIZE,
+    FASTMCP_CONTEXT_CALL,
+    FASTMCP_PLAIN_CALL,
     MODERN_VERSION,
     PUBLISHED_CALL,
     SCALE_RESULT,
@@ -140,11 +142,41 @@ def _is_utc_now(msg: Any) -> bool:
     )
 
 
+def _is_temp_report(msg: Any) -> bool:
+    """code-index-mcp's answer to ``check_temp_directory`` or ``get_settings_info``: a
+    structured result that names its temporary directory (both tools report it)."""
+    if not isinstance(msg, dict) or not isinstance(msg.get("result"), dict):
+        return False
+    result = msg["result"]
+    structured = result.get("structuredContent")
+    return (
+        result.get("isError") is not True
+        and isinstance(structured, dict)
+        and isinstance(structured.get("temp_directory"), str)
+    )
+
+
 #: What the tools/call check sends and how it judges the answer, by ``peers.Server.probe``.
 PROBES: dict[str, tuple[bytes, Any]] = {
     "add": (TOOLS_CALL, _is_three),
     "published": (PUBLISHED_CALL, _is_utc_now),
+    "published-fastmcp": (FASTMCP_PLAIN_CALL, _is_temp_report),
 }
+#: Other calls of a workload that are judged before it is loaded (its body and judge).
+CALL_CHECKS: dict[str, tuple[bytes, Any]] = {
+    "published-fastmcp-ctx": (FASTMCP_CONTEXT_CALL, _is_temp_report),
+}
+
+
+def check_body(ep: Endpoint, body: bytes, judge: Any) -> str:
+    """``""`` when ``body`` is answered as ``judge`` wants, else what came back."""
+    try:
+        reply = post(ep.port, ep.path, body, SINGLE_PROTOCOL_VERSION, ep.headers)
+    except OSError as exc:
+        return f"POST {ep.path}: {exc!r}"
+    if 200 <= reply.status < 300 and judge(reply.payload):
+        return ""
+    return describe(reply)
 
 
 def describe(reply: Reply, limit: int = 160) -> str:

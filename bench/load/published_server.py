@@ -1,28 +1,53 @@
-"""A server published on PyPI, on its own SDK, for the drop-in rows of the load benchmark.
+"""Servers published on PyPI, on their own SDK, for the drop-in rows of the load benchmark.
 
-mcp-server-time (``bodies.PUBLISHED_PACKAGE``) builds an official SDK 2.x ``MCPServer`` in
-``create_server(local_tz)``; its console script serves it over stdio only. Over HTTP it is
-served here the way the SDK documents it and the ``mcp-sdk*`` rows serve the bench's own
-file: ``streamable_http_app(stateless_http=True, json_response=True)`` on uvicorn, as
-``pip install`` leaves it (``--as-installed``: asyncio loop, h11, default logging) or tuned.
-Nothing of the package is changed. Run with the peers venv (``bench/.peers/py``)::
+Two packages, each served over HTTP the way its SDK documents it, as ``pip install`` leaves
+it (``--as-installed``: asyncio loop, h11, default logging) or tuned. Nothing of either
+package is changed.
 
-    python published_server.py http --as-installed --port 8001
+- ``mcp-server-time`` (``bodies.PUBLISHED_PACKAGE``) builds an official SDK 2.x
+  ``MCPServer`` in ``create_server(local_tz)``; served with
+  ``streamable_http_app(stateless_http=True, json_response=True)``. Run with the peers venv
+  (``bench/.peers/py``, mcp 2.x)::
 
-The jetmcp row serves the same object unchanged:
-``jetmcp run "mcp_server_time.server:create_server('UTC')"``.
+      python published_server.py http --as-installed --port 8001
+
+- ``code-index-mcp`` (``bodies.FASTMCP_PACKAGE``) is a module-level ``FastMCP`` of the SDK
+  1.x (``code_index_mcp.server:mcp``) whose tools take a ``Context``; its HTTP options live
+  on ``mcp.settings`` (``stateless_http``, ``json_response``). Run with the drop-in corpus's
+  1.x venv (``.cache/dropin/v1``, made by ``scripts/dropin.sh``)::
+
+      python published_server.py http --package code-index-mcp --as-installed --port 8001
+
+The jetmcp rows serve the same objects unchanged: ``jetmcp run
+"mcp_server_time.server:create_server('UTC')"`` and ``jetmcp run code_index_mcp.server:mcp``.
 """
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
-from mcp_server_time.server import create_server
+
+def asgi_app(package: str, host: str) -> Any:
+    if package == "mcp-server-time":
+        from mcp_server_time.server import create_server
+
+        server = create_server("UTC")
+        return server.streamable_http_app(stateless_http=True, json_response=True, host=host)
+    from code_index_mcp.server import mcp
+
+    mcp.settings.host = host
+    mcp.settings.stateless_http = True
+    mcp.settings.json_response = True
+    return mcp.streamable_http_app()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("transport", choices=["http"])
+    parser.add_argument(
+        "--package", choices=["mcp-server-time", "code-index-mcp"], default="mcp-server-time"
+    )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8001)
     parser.add_argument(
@@ -33,8 +58,7 @@ def main() -> None:
     args = parser.parse_args()
     import uvicorn
 
-    server = create_server("UTC")
-    asgi = server.streamable_http_app(stateless_http=True, json_response=True, host=args.host)
+    asgi = asgi_app(args.package, args.host)
     if args.as_installed:
         uvicorn.run(asgi, host=args.host, port=args.port, loop="asyncio", http="h11")
         return

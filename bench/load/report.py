@@ -23,6 +23,10 @@ WORKLOAD_TITLES = {
     "stdio": "stdio, pipelined tools/call",
     "ctx": "tools/call of a Context tool (the SDK's file only)",
     "published": "tools/call of a published server's tool (mcp-server-time only)",
+    "published-fastmcp": "tools/call of a published FastMCP server's plain tool "
+    "(code-index-mcp only)",
+    "published-fastmcp-ctx": "tools/call of a published FastMCP server's Context tool "
+    "(code-index-mcp only)",
     **{key: w.title for key, w in ISSUE11.items()},
 }
 
@@ -92,7 +96,16 @@ def _div(a: float, b: float) -> float | None:
 
 
 #: The workloads the original goals (issues 1 and 13) are judged on.
-_CLASSIC = ("call", "list", "batch", "ctx", "published", "stdio")
+_CLASSIC = (
+    "call",
+    "list",
+    "batch",
+    "ctx",
+    "published",
+    "published-fastmcp",
+    "published-fastmcp-ctx",
+    "stdio",
+)
 
 
 def goals(results: dict[str, Any]) -> list[dict[str, Any]]:
@@ -171,6 +184,23 @@ def _classic_goals(results: dict[str, Any]) -> list[dict[str, Any]]:
         _fmt_pair(adapted, own, "on jetmcp", "on its SDK"),
         (("jetmcp-published", "published"), ("published-installed", "published")),
     )
+    # A published FastMCP server (code-index-mcp, SDK 1.x) whose tools take a Context: its
+    # plain tool and its Context tool, unchanged on jetmcp against its own SDK as installed.
+    for workload, what in (
+        ("published-fastmcp", "plain tool"),
+        ("published-fastmcp-ctx", "Context tool"),
+    ):
+        adapted = rps("jetmcp-published-fastmcp", workload)
+        own = rps("published-fastmcp-installed", workload)
+        add(
+            f"published FastMCP server (code-index-mcp) unchanged on jetmcp >= 10x its own SDK "
+            f"as installed ({what})",
+            _ratio(adapted, own),
+            10.0,
+            "x",
+            _fmt_pair(adapted, own, "on jetmcp", "on its SDK"),
+            (("jetmcp-published-fastmcp", workload), ("published-fastmcp-installed", workload)),
+        )
     adapted = rps("jetmcp-sdk-unchanged")
     native = rps("jetmcp")
     add(

@@ -36,6 +36,9 @@ from bodies import (
     BATCH_PROTOCOL_VERSION,
     BATCH_SIZE,
     CONTEXT_CALL,
+    FASTMCP_CONTEXT_CALL,
+    FASTMCP_PACKAGE,
+    FASTMCP_PLAIN_CALL,
     ISSUE11,
     PUBLISHED_CALL,
     PUBLISHED_PACKAGE,
@@ -76,6 +79,27 @@ HTTP_WORKLOADS: dict[str, tuple[str, bytes, str, int]] = {
         SINGLE_PROTOCOL_VERSION,
         1,
     ),
+    "published-fastmcp": (
+        f"tools/call of a published FastMCP server's plain tool ({FASTMCP_PACKAGE}: "
+        "check_temp_directory)",
+        FASTMCP_PLAIN_CALL,
+        SINGLE_PROTOCOL_VERSION,
+        1,
+    ),
+    "published-fastmcp-ctx": (
+        f"tools/call of a published FastMCP server's Context tool ({FASTMCP_PACKAGE}: "
+        "get_settings_info)",
+        FASTMCP_CONTEXT_CALL,
+        SINGLE_PROTOCOL_VERSION,
+        1,
+    ),
+}
+#: The workloads only the published servers' rows run, by their ``peers.Server.probe``
+#: (every other workload is for the servers whose probe is ``add``).
+PROBE_OF_WORKLOAD = {
+    "published": "published",
+    "published-fastmcp": "published-fastmcp",
+    "published-fastmcp-ctx": "published-fastmcp",
 }
 #: The servers that have the Context tool of the "ctx" workload (the SDK's file, on its SDK
 #: and on jetmcp); the others skip it.
@@ -96,6 +120,8 @@ PEER_GROUPS = {
     "fastmcp-installed": "python",
     "ts-sdk": "node",
     "published-installed": "python",
+    "published-fastmcp-installed": "dropin",
+    "jetmcp-published-fastmcp": "dropin",
 }
 
 _T0 = time.monotonic()
@@ -281,8 +307,8 @@ def measure_http(
                 title, body, version, entries = HTTP_WORKLOADS[key]
             if key == "ctx" and server.key not in CONTEXT_SERVERS:
                 continue
-            # The published server's rows run its tool's call only, and only they run it.
-            if (key == "published") != (server.probe == "published"):
+            # The published servers' rows run their tools' calls only, and only they do.
+            if PROBE_OF_WORKLOAD.get(key, "add") != server.probe:
                 continue
             row: dict[str, Any] = {"title": title}
             out["workloads"][key] = row
@@ -295,6 +321,12 @@ def measure_http(
                     log(f"{server.key}: {title}: {status.upper()}: {verdict.detail}")
                     continue
                 log(f"{server.key}: {title}: pre-flight ok ({verdict.detail})")
+            if key in preflight.CALL_CHECKS:
+                problem = preflight.check_body(endpoint, *preflight.CALL_CHECKS[key])
+                if problem:
+                    row.update(status="preflight-failed", detail=problem)
+                    log(f"{server.key}: {title}: PRE-FLIGHT FAILED: {problem}")
+                    continue
             if key == "list":
                 problem = preflight.check_list(endpoint)
                 if problem:
@@ -758,6 +790,7 @@ def main(argv: list[str] | None = None) -> int:
             log,
             want_python=any(PEER_GROUPS.get(s.key) == "python" for s in selected),
             want_node=any(PEER_GROUPS.get(s.key) == "node" for s in selected),
+            want_dropin=any(PEER_GROUPS.get(s.key) == "dropin" for s in selected),
         )
         for group, why in install_failures.items():
             log(f"could not install the {group} peers: {why}")

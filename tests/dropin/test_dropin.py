@@ -123,6 +123,8 @@ def corpus() -> list[Entry]:
             work,
             ("stdio", "--allow-dir", str(work / "sheets")),
         ),
+        # Ours: a FastMCP 1.x file whose lifted tools return every kind of value.
+        Entry("v1", "jetmcp/lifted_v1.py", "lifted_v1.py", HERE / "servers"),
         Entry(
             "v2",
             "mcp2-everything-server",
@@ -157,6 +159,7 @@ HTTP_ENTRIES = {
     "pypi/mcp-server-fetch",
     "pypi/mcp-server-calculator",
     "pypi/code-index-mcp",
+    "jetmcp/lifted_v1.py",
     "mcp2-everything-server",
 }
 

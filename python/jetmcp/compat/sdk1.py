@@ -1,32 +1,38 @@
 """Servers built on the official SDK 1.x (``mcp<2``): ``mcp.server.fastmcp.FastMCP``, the
 low-level ``Server`` with its decorators, and fastmcp 2.x (whose ``FastMCP`` runs on it).
 
-A request is validated as the SDK's session validates it (``ClientRequest``), then handed
-to the low-level server's own handler table with the SDK's ``request_ctx`` set, exactly as
+A request is validated as the SDK's session validates it (against the ``ClientRequest``
+member its method names: :func:`request_models`), then handed to the low-level server's own
+handler table with the SDK's ``request_ctx`` set, exactly as
 its ``Server._handle_request`` does. The ``session`` handlers see is a real SDK
 ``ServerSession`` whose two primitives (``send_request``, ``send_notification``) go through
 the jetmcp request, so ``ctx.session.create_message``/``elicit``/``list_roots``/
 ``send_log_message``/``send_progress_notification``... reach the client.
 
-``FastMCP`` tools with plain parameters and a plain (or no) return annotation are lifted into
-native tools; their exceptions and non-primitive returns are shaped as the SDK shapes them.
+``FastMCP`` tools that are synchronous and take no ``Context`` are lifted into native tools:
+when a call's arguments are exactly what their plain parameters take, the extension calls the
+function, and its return value is converted, split into content and structured content and
+checked against the output schema as the SDK's ``Tool.run`` and low-level handler do (its
+exceptions shaped as they shape them). Any other call goes to the SDK.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
+import typing
 from collections.abc import AsyncIterator, Awaitable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from typing import Any
 
 from jetmcp._wire import encode_notification
 from jetmcp.call import NULL_SINK, Call
+from jetmcp.compat import schemas
 from jetmcp.compat.base import (
     AdaptedServer,
     LiftedTool,
     lifting_enabled,
     log,
-    plain_return,
     sdk_error,
 )
 from jetmcp.compat.capture import INIT_OPTIONS_ATTR
@@ -121,10 +127,14 @@ class SdkServer1(AdaptedServer):
         self.website_url = getattr(low, "website_url", None)
         self._types = _sdk("mcp.types")
         self._lowlevel = _sdk("mcp.server.lowlevel.server")
+        # Its tools/call handler validates with jsonschema: the same checks, each schema's
+        # validator kept (compat/schemas.py).
+        schemas.install(self._lowlevel)
         self._context_cls = _sdk("mcp.shared.context").RequestContext
         self._experimental_cls = _sdk("mcp.server.experimental.request_context").Experimental
         self._session_cls = _session_class()
         self._init_options = init_options or low.create_initialization_options()
+        self._request_models = request_models(self._types.ClientRequest)
         self.sdk_handlers(_client_methods(self._types))
 
     # -- the handshake ------------------------------------------------------------------------
@@ -171,7 +181,11 @@ class SdkServer1(AdaptedServer):
         if params:
             message["params"] = params
         try:
-            request = types.ClientRequest.model_validate(message).root
+            model = self._request_models.get(call.method)
+            if model is not None:
+                request = model.model_validate(message)
+            else:
+                request = types.ClientRequest.model_validate(message).root
         except Exception:
             # What the SDK's session answers for a request its models refuse.
             raise McpError(INVALID_PARAMS, "Invalid request parameters", "") from None
@@ -239,43 +253,68 @@ class FastMcp1Adapter(SdkServer1):
     def _lift(self, tool: Any) -> None:
         if tool.context_kwarg is not None or tool.is_async:
             return
-        if not plain_return(tool.fn):
-            return
         meta = tool.fn_metadata
-        has_output = tool.output_schema is not None
-        if has_output and not getattr(meta, "wrap_output", False):
-            return
+        output_schema = tool.output_schema
         name = tool.name
         types = self._types
+        # The low-level server's jsonschema (compat/schemas.py), for the output check.
+        jsonschema = self._lowlevel.jsonschema
 
-        def explain(exc: Exception, revision: Revision) -> dict[str, Any]:
-            url_required = _sdk("mcp.shared.exceptions").UrlElicitationRequiredError
-            if isinstance(exc, url_required):
-                raise sdk_error(exc.error.code, exc.error.message, exc.error.data)
+        def error_result(text: str) -> dict[str, Any]:
             result = types.CallToolResult(
-                content=[
-                    types.TextContent(type="text", text=f"Error executing tool {name}: {exc}")
-                ],
-                isError=True,
+                content=[types.TextContent(type="text", text=text)], isError=True
             )
             dumped: dict[str, Any] = result.model_dump(
                 by_alias=True, mode="json", exclude_none=True
             )
             return dumped
 
+        def explain(exc: Exception, revision: Revision) -> dict[str, Any]:
+            url_required = _sdk("mcp.shared.exceptions").UrlElicitationRequiredError
+            if isinstance(exc, url_required):
+                raise sdk_error(exc.error.code, exc.error.message, exc.error.data)
+            return error_result(f"Error executing tool {name}: {exc}")
+
         def convert(value: Any, revision: Revision) -> dict[str, Any]:
+            # FastMCP's Tool.run converts the value; the low-level tools/call handler then
+            # splits it into content and structured content and checks the latter against
+            # the output schema. Both steps as the SDK takes them, in its words.
             try:
                 converted = meta.convert_result(value)
             except Exception as exc:
                 return explain(exc, revision)
             if isinstance(converted, types.CallToolResult):
                 result = converted
-            elif isinstance(converted, tuple) and len(converted) == 2:
-                result = types.CallToolResult(
-                    content=list(converted[0]), structuredContent=converted[1], isError=False
-                )
             else:
-                result = types.CallToolResult(content=list(converted), isError=False)
+                try:
+                    structured: Any = None
+                    if isinstance(converted, tuple) and len(converted) == 2:
+                        content, structured = converted
+                    elif isinstance(converted, dict):
+                        structured = converted
+                        content = [
+                            types.TextContent(type="text", text=json.dumps(converted, indent=2))
+                        ]
+                    elif hasattr(converted, "__iter__"):
+                        content = converted
+                    else:
+                        kind = type(converted).__name__
+                        return error_result(f"Unexpected return type from tool: {kind}")
+                    if output_schema is not None:
+                        if structured is None:
+                            return error_result(
+                                "Output validation error: outputSchema defined but no "
+                                "structured output returned"
+                            )
+                        try:
+                            jsonschema.validate(instance=structured, schema=output_schema)
+                        except jsonschema.ValidationError as exc:
+                            return error_result(f"Output validation error: {exc.message}")
+                    result = types.CallToolResult(
+                        content=list(content), structuredContent=structured, isError=False
+                    )
+                except Exception as exc:
+                    return error_result(str(exc))
             dumped: dict[str, Any] = result.model_dump(
                 by_alias=True, mode="json", exclude_none=True
             )
@@ -290,12 +329,31 @@ class FastMcp1Adapter(SdkServer1):
                 name=name,
                 description=tool.description,
                 input_schema=tool.parameters,
-                structured_output=has_output,
+                structured_output=output_schema is not None,
             )
         except Exception:
             log.debug("tool %r stays on the SDK path", name, exc_info=True)
             return
         self.lift(lifted)
+
+
+def request_models(union_root: Any) -> dict[str, Any]:
+    """The member models of the SDK's ``ClientRequest`` union, by the method each names.
+
+    The session validates a request against the whole union (about 36 µs, most of it
+    trying the members whose ``method`` literal does not match); only one member can
+    accept a given method, so validating against it alone gives the same object, or
+    fails where the union fails (``tests/test_compat_models.py`` holds the two equal)."""
+    models: dict[str, Any] = {}
+    root = union_root.model_fields["root"].annotation
+    for member in typing.get_args(root):
+        field = getattr(member, "model_fields", {}).get("method")
+        if field is None:
+            continue
+        for method in typing.get_args(field.annotation):
+            if isinstance(method, str) and method not in models:
+                models[method] = member
+    return models
 
 
 def _client_methods(types: Any) -> list[str]:

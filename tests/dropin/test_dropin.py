@@ -123,8 +123,10 @@ def corpus() -> list[Entry]:
             work,
             ("stdio", "--allow-dir", str(work / "sheets")),
         ),
-        # Ours: a FastMCP 1.x file whose lifted tools return every kind of value.
+        # Ours: a FastMCP 1.x and an MCPServer 2.x file whose lifted tools return every
+        # kind of value.
         Entry("v1", "jetmcp/lifted_v1.py", "lifted_v1.py", HERE / "servers"),
+        Entry("v2", "jetmcp/lifted_v2.py", "lifted_v2.py", HERE / "servers"),
         Entry(
             "v2",
             "mcp2-everything-server",
@@ -160,6 +162,7 @@ HTTP_ENTRIES = {
     "pypi/mcp-server-calculator",
     "pypi/code-index-mcp",
     "jetmcp/lifted_v1.py",
+    "jetmcp/lifted_v2.py",
     "mcp2-everything-server",
 }
 

@@ -202,29 +202,8 @@ class LiftedTool(Tool):
         return self.convert(value, revision)
 
 
-def plain_return(fn: Callable[..., Any]) -> bool:
-    """Whether ``fn``'s return annotation (resolved: a module with ``from __future__ import
-    annotations`` gives strings) is one jetmcp's fast path shapes as the SDKs do: none, or
-    ``int``/``str``/``bool``."""
-    import inspect
-    import typing
-
-    try:
-        signature = inspect.signature(fn)
-    except (TypeError, ValueError):
-        return False
-    annotation = signature.return_annotation
-    if annotation is inspect.Signature.empty:
-        return True
-    try:
-        annotation = typing.get_type_hints(fn).get("return", annotation)
-    except Exception:
-        return False
-    return annotation in (int, str, bool)
-
-
 def sdk_error(code: int, message: str, data: Any) -> McpError:
     return McpError(code, message) if data is None else McpError(code, message, data)
 
 
-__all__ = ["AdaptedServer", "LiftedTool", "lifting_enabled", "plain_return", "sdk_error"]
+__all__ = ["AdaptedServer", "LiftedTool", "lifting_enabled", "sdk_error"]

@@ -7,9 +7,10 @@ and a per-request dispatch context whose back-channel is the jetmcp request: wha
 sends to the client (progress, logs, sampling, elicitation, roots) goes out on the request's
 stream, and the answers come back through jetmcp's dispatcher.
 
-``MCPServer`` tools with plain parameters and a plain (or no) return annotation are lifted
-into native tools (:class:`~jetmcp.compat.base.LiftedTool`); their exceptions and
-non-primitive returns are shaped by the SDK's own conversion.
+``MCPServer`` tools that are synchronous and take plain parameters (no ``Context``, no
+resolvers) are lifted into native tools (:class:`~jetmcp.compat.base.LiftedTool`) unless the
+server has middleware of its own; their exceptions and non-primitive returns are shaped by
+the SDK's own conversion (``convert_result``, then the result serialized for the revision).
 """
 
 from __future__ import annotations
@@ -35,7 +36,6 @@ from jetmcp.compat.base import (
     ToolTable,
     lifting_enabled,
     log,
-    plain_return,
     sdk_error,
 )
 from jetmcp.compat.capture import INIT_OPTIONS_ATTR
@@ -276,7 +276,7 @@ class SdkServer(AdaptedServer):
 
 
 class McpServerAdapter(SdkServer):
-    """``mcp.server.mcpserver.MCPServer``: its plain tools are lifted."""
+    """``mcp.server.mcpserver.MCPServer``: its synchronous plain-parameter tools are lifted."""
 
     framework = "mcp 2.x MCPServer"
 
@@ -290,12 +290,8 @@ class McpServerAdapter(SdkServer):
         if tool.context_kwarg is not None or tool.resolved_params or tool.is_async:
             return
         fn = tool.fn
-        if not plain_return(fn):
-            return
         meta = tool.fn_metadata
         has_output = tool.output_schema is not None
-        if has_output and not getattr(meta, "wrap_output", False):
-            return
         name = tool.name
         tool_types = _sdk("mcp_types")
 

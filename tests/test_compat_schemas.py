@@ -20,10 +20,12 @@ LEAF = st.one_of(
     st.builds(lambda n: {"type": "integer", "minimum": n}, st.integers(-2, 2)),
     st.builds(lambda n: {"type": "string", "maxLength": n}, st.integers(0, 3)),
     st.builds(lambda v: {"enum": v}, st.lists(st.integers(0, 2) | st.text(max_size=1), min_size=1)),
-    st.just({}),
+    # Fresh objects each draw (st.just would hand out one shared dict, which the test then
+    # changes in place).
+    st.builds(dict),
     # Not a valid schema: validate raises SchemaError, every time.
-    st.just({"type": "nope"}),
-    st.just({"minimum": "x"}),
+    st.builds(lambda: {"type": "nope"}),
+    st.builds(lambda: {"minimum": "x"}),
 )
 SCHEMA = st.recursive(
     LEAF,
@@ -73,6 +75,7 @@ def outcome(validate: Any, instance: Any, schema: Any) -> Any:
 def test_the_same_outcome_as_jsonschema_validate(
     schema: dict[str, Any], instances: list[Any], change: dict[str, Any]
 ) -> None:
+    schema, change = copy.deepcopy(schema), copy.deepcopy(change)
     cached = schemas.CachingJsonSchema(jsonschema)
     for instance in instances:
         assert outcome(cached.validate, instance, schema) == outcome(

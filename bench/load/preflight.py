@@ -127,16 +127,23 @@ def _is_three(msg: Any) -> bool:
     )
 
 
+def _structured(msg: Any) -> dict[str, Any] | None:
+    """The structured result of a successful tools/call reply, or None."""
+    if not isinstance(msg, dict) or not isinstance(msg.get("result"), dict):
+        return None
+    result = msg["result"]
+    structured = result.get("structuredContent")
+    if result.get("isError") is True or not isinstance(structured, dict):
+        return None
+    return structured
+
+
 def _is_utc_now(msg: Any) -> bool:
     """The published server's answer to ``get_current_time(UTC)``: its structured result
     names the zone (the time itself changes every second)."""
-    if not isinstance(msg, dict) or not isinstance(msg.get("result"), dict):
-        return False
-    result = msg["result"]
-    structured = result.get("structuredContent")
+    structured = _structured(msg)
     return (
-        result.get("isError") is not True
-        and isinstance(structured, dict)
+        structured is not None
         and structured.get("timezone") == "UTC"
         and isinstance(structured.get("datetime"), str)
     )
@@ -145,15 +152,8 @@ def _is_utc_now(msg: Any) -> bool:
 def _is_temp_report(msg: Any) -> bool:
     """code-index-mcp's answer to ``check_temp_directory`` or ``get_settings_info``: a
     structured result that names its temporary directory (both tools report it)."""
-    if not isinstance(msg, dict) or not isinstance(msg.get("result"), dict):
-        return False
-    result = msg["result"]
-    structured = result.get("structuredContent")
-    return (
-        result.get("isError") is not True
-        and isinstance(structured, dict)
-        and isinstance(structured.get("temp_directory"), str)
-    )
+    structured = _structured(msg)
+    return structured is not None and isinstance(structured.get("temp_directory"), str)
 
 
 #: What the tools/call check sends and how it judges the answer, by ``peers.Server.probe``.

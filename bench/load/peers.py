@@ -287,9 +287,12 @@ def servers() -> list[Server]:
 
         return {"bench": cmd("--bench-tools"), "stateful": cmd("--stateful")}
 
-    def jetmcp_cmd(app: str, *extra: str) -> Callable[[int], list[str]]:
+    def jetmcp_cmd(
+        app: str, *extra: str, launcher: tuple[str, ...] = (str(jetmcp),)
+    ) -> Callable[[int], list[str]]:
+        """``jetmcp run APP`` over HTTP, one worker (``launcher``: how jetmcp is started)."""
         return lambda port: [
-            str(jetmcp),
+            *launcher,
             "run",
             app,
             "--transport",
@@ -301,6 +304,19 @@ def servers() -> list[Server]:
             "--workers",
             "1",
             *extra,
+        ]
+
+    def published_cmd(python: str, package: str | None = None) -> Callable[[int], list[str]]:
+        """A published package on its own SDK as installed (``published_server.py``)."""
+        chosen = ("--package", package) if package is not None else ()
+        return lambda port: [
+            python,
+            str(LOAD / "published_server.py"),
+            "http",
+            *chosen,
+            "--as-installed",
+            "--port",
+            str(port),
         ]
 
     bench_app = str(LOAD / "jetmcp_server.py") + ":app"
@@ -385,20 +401,7 @@ def servers() -> list[Server]:
             key="jetmcp",
             label="jetmcp (1 worker)",
             role="jetmcp",
-            http=lambda port: [
-                str(jetmcp),
-                "run",
-                "jetmcp.demo:app",
-                "--transport",
-                "http",
-                "--host",
-                host,
-                "--port",
-                str(port),
-                "--workers",
-                "1",
-                "--stateless",
-            ],
+            http=jetmcp_cmd("jetmcp.demo:app", "--stateless"),
             stdio=[str(jetmcp), "run", "jetmcp.demo:app", "--transport", "stdio"],
             missing=_need(jetmcp, "install jetmcp into the project venv"),
             how="jetmcp run jetmcp.demo:app --transport http --workers 1 --stateless",
@@ -411,20 +414,7 @@ def servers() -> list[Server]:
             key="jetmcp-sdk-unchanged",
             label="mcp SDK server, unchanged, on jetmcp",
             role="jetmcp",
-            http=lambda port: [
-                str(jetmcp),
-                "run",
-                str(LOAD / "mcp_sdk_server.py") + ":app",
-                "--transport",
-                "http",
-                "--host",
-                host,
-                "--port",
-                str(port),
-                "--workers",
-                "1",
-                "--stateless",
-            ],
+            http=jetmcp_cmd(str(LOAD / "mcp_sdk_server.py") + ":app", "--stateless"),
             stdio=None,
             missing=_need(jetmcp, "install jetmcp into the project venv"),
             how="jetmcp run bench/load/mcp_sdk_server.py:app --workers 1 --stateless: the "
@@ -435,14 +425,7 @@ def servers() -> list[Server]:
             key="published-installed",
             label="mcp-server-time (published), on its own SDK as installed",
             role="peer",
-            http=lambda port: [
-                py,
-                str(LOAD / "published_server.py"),
-                "http",
-                "--as-installed",
-                "--port",
-                str(port),
-            ],
+            http=published_cmd(py),
             stdio=None,
             missing=_need(_peer_python(), peer_hint),
             how="mcp-server-time 2026.10.19 from PyPI (an MCPServer built by "
@@ -470,16 +453,7 @@ def servers() -> list[Server]:
             key="published-fastmcp-installed",
             label="code-index-mcp (published FastMCP), on its own SDK as installed",
             role="peer",
-            http=lambda port: [
-                str(DROPIN_V1_PY),
-                str(LOAD / "published_server.py"),
-                "http",
-                "--package",
-                "code-index-mcp",
-                "--as-installed",
-                "--port",
-                str(port),
-            ],
+            http=published_cmd(str(DROPIN_V1_PY), "code-index-mcp"),
             stdio=None,
             missing=_need_dropin,
             how="code-index-mcp 2.17.1 from PyPI (the module-level FastMCP of mcp 1.30.0, with "
@@ -491,22 +465,9 @@ def servers() -> list[Server]:
             key="jetmcp-published-fastmcp",
             label="code-index-mcp (published FastMCP), unchanged, on jetmcp",
             role="jetmcp",
-            http=lambda port: [
-                str(DROPIN_V1_PY),
-                "-m",
-                "jetmcp",
-                "run",
-                FASTMCP_TARGET,
-                "--transport",
-                "http",
-                "--host",
-                host,
-                "--port",
-                str(port),
-                "--workers",
-                "1",
-                "--stateless",
-            ],
+            http=jetmcp_cmd(
+                FASTMCP_TARGET, "--stateless", launcher=(str(DROPIN_V1_PY), "-m", "jetmcp")
+            ),
             stdio=None,
             missing=_need_dropin,
             how=f"jetmcp run {FASTMCP_TARGET} --workers 1 --stateless, from the same mcp 1.30.0 "

@@ -157,52 +157,66 @@ def _classic_goals(results: dict[str, Any]) -> list[dict[str, Any]]:
             }
         )
 
-    # Drop-in (issue 13): the SDK's own file, unchanged, on jetmcp against its own SDK as
-    # installed, for the plain tool and the Context tool; and the adapted plain tool against
-    # the same tool written for jetmcp (the demo app's add).
-    for workload, what in (("call", "plain tool"), ("ctx", "Context tool")):
-        adapted = rps("jetmcp-sdk-unchanged", workload)
-        own = rps("mcp-sdk-installed", workload)
-        add(
-            f"mcp SDK server unchanged on jetmcp >= 10x its own SDK as installed ({what})",
-            _ratio(adapted, own),
-            10.0,
-            "x",
-            _fmt_pair(adapted, own, "on jetmcp", "on its SDK"),
-            (("jetmcp-sdk-unchanged", workload), ("mcp-sdk-installed", workload)),
-        )
-    # A server published as a package (mcp-server-time, an SDK 2.x MCPServer), unchanged on
-    # jetmcp against its own SDK as installed, on the same body. For reference: it has no
-    # Context tool, and middleware of its own (which lists every tool on each call) keeps
-    # every call on the SDK's whole path; the goal is judged on code-index-mcp below.
-    adapted = rps("jetmcp-published", "published")
-    own = rps("published-installed", "published")
-    add(
-        "published server (mcp-server-time: an MCPServer with middleware of its own, every "
-        "call on the SDK's path) unchanged on jetmcp, against its own SDK as installed",
-        _ratio(adapted, own),
-        10.0,
-        "x",
-        _fmt_pair(adapted, own, "on jetmcp", "on its SDK"),
-        (("jetmcp-published", "published"), ("published-installed", "published")),
-        info=True,
+    # Drop-in (issue 13): a server unchanged on jetmcp against the same server on its own SDK
+    # as installed, on the same body: (goal, jetmcp row, SDK row, workload, reference only).
+    # - the SDK's own file, for the plain tool and the Context tool;
+    # - mcp-server-time (published, an SDK 2.x MCPServer), for reference: it has no Context
+    #   tool, and middleware of its own (which lists every tool on each call) keeps every call
+    #   on the SDK's whole path;
+    # - code-index-mcp (published, FastMCP of the SDK 1.x), whose tools take a Context: its
+    #   plain tool and its Context tool.
+    # Then the adapted plain tool against the same tool written for jetmcp (the demo's add).
+    unchanged = (
+        (
+            "mcp SDK server unchanged on jetmcp >= 10x its own SDK as installed (plain tool)",
+            "jetmcp-sdk-unchanged",
+            "mcp-sdk-installed",
+            "call",
+            False,
+        ),
+        (
+            "mcp SDK server unchanged on jetmcp >= 10x its own SDK as installed (Context tool)",
+            "jetmcp-sdk-unchanged",
+            "mcp-sdk-installed",
+            "ctx",
+            False,
+        ),
+        (
+            "published server (mcp-server-time: an MCPServer with middleware of its own, every "
+            "call on the SDK's path) unchanged on jetmcp, against its own SDK as installed",
+            "jetmcp-published",
+            "published-installed",
+            "published",
+            True,
+        ),
+        (
+            "published FastMCP server (code-index-mcp) unchanged on jetmcp >= 10x its own SDK "
+            "as installed (plain tool)",
+            "jetmcp-published-fastmcp",
+            "published-fastmcp-installed",
+            "published-fastmcp",
+            False,
+        ),
+        (
+            "published FastMCP server (code-index-mcp) unchanged on jetmcp >= 10x its own SDK "
+            "as installed (Context tool)",
+            "jetmcp-published-fastmcp",
+            "published-fastmcp-installed",
+            "published-fastmcp-ctx",
+            False,
+        ),
     )
-    # A published FastMCP server (code-index-mcp, SDK 1.x) whose tools take a Context: its
-    # plain tool and its Context tool, unchanged on jetmcp against its own SDK as installed.
-    for workload, what in (
-        ("published-fastmcp", "plain tool"),
-        ("published-fastmcp-ctx", "Context tool"),
-    ):
-        adapted = rps("jetmcp-published-fastmcp", workload)
-        own = rps("published-fastmcp-installed", workload)
+    for name, on_jetmcp, on_sdk, workload, reference in unchanged:
+        adapted = rps(on_jetmcp, workload)
+        own = rps(on_sdk, workload)
         add(
-            f"published FastMCP server (code-index-mcp) unchanged on jetmcp >= 10x its own SDK "
-            f"as installed ({what})",
+            name,
             _ratio(adapted, own),
             10.0,
             "x",
             _fmt_pair(adapted, own, "on jetmcp", "on its SDK"),
-            (("jetmcp-published-fastmcp", workload), ("published-fastmcp-installed", workload)),
+            ((on_jetmcp, workload), (on_sdk, workload)),
+            info=reference,
         )
     adapted = rps("jetmcp-sdk-unchanged")
     native = rps("jetmcp")

@@ -135,7 +135,8 @@ class SdkServer1(AdaptedServer):
         self._session_cls = _session_class()
         self._init_options = init_options or low.create_initialization_options()
         self._request_models = request_models(self._types.ClientRequest)
-        self.sdk_handlers(_client_methods(self._types))
+        # Every request method of the SDK's, but those jetmcp's dispatcher answers itself.
+        self.sdk_handlers([m for m in self._request_models if m not in ("initialize", "ping")])
 
     # -- the handshake ------------------------------------------------------------------------
 
@@ -343,7 +344,8 @@ def request_models(union_root: Any) -> dict[str, Any]:
     The session validates a request against the whole union (about 36 µs, most of it
     trying the members whose ``method`` literal does not match); only one member can
     accept a given method, so validating against it alone gives the same object, or
-    fails where the union fails (``tests/test_compat_models.py`` holds the two equal)."""
+    fails where the union fails (``tests/dropin/test_request_models.py`` holds the two
+    equal)."""
     models: dict[str, Any] = {}
     root = union_root.model_fields["root"].annotation
     for member in typing.get_args(root):
@@ -354,19 +356,6 @@ def request_models(union_root: Any) -> dict[str, Any]:
             if isinstance(method, str) and method not in models:
                 models[method] = member
     return models
-
-
-def _client_methods(types: Any) -> list[str]:
-    """Every request method of the SDK's ``ClientRequest`` union."""
-    import typing
-
-    methods: list[str] = []
-    union = types.ClientRequest.model_fields["root"].annotation
-    for member in typing.get_args(union):
-        field = getattr(member, "model_fields", {}).get("method")
-        if field is not None:
-            methods.extend(a for a in typing.get_args(field.annotation) if isinstance(a, str))
-    return [m for m in methods if m not in ("initialize", "ping")]
 
 
 def adapt_v1(obj: Any, transport: str | None = None) -> AdaptedServer:

@@ -67,6 +67,7 @@ URL=http://127.0.0.1:$PORT/mcp
 LOG=$(mktemp)
 OUT=$(mktemp)
 SERVER_PIDS=()
+RESULT_DIRS=()
 stop_group() {  # $1 = the pid leading a process group we started
   if kill -0 "$1" 2>/dev/null; then
     kill -TERM -- "-$1" 2>/dev/null || true
@@ -87,6 +88,7 @@ if found:
 PYEOF
   fi
   rm -f "$LOG" "$OUT"
+  for dir in "${RESULT_DIRS[@]}"; do rm -rf "$dir"; done
 }
 trap cleanup EXIT
 
@@ -136,10 +138,21 @@ run_leg() {
   echo "== conformance $SUITE_VERSION, $*, against $URL${TWO_HOSTS:+ (two hosts sharing Redis, round robin)}"
   local status failing
   set +e
-  (cd "$CACHE" && timeout 300 "$NODE" "$SUITE/dist/index.js" server --url "$URL" "$@") 2>&1 \
-    | tee "$OUT"
+  local results
+  results=$(mktemp -d)
+  RESULT_DIRS+=("$results")
+  (cd "$CACHE" && timeout 300 "$NODE" "$SUITE/dist/index.js" server --url "$URL" "$@" \
+    -o "$results") 2>&1 | tee "$OUT"
   status=${PIPESTATUS[0]}
   set -e
+  # The summary names a failing scenario only: print what each failed check said.
+  "$PY" - "$results" <<'PYEOF' >&2 || true
+import json, pathlib, sys
+for checks in sorted(pathlib.Path(sys.argv[1]).glob("*/checks.json")):
+    for check in json.loads(checks.read_text()):
+        if check.get("status") == "FAILURE":
+            print(f"FAILED {checks.parent.name}: {check.get('id')}: {check.get('errorMessage')}")
+PYEOF
   # The suite's exit status counts scored scenarios only; here a failure anywhere counts, and
   # so does a scenario that ran no check (server-sse-polling does that when replies are JSON).
   failing=$(grep -E '^\s*✗ |: 0 passed, 0 failed' "$OUT" || true)

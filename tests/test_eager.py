@@ -233,6 +233,15 @@ class Strict(BaseModel):
     n: int
 
 
+class Dumped(BaseModel):
+    """A model whose own model_dump the general path calls (the fast twin must not skip it)."""
+
+    n: int
+
+    def model_dump(self, **kwargs: Any) -> dict[str, Any]:  # type: ignore[override]
+        return {"n": self.n, "dumped": True}
+
+
 def model_app(fast: bool) -> Server:
     server = Server("models", fast_paths=fast)
 
@@ -254,6 +263,10 @@ def model_app(fast: bool) -> Server:
         return Aliased(name=name)
 
     @server.tool()
+    def dumped(n: int) -> Dumped:
+        return Dumped(n=n)
+
+    @server.tool()
     def wrong(name: str) -> Aliased:
         return Strict(n=len(name))  # type: ignore[return-value]  # another model than declared
 
@@ -262,7 +275,7 @@ def model_app(fast: bool) -> Server:
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    tool=st.sampled_from(["aliased", "strict", "unstructured", "wrong"]),
+    tool=st.sampled_from(["aliased", "strict", "dumped", "unstructured", "wrong"]),
     name=st.text(max_size=8),
     n=st.integers(min_value=-3, max_value=3),
     size=st.none() | st.floats(allow_nan=False, allow_infinity=False),
@@ -272,7 +285,7 @@ def model_app(fast: bool) -> Server:
 def test_declared_models_are_written_as_the_general_path_writes_them(
     tool: str, name: str, n: int, size: float | None, tags: list[str] | None, version: str
 ) -> None:
-    arguments: dict[str, Any] = {"strict": {"n": n}}.get(tool, {"name": name})
+    arguments: dict[str, Any] = {"strict": {"n": n}, "dumped": {"n": n}}.get(tool, {"name": name})
     if tool == "aliased":
         arguments |= {"size": size, "tags": tags}
     body = orjson.dumps(request("tools/call", {"name": tool, "arguments": arguments}, id=3))

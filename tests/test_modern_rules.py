@@ -6,6 +6,8 @@ import base64
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from jetmcp.errors import McpError
 from jetmcp.protocol import modern
@@ -166,6 +168,59 @@ def test_routing_headers_from_items_any_case() -> None:
     assert headers.params == {"region": "us", "count": "3"}
     assert headers.repeated == ()
     assert headers.routes
+
+
+class _Map:
+    """A header map as Granian gives one: lower-case names, ``keys()`` once each in order
+    of arrival, ``get_all(name)`` every value (an unreadable value left out)."""
+
+    def __init__(self, items: list[tuple[str, str | None]]) -> None:
+        self.values: dict[str, list[str]] = {}
+        for key, value in items:
+            got = self.values.setdefault(key.lower(), [])
+            if value is not None:
+                got.append(value)
+
+    def keys(self) -> list[str]:
+        return list(self.values)
+
+    def get_all(self, name: str) -> list[str]:
+        return list(self.values.get(name, []))
+
+
+_HEADER_NAMES = st.sampled_from(
+    [
+        "mcp-protocol-version",
+        "MCP-Protocol-Version",
+        "mcp-method",
+        "Mcp-Name",
+        "mcp-name",
+        "mcp-param-region",
+        "Mcp-Param-Count",
+        "mcp-other",
+        "content-type",
+        "accept",
+    ]
+)
+
+
+@given(st.lists(st.tuples(_HEADER_NAMES, st.text(max_size=8)), max_size=8))
+def test_routing_headers_from_map_equal_from_items(items: list[tuple[str, str]]) -> None:
+    by_map = RoutingHeaders.from_map(_Map(list(items)))
+    by_items = RoutingHeaders.from_items(items)
+    for attr in ("protocol_version", "method", "name", "params", "routes"):
+        assert getattr(by_map, attr) == getattr(by_items, attr), attr
+    # Names are lower-case in a map; a pair list keeps its spelling.
+    assert sorted(by_map.repeated) == sorted({name.lower() for name in by_items.repeated})
+
+
+def test_routing_headers_from_map_skips_unreadable_values() -> None:
+    headers = RoutingHeaders.from_map(
+        _Map([("mcp-method", None), ("mcp-name", "t"), ("mcp-name", None)])
+    )
+    assert headers.method is None
+    assert headers.name == "t"
+    assert headers.repeated == ()
 
 
 def test_routing_headers_routes_only_with_request_headers() -> None:

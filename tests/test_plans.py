@@ -170,18 +170,6 @@ def shape(revision: Revision) -> _wire.Shape:
     return cached
 
 
-def wire_headers(headers: RoutingHeaders | None) -> _wire.Headers | None:
-    if headers is None:
-        return None
-    return _wire.Headers(
-        headers.protocol_version,
-        headers.method,
-        headers.name,
-        bool(headers.params),
-        bool(headers.repeated),
-    )
-
-
 def complete(result: dict[str, Any], revision: Revision) -> dict[str, Any]:
     """A 2026-07-28 result as the spec has it (the reference the extension's completion is
     held to): ``resultType`` added unless set, the server's identity first in ``_meta``."""
@@ -234,7 +222,7 @@ def via_plans(
     ``whole`` runs a complete batch with ``run_all``, else entry by entry."""
     LOG.clear()
     frame = _wire.decode(body)
-    plans = ROUTED.routes.plan(frame, shape(revision), wire_headers(headers))
+    plans = ROUTED.routes.plan(frame, shape(revision), headers)
     if plans is None:
         assert LOG == []
         return False, None, []
@@ -840,8 +828,8 @@ def test_shape() -> None:
     empty = _wire.Shape(True, info)
     body = _wire.dumps(modern_call("add", a=1, b=2))
     assert ROUTED.routes.plan(_wire.decode(body), empty) is None
-    headers = _wire.Headers("2026-07-28", "tools/call", "add", params=True)
-    assert headers.routes and headers.params and not headers.repeated
+    headers = _wire.Headers("2026-07-28", "tools/call", "add", params={"region": "eu"})
+    assert headers.routes and headers.params == {"region": "eu"} and headers.repeated == ()
     assert (headers.protocol_version, headers.method, headers.name) == (
         "2026-07-28",
         "tools/call",

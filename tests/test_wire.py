@@ -110,6 +110,30 @@ def test_escaped_string_id_is_kept_as_written() -> None:
     assert len(e.raw_id) == 10
 
 
+@pytest.mark.parametrize(
+    ("body", "initialize"),
+    [
+        (b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}', True),
+        (b'{"jsonrpc":"2.0","id":1,"method":"\\u0069nitialize"}', True),
+        (b'{"jsonrpc":"2.0","method":"initialize"}', False),  # a notification
+        (b'{"jsonrpc":"2.0","id":1,"method":"initialized"}', False),
+        (b'[{"jsonrpc":"2.0","id":1,"method":"initialize"}]', False),
+        (b'{"jsonrpc":"2.0","id":1,"method":7}', False),
+        (b'{"jsonrpc":"2.0","id":1,"result":{}}', False),
+        (b"{", False),
+    ],
+)
+def test_frame_initialize_matches_its_entry(body: bytes, initialize: bool) -> None:
+    frame = w.decode(body)
+    assert frame.initialize is initialize
+    entries = frame.entries
+    assert initialize == (
+        frame.kind == w.FRAME_SINGLE
+        and entries[0].kind == w.REQUEST
+        and entries[0].method == "initialize"
+    )
+
+
 def test_notification() -> None:
     e = single('{"jsonrpc":"2.0","method":"notifications/initialized"}')
     assert e.kind == w.NOTIFICATION

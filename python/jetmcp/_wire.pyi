@@ -4,7 +4,7 @@ It reads request bytes without re-serializing them: every message's ``id`` is ke
 raw lexeme (the exact input bytes) and spliced back into the reply byte for byte.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final, final
 
 # Frame kinds: what a whole body (or stdio line) turned out to be.
@@ -80,6 +80,8 @@ class Frame:
     """The messages: one for FRAME_SINGLE, each array element for FRAME_BATCH, else empty."""
     error: str | None
     """For FRAME_PARSE_ERROR and FRAME_BATCH_TOO_LARGE: what went wrong."""
+    initialize: bool
+    """Whether the frame is one ``initialize`` request (told without building ``entries``)."""
 
 def decode(body: bytes, max_depth: int = ..., max_batch: int = ...) -> Frame:
     """Frame one JSON-RPC body. Never raises for bad input: bad input is described by the
@@ -255,16 +257,17 @@ class Shape:
 @final
 class Headers:
     """The MCP routing headers of one HTTP request at 2026-07-28, as sent (values
-    untrimmed): ``MCP-Protocol-Version``, ``Mcp-Method`` and ``Mcp-Name``, whether any
-    ``Mcp-Param-*`` header came, and whether any MCP header came more than once."""
+    untrimmed): ``MCP-Protocol-Version``, ``Mcp-Method`` and ``Mcp-Name``, each
+    ``Mcp-Param-<Name>`` by its lower-cased ``<Name>``, and the MCP headers that came more
+    than once. The one type both the extension and Python's general path read them from."""
 
     def __init__(
         self,
         protocol_version: str | None = None,
         method: str | None = None,
         name: str | None = None,
-        params: bool = False,
-        repeated: bool = False,
+        params: dict[str, str] | None = None,
+        repeated: Sequence[str] = (),
     ) -> None:
         """Compared with each request as ``modern.check_headers`` does for a tool without
         ``x-mcp-header`` properties (which ignores ``Mcp-Param-*``): a repeated header never
@@ -273,6 +276,14 @@ class Headers:
         ``=?base64?...?=`` form. A value Python might read otherwise (control or non-ASCII
         characters, a base64 form not written canonically) never agrees: the request is
         then left to Python, which answers it exactly."""
+    @staticmethod
+    def from_map(headers: Any) -> Headers:
+        """The MCP headers of a header map whose names are lower-case and which gives every
+        value of a name (``keys()``, ``get_all(name)``: Granian's, or the ASGI adapter's);
+        the last value of a repeated name counts, a name with no value is as if absent."""
+    @staticmethod
+    def from_items(items: Iterable[tuple[str, str]]) -> Headers:
+        """The MCP headers of ``(name, value)`` pairs, names in any case."""
     @property
     def protocol_version(self) -> str | None: ...
     @property
@@ -280,9 +291,11 @@ class Headers:
     @property
     def name(self) -> str | None: ...
     @property
-    def params(self) -> bool: ...
+    def params(self) -> dict[str, str]:
+        """Each ``Mcp-Param-<Name>`` value by lower-cased ``<Name>`` (a new dict)."""
     @property
-    def repeated(self) -> bool: ...
+    def repeated(self) -> tuple[str, ...]:
+        """The MCP headers sent more than once, as spelled."""
     @property
     def routes(self) -> bool:
         """Whether a header naming one request (``Mcp-Method``, ``Mcp-Name``,

@@ -237,10 +237,7 @@ class Dispatcher:
                 shape = self._shapes.get(ex.revision.version)
                 if shape is None or shape[0] != server.identity:
                     shape = self._new_shape(ex.revision)
-                headers = ex.headers
-                done = server.routes.answer(
-                    frame, shape[1], None if headers is None else _wire_headers(headers)
-                )
+                done = server.routes.answer(frame, shape[1], ex.headers)
                 if type(done) is _Plans:
                     # A tool that takes a Context: planned, run with the one the runner makes.
                     entry = frame.entries[0]
@@ -357,10 +354,7 @@ class Dispatcher:
         server = self.server
         if not self.planning or server.handlers.get("tools/call") is not server.builtin_call_tool:
             return None
-        headers = ex.headers
-        return server.routes.plan(
-            frame, self.shape(ex.revision), None if headers is None else _wire_headers(headers)
-        )
+        return server.routes.plan(frame, self.shape(ex.revision), ex.headers)
 
     def shape(self, revision: Revision) -> _wire.Shape:
         """How the extension writes results at ``revision``."""
@@ -578,17 +572,6 @@ def resume(coro: Coroutine[Any, Any, Any], yielded: Any) -> Generator[Any, Any, 
                 yielded = coro.send(sent)
             except StopIteration as done:
                 return done.value
-
-
-def _wire_headers(headers: RoutingHeaders) -> _wire.Headers:
-    """What the extension compares of a 2026-07-28 request's routing headers."""
-    return _wire.Headers(
-        headers.protocol_version,
-        headers.method,
-        headers.name,
-        bool(headers.params),
-        bool(headers.repeated),
-    )
 
 
 def _drop(pending: Awaitable[Any]) -> None:

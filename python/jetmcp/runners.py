@@ -566,7 +566,7 @@ class ModernRunner(Runner):
                 return self._call_planned(tool, plans.arguments(0), _NO_PARAMS, call)
             params = _params(entry)
             return self._call_planned(tool, params["arguments"], params, call)
-        rcall = self.server._rounds.call(_params(entry), call, lazy=True)
+        rcall = self.server._rounds.first(call, lambda: _params(entry))
         inputs: InputRound = rcall.inputs  # type: ignore[assignment]  # opened just now
         return self._run_with(plans, Context(rcall, self.server), revision, inputs)
 

@@ -188,6 +188,18 @@ impl PyFrame {
         self.entry_list(py).cloned()
     }
 
+    /// Whether the frame is one `initialize` request (told without building `entries`).
+    #[getter]
+    fn initialize(&self, py: Python<'_>) -> bool {
+        self.kind == FrameKind::Single as u8
+            && self.parsed.first().is_some_and(|entry| {
+                entry.kind == EntryKind::Request
+                    && entry
+                        .method_str(self.body.as_bytes(py))
+                        .is_some_and(|m| m == "initialize")
+            })
+    }
+
     fn __repr__(&self) -> String {
         let kind = match self.kind {
             k if k == FrameKind::Single as u8 => "SINGLE",

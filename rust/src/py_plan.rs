@@ -14,8 +14,9 @@
 use std::sync::{Mutex, MutexGuard};
 
 use pyo3::exceptions::{PyIndexError, PyValueError};
+use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
 use smallvec::SmallVec;
 
@@ -120,32 +121,146 @@ impl Shape {
     }
 }
 
-/// The MCP routing headers of one HTTP request at 2026-07-28.
+/// The MCP routing headers of one HTTP request at 2026-07-28: the one type both the
+/// extension and Python's general path read them from.
 #[pyclass(frozen, module = "jetmcp._wire", name = "Headers")]
 pub struct PyHeaders {
     inner: Headers,
+    /// Each `Mcp-Param-<Name>` by its lower-cased `<Name>`, as sent (the last of repeats).
+    param_values: Vec<(String, Py<PyAny>)>,
+    /// The names of the MCP headers sent more than once, as spelled.
+    repeated_names: Vec<Py<PyString>>,
+}
+
+/// The routing headers as `(lower-cased name, spelled name, last value, count)` are found.
+#[derive(Default)]
+struct Found {
+    protocol_version: Option<String>,
+    method: Option<String>,
+    name: Option<String>,
+    param_values: Vec<(String, Py<PyAny>)>,
+    repeated_names: Vec<Py<PyString>>,
+}
+
+impl Found {
+    /// One MCP header (`lower` starts with `mcp-`): its last value; `repeated` when it came
+    /// more than once.
+    fn take(
+        &mut self,
+        lower: &str,
+        spelled: &Bound<'_, PyString>,
+        value: &Bound<'_, PyAny>,
+        repeated: bool,
+    ) -> PyResult<()> {
+        if repeated {
+            self.repeated_names.push(spelled.clone().unbind());
+        }
+        match lower {
+            "mcp-protocol-version" => self.protocol_version = Some(value.extract()?),
+            "mcp-method" => self.method = Some(value.extract()?),
+            "mcp-name" => self.name = Some(value.extract()?),
+            _ => {
+                if let Some(param) = lower.strip_prefix("mcp-param-") {
+                    let value = value.clone().unbind();
+                    match self.param_values.iter_mut().find(|(k, _)| k == param) {
+                        Some(slot) => slot.1 = value,
+                        None => self.param_values.push((param.to_owned(), value)),
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> PyHeaders {
+        PyHeaders {
+            inner: Headers {
+                protocol_version: self.protocol_version,
+                method: self.method,
+                name: self.name,
+                params: !self.param_values.is_empty(),
+                repeated: !self.repeated_names.is_empty(),
+            },
+            param_values: self.param_values,
+            repeated_names: self.repeated_names,
+        }
+    }
 }
 
 #[pymethods]
 impl PyHeaders {
     #[new]
-    #[pyo3(signature = (protocol_version = None, method = None, name = None, params = false, repeated = false))]
+    #[pyo3(signature = (protocol_version = None, method = None, name = None, params = None, repeated = Vec::new()))]
     fn new(
         protocol_version: Option<String>,
         method: Option<String>,
         name: Option<String>,
-        params: bool,
-        repeated: bool,
-    ) -> Self {
-        PyHeaders {
-            inner: Headers {
-                protocol_version,
-                method,
-                name,
-                params,
-                repeated,
-            },
+        params: Option<&Bound<'_, PyDict>>,
+        repeated: Vec<Bound<'_, PyString>>,
+    ) -> PyResult<Self> {
+        let mut param_values = Vec::new();
+        if let Some(params) = params {
+            for (key, value) in params.iter() {
+                param_values.push((key.extract::<String>()?, value.unbind()));
+            }
         }
+        Ok(Found {
+            protocol_version,
+            method,
+            name,
+            param_values,
+            repeated_names: repeated.into_iter().map(Bound::unbind).collect(),
+        }
+        .finish())
+    }
+
+    /// The MCP headers of a header map whose names are lower-case and which gives every
+    /// value of a name (`keys()`, `get_all(name)`: Granian's, or the ASGI adapter's). A
+    /// name with no readable value is as if absent.
+    #[staticmethod]
+    fn from_map(map: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let py = map.py();
+        let mut found = Found::default();
+        let keys = map.call_method0(intern!(py, "keys"))?;
+        for key in keys.try_iter()? {
+            let key = key?;
+            let key = key.cast_into::<PyString>()?;
+            let lower = key.to_cow()?;
+            if !lower.starts_with("mcp-") {
+                continue;
+            }
+            let values = map.call_method1(intern!(py, "get_all"), (&key,))?;
+            let values = values.cast_into::<PyList>()?;
+            let count = values.len();
+            if count == 0 {
+                continue; // unreadable: as if absent
+            }
+            found.take(&lower, &key, &values.get_item(count - 1)?, count > 1)?;
+        }
+        Ok(found.finish())
+    }
+
+    /// The MCP headers of `(name, value)` pairs, names in any case (lower-cased as Python's
+    /// `str.lower` does).
+    #[staticmethod]
+    fn from_items(items: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let py = items.py();
+        let mut found = Found::default();
+        let mut seen: Vec<String> = Vec::new();
+        for item in items.try_iter()? {
+            let (key, value): (Bound<'_, PyString>, Bound<'_, PyAny>) = item?.extract()?;
+            let lowered = key.call_method0(intern!(py, "lower"))?;
+            let lower = lowered.cast::<PyString>()?.to_cow()?.into_owned();
+            if !lower.starts_with("mcp-") {
+                continue;
+            }
+            let again = seen.contains(&lower);
+            if !again {
+                seen.push(lower.clone());
+            }
+            found.take(&lower, &key, &value, again)?;
+        }
+        Ok(found.finish())
     }
 
     #[getter]
@@ -163,14 +278,20 @@ impl PyHeaders {
         self.inner.name.clone()
     }
 
+    /// Each `Mcp-Param-<Name>` value by its lower-cased `<Name>` (a new dict).
     #[getter]
-    fn params(&self) -> bool {
-        self.inner.params
+    fn params<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let out = PyDict::new(py);
+        for (key, value) in &self.param_values {
+            out.set_item(key, value.bind(py))?;
+        }
+        Ok(out)
     }
 
+    /// The MCP headers sent more than once (each a mismatch), as spelled.
     #[getter]
-    fn repeated(&self) -> bool {
-        self.inner.repeated
+    fn repeated<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.repeated_names.iter().map(|n| n.bind(py)))
     }
 
     /// Whether a header naming one request (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`) is
@@ -178,6 +299,17 @@ impl PyHeaders {
     #[getter]
     fn routes(&self) -> bool {
         self.inner.routes()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<Headers version={:?} method={:?} name={:?} params={} repeated={}>",
+            self.inner.protocol_version,
+            self.inner.method,
+            self.inner.name,
+            self.param_values.len(),
+            self.repeated_names.len()
+        )
     }
 }
 

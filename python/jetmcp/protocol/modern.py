@@ -19,10 +19,10 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from jetmcp import _wire
 from jetmcp.call import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
 from jetmcp.errors import (
     HEADER_MISMATCH,
@@ -130,95 +130,13 @@ def values_match(header: str, body: Any) -> bool:
     return False
 
 
-class RoutingHeaders:
-    """The MCP request headers of one HTTP request, by lower-cased name.
-
-    ``params`` maps the lower-cased ``<Name>`` of each ``Mcp-Param-<Name>`` to its raw
-    value; ``repeated`` names the headers sent more than once (always a mismatch).
-    """
-
-    __slots__ = ("method", "name", "params", "protocol_version", "repeated")
-
-    def __init__(
-        self,
-        protocol_version: str | None = None,
-        method: str | None = None,
-        name: str | None = None,
-        params: dict[str, str] | None = None,
-        repeated: tuple[str, ...] = (),
-    ) -> None:
-        self.protocol_version = protocol_version
-        self.method = method
-        self.name = name
-        self.params: dict[str, str] = params if params is not None else {}
-        self.repeated = repeated
-
-    @classmethod
-    def from_items(cls, items: Iterable[tuple[str, str]]) -> RoutingHeaders:
-        """Pick the MCP headers out of ``(name, value)`` pairs (any case)."""
-        found: dict[str, str] = {}
-        repeated: list[str] = []
-        for key, value in items:
-            lower = key.lower()
-            if not lower.startswith("mcp-"):
-                continue
-            if lower in found:
-                repeated.append(key)
-            found[lower] = value
-        params = {k[len("mcp-param-") :]: v for k, v in found.items() if k.startswith("mcp-param-")}
-        return cls(
-            found.get("mcp-protocol-version"),
-            found.get("mcp-method"),
-            found.get("mcp-name"),
-            params,
-            tuple(repeated),
-        )
-
-    @classmethod
-    def from_map(cls, headers: Any) -> RoutingHeaders:
-        """Pick the MCP headers out of a header map whose names are lower-case and which
-        gives every value of a name (``keys()``, ``get_all(name)``: Granian's, or the ASGI
-        adapter's). The usual request carries only the three names looked up here, each
-        once: then only they are read; anything else (``Mcp-Param-*``, other ``mcp-``
-        names) has every ``mcp-`` name looked at."""
-        names = "\n" + "\n".join(headers.keys())
-        count = names.count("\nmcp-")
-        if count <= 3:
-            version = headers.get_all("mcp-protocol-version")
-            method = headers.get_all("mcp-method")
-            name = headers.get_all("mcp-name")
-            if (version != []) + (method != []) + (name != []) == count and (
-                len(version) < 2 and len(method) < 2 and len(name) < 2
-            ):
-                return cls(
-                    version[0] if version else None,
-                    method[0] if method else None,
-                    name[0] if name else None,
-                )
-        found: dict[str, str] = {}
-        repeated: list[str] = []
-        for key in headers.keys():  # noqa: SIM118 (granian's map has keys(), no iteration)
-            if key.startswith("mcp-"):
-                values = headers.get_all(key)
-                if not values:
-                    continue  # unreadable: as if absent
-                if len(values) > 1:
-                    repeated.append(key)
-                found[key] = values[-1]
-        params = {k[10:]: v for k, v in found.items() if k.startswith("mcp-param-")}
-        return cls(
-            found.get("mcp-protocol-version"),
-            found.get("mcp-method"),
-            found.get("mcp-name"),
-            params,
-            tuple(repeated),
-        )
-
-    @property
-    def routes(self) -> bool:
-        """Whether any header naming one request is present (``Mcp-Method``, ``Mcp-Name``,
-        ``Mcp-Param-*``): a batch carrying one is refused whole."""
-        return self.method is not None or self.name is not None or bool(self.params)
+#: The MCP request headers of one HTTP request (``_wire.Headers``): ``protocol_version``,
+#: ``method`` and ``name`` as sent, ``params`` mapping the lower-cased ``<Name>`` of each
+#: ``Mcp-Param-<Name>`` to its raw value, ``repeated`` naming the headers sent more than once
+#: (always a mismatch). Read by ``from_map`` (a header map: Granian's, the ASGI adapter's)
+#: or ``from_items`` (``(name, value)`` pairs in any case), in the extension: the fast path
+#: compares the very object the general path reads here.
+RoutingHeaders = _wire.Headers
 
 
 #: An ``x-mcp-header`` property: its header name lower-cased, as declared, and the path of

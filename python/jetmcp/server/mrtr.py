@@ -115,6 +115,7 @@ class InputRound(Inputs):
 
     __slots__ = (
         "_digest",
+        "_params_of",
         "carried",
         "escalate",
         "method",
@@ -128,7 +129,7 @@ class InputRound(Inputs):
     def __init__(
         self,
         method: str,
-        params: dict[str, Any],
+        params: dict[str, Any] | None,
         sealer: StateSealer,
         responses: dict[str, Any],
         carried: dict[str, Any],
@@ -137,10 +138,14 @@ class InputRound(Inputs):
         principal: str | None = None,
         *,
         lazy: bool = False,
+        params_of: Callable[[], dict[str, Any]] | None = None,
     ) -> None:
         super().__init__(state)
         self.method = method
-        self.params = params
+        #: The request's params; with ``params_of`` (and ``lazy``), None until a sealed
+        #: round needs them: ``params_of()`` reads them then.
+        self.params: dict[str, Any] | None = params
+        self._params_of = params_of
         #: The key of the principal that made the request (None without auth).
         self.principal = principal
         # What the sealed state is bound to: the params, and the principal when there is
@@ -148,7 +153,7 @@ class InputRound(Inputs):
         # nothing changes the params meanwhile).
         self._digest = digest
         if digest is None and not lazy:
-            self._digest = params_digest(params, principal)
+            self._digest = params_digest(self.request_params(), principal)
         self.sealer = sealer
         self.responses = responses
         self.carried = carried
@@ -196,10 +201,17 @@ class InputRound(Inputs):
         if self.escalate is not None:
             await self.escalate()
 
+    def request_params(self) -> dict[str, Any]:
+        """The request's params (read now if they were left unread)."""
+        if self.params is None:
+            assert self._params_of is not None
+            self.params = self._params_of()
+        return self.params
+
     @property
     def digest(self) -> str:
         if self._digest is None:
-            self._digest = params_digest(self.params, self.principal)
+            self._digest = params_digest(self.request_params(), self.principal)
         return self._digest
 
     def result(self, requests: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -268,6 +280,25 @@ class Rounds:
 
     def call(self, params: dict[str, Any], call: Call, lazy: bool = False) -> RoundCall:
         return RoundCall(call, self.open(params, call, lazy))
+
+    def first(self, call: Call, params_of: Callable[[], dict[str, Any]]) -> RoundCall:
+        """The call of a request known to carry neither ``inputResponses`` nor
+        ``requestState`` (what :meth:`open` makes of such params), whose params are read
+        by ``params_of`` only if a round is sealed (nothing may change them meanwhile)."""
+        principal = call.auth.key if call.auth is not None else None
+        inputs = InputRound(
+            call.method,
+            None,
+            self.sealer,
+            {},
+            {},
+            {},
+            None,
+            principal,
+            lazy=True,
+            params_of=params_of,
+        )
+        return RoundCall(call, inputs)
 
     def settle(self, run: Callable[[], Result], call: RoundCall) -> Result:
         """Run a handler; an unanswered question becomes the ``InputRequiredResult``."""

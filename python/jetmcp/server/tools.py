@@ -377,7 +377,10 @@ class Tool:
             content = [text_block(to_json_text(value))]
             if revision.structured_output and self.structured_output is not False:
                 try:
-                    dumped = value.model_dump(mode="json", by_alias=True)
+                    # model_dump's own call (the class keeps BaseModel's: _plain_model).
+                    dumped = kind.__pydantic_serializer__.to_python(
+                        value, mode="json", by_alias=True
+                    )
                 except ValidationError as exc:
                     return error_result(
                         f"Tool {self.name} returned a value that does not match its output "
@@ -423,8 +426,9 @@ class Tool:
 
 def _plain_model(output: Output | None, annotation: Any) -> type[BaseModel] | None:
     """The return annotation when it is a pydantic model that :meth:`Tool.shape` may write
-    directly: structured output from it unwrapped, instances never revalidated, and none of
-    the kinds the general path treats apart (content, the SDK's and fastmcp's results)."""
+    directly: structured output from it unwrapped, instances never revalidated, ``model_dump``
+    BaseModel's own (its serializer is called as that does), and none of the kinds the
+    general path treats apart (content, the SDK's and fastmcp's results)."""
     if output is None or output.wrap or not isinstance(annotation, type):
         return None
     if not issubclass(annotation, BaseModel) or issubclass(annotation, str):
@@ -435,6 +439,8 @@ def _plain_model(output: Output | None, annotation: Any) -> type[BaseModel] | No
         return None
     if {"ToolResult", "CallToolResult"} & {c.__name__ for c in annotation.__mro__}:
         return None
+    if annotation.model_dump is not BaseModel.model_dump:
+        return None  # the general path calls the class's own model_dump
     return annotation
 
 

@@ -403,7 +403,7 @@ class McpHttpApp:
             session is None
             and settings.require_session
             and not settings.stateless
-            and not _is_initialize(frame)
+            and not frame.initialize
         ):
             raise HttpError(400, INVALID_REQUEST, "Missing Mcp-Session-Id header")
 
@@ -480,7 +480,7 @@ class McpHttpApp:
             stream if stream is not None else NULL_SINK,
             None,
             True,  # answer_cancelled: a POST that carried a request is always answered
-            headers=modern.RoutingHeaders.from_map(headers),
+            headers=_wire.Headers.from_map(headers),
             auth=principal,
             eager=True,
         )
@@ -724,15 +724,7 @@ async def _unless_disconnected(
 def _legacy_initialize(frame: _wire.Frame) -> bool:
     """An ``initialize`` without a ``_meta`` protocol version is the legacy handshake,
     whatever ``MCP-Protocol-Version`` says (the version is negotiated in its body)."""
-    return _is_initialize(frame) and not modern.has_modern_meta(frame.entries[0].params())
-
-
-def _is_initialize(frame: _wire.Frame) -> bool:
-    return (
-        frame.kind == _wire.FRAME_SINGLE
-        and frame.entries[0].kind == _wire.REQUEST
-        and frame.entries[0].method == "initialize"
-    )
+    return frame.initialize and not modern.has_modern_meta(frame.entries[0].params())
 
 
 def make_app(

@@ -224,26 +224,45 @@ class Runner:
         """A planned call Python makes (``ToolRoute.python_call``): what the ``tools/call``
         handler does once it found the tool, answered as :meth:`request` answers. A call
         that needs nothing of the handler but the tool (no input round to open) is made
-        here: an async tool's awaitable is then awaited and shaped by the dispatcher, as
-        for the calls the extension makes (:meth:`outcome`)."""
+        here (:meth:`_start_planned`)."""
         raw_id: bytes = call.raw_id  # type: ignore[assignment]  # a request's
         revision = call.revision
+        if tool.startable and (not revision.mrtr or (tool.context_param is None and tool.fast)):
+            return self._start_planned(tool, arguments, raw_id, revision, call)
         try:
-            if tool.startable and (not revision.mrtr or (tool.context_param is None and tool.fast)):
-                started = tool.start(arguments, call, self.server)
-                if isinstance(started, dict):
-                    return self.encode(raw_id, started, revision)
-                timeout = tool.timeout
-                return Pending(
-                    started if timeout is None else Timed(started, timeout),
-                    revision,
-                    self,
-                    tool,
-                )
             result = self.server.call_found(tool, arguments, params, call)
             if isinstance(result, dict):
                 return self.encode(raw_id, result, revision)
             return Pending(result, revision, self)
+        except McpError as exc:
+            return self.error(raw_id, exc, True)
+        except Exception:
+            log.exception("handler for tools/call failed")
+            return self.internal_error(raw_id, True)
+
+    def _start_planned(
+        self,
+        tool: Tool,
+        arguments: dict[str, Any],
+        raw_id: bytes,
+        revision: Revision,
+        call: Call | None = None,
+    ) -> bytes | Pending:
+        """A planned call of a :attr:`~Tool.startable` tool, made as its ``Tool.call`` makes
+        it (``call`` is needed only by a tool that takes a Context): a synchronous tool's
+        reply, or an async one's awaitable, awaited and shaped by the dispatcher as for the
+        calls the extension makes (:meth:`outcome`)."""
+        try:
+            started = tool.start(arguments, call, self.server, revision)
+            if isinstance(started, dict):
+                return self.encode(raw_id, started, revision)
+            timeout = tool.timeout
+            return Pending(
+                started if timeout is None else Timed(started, timeout),
+                revision,
+                self,
+                tool,
+            )
         except McpError as exc:
             return self.error(raw_id, exc, True)
         except Exception:
@@ -383,6 +402,14 @@ class LegacyRunner(Runner):
     def run_planned(
         self, plans: _wire.Plans, entry: _wire.Entry, ex: Exchange
     ) -> bytes | Pending | None:
+        route = plans.route(0)
+        if route is None:
+            return None
+        tool = route.tool
+        if route.python_call and tool.startable and tool.context_param is None:
+            # Nothing of a Call is used: none is made.
+            raw_id: bytes = entry.raw_id  # type: ignore[assignment]  # a request's
+            return self._start_planned(tool, plans.arguments(0), raw_id, ex.revision)
         # The Call and Context that prepare and Tool.call would make for this request.
         call = Call(
             "tools/call",
@@ -394,9 +421,6 @@ class LegacyRunner(Runner):
             self._outgoing(ex),
             ex.auth,
         )
-        route = plans.route(0)
-        if route is None:
-            return None
         if route.python_call:
             # Planned without a task member in params (the extension plans none with one).
             return self._call_planned(route.tool, plans.arguments(0), _NO_PARAMS, call)
@@ -549,6 +573,11 @@ class ModernRunner(Runner):
         revision = revisions.lookup_modern(meta[META_PROTOCOL_VERSION])
         if revision is None:
             return None
+        tool = route.tool
+        if route.python_call and tool.startable and tool.context_param is None and tool.fast:
+            # Made at once, as _call_planned would: nothing of a Call is used, none is made.
+            raw_id: bytes = entry.raw_id  # type: ignore[assignment]  # a request's
+            return self._start_planned(tool, plans.arguments(0), raw_id, revision)
         call = Call(
             "tools/call",
             entry.raw_id,
@@ -559,11 +588,7 @@ class ModernRunner(Runner):
             None,
             ex.auth,
         )
-        tool = route.tool
         if route.python_call:
-            if tool.startable and tool.context_param is None and tool.fast:
-                # Made at once (_call_planned): the handler's params are not needed.
-                return self._call_planned(tool, plans.arguments(0), _NO_PARAMS, call)
             params = _params(entry)
             return self._call_planned(tool, params["arguments"], params, call)
         rcall = self.server._rounds.first(call, lambda: _params(entry))

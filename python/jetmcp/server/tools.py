@@ -279,18 +279,19 @@ class Tool:
         async one gives back a coroutine. Invalid arguments and exceptions are results with
         ``isError: true``; an ``McpError`` raised by the tool is a JSON-RPC error instead.
         """
-        started = self.start(arguments, call, server)
+        started = self.start(arguments, call, server, call.revision)
         if type(started) is dict:
             return started
         return self._shaped(started, call.revision)  # type: ignore[arg-type]
 
     def start(
-        self, arguments: dict[str, Any], call: Call, server: Server
+        self, arguments: dict[str, Any], call: Call | None, server: Server, revision: Revision
     ) -> dict[str, Any] | Awaitable[Any]:
         """What :meth:`call` does up to awaiting: the shaped result of a synchronous tool
         (or of invalid arguments, or of an exception raised at once), else what the async
         function gave back, still to be awaited and its value shaped (:meth:`shape`, or
-        :meth:`failure` for what it raises): the dispatcher awaits that itself."""
+        :meth:`failure` for what it raises): the dispatcher awaits that itself. ``call``
+        (at ``revision``) is needed only by a tool that takes a Context."""
         try:
             kwargs = self.arguments.validate(arguments, self.fast)
         except ValidationError as exc:
@@ -298,15 +299,16 @@ class Tool:
                 f"Invalid arguments for tool {self.name}: {validation_message(exc)}"
             )
         if self.context_param is not None:
+            assert call is not None, "a tool that takes a Context is started with its Call"
             kwargs[self.context_param] = Context(call, server)
         try:
             value = self.fn(**kwargs)
         except Exception as exc:
-            return self.failure(exc, call.revision)
+            return self.failure(exc, revision)
         if self.is_async:
             started: Awaitable[Any] = value
             return started
-        return self.shape(value, call.revision)
+        return self.shape(value, revision)
 
     async def _shaped(self, started: Awaitable[Any], revision: Revision) -> dict[str, Any]:
         try:

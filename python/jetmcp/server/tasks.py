@@ -387,8 +387,8 @@ class TaskManager:
             record,
             call.auth,
         )
-        work = self._run(record, tool, arguments, background)
-        runner = asyncio.get_running_loop().create_task(work)
+        loop = asyncio.get_running_loop()  # first: without one no coroutine is left unawaited
+        runner = loop.create_task(self._run(record, tool, arguments, background))
         record.runner = runner
         self._running.add(runner)
         runner.add_done_callback(self._running.discard)

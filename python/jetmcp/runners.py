@@ -578,20 +578,13 @@ class ModernRunner(Runner):
             # Made at once, as _call_planned would: nothing of a Call is used, none is made.
             raw_id: bytes = entry.raw_id  # type: ignore[assignment]  # a request's
             return self._start_planned(tool, plans.arguments(0), raw_id, revision)
-        call = Call(
-            "tools/call",
-            entry.raw_id,
-            revision,
-            None,
-            ex.sink,
-            meta,
-            None,
-            ex.auth,
-        )
         if route.python_call:
+            call = Call("tools/call", entry.raw_id, revision, None, ex.sink, meta, None, ex.auth)
             params = _params(entry)
             return self._call_planned(tool, params["arguments"], params, call)
-        rcall = self.server._rounds.first(call, lambda: _params(entry))
+        rcall = self.server._rounds.first(
+            entry.raw_id, revision, ex.sink, meta, ex.auth, lambda: _params(entry)
+        )
         inputs: InputRound = rcall.inputs  # type: ignore[assignment]  # opened just now
         return self._run_with(plans, Context(rcall, self.server), revision, inputs)
 

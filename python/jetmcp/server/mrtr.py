@@ -34,11 +34,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jetmcp.call import Call, Result
+from jetmcp.call import Call, Result, Sink
 from jetmcp.errors import INVALID_PARAMS, McpError
+from jetmcp.protocol.revisions import Revision
 from jetmcp.server.state import StateSealer, params_digest
+
+if TYPE_CHECKING:
+    from jetmcp.auth.principal import Principal
 
 #: The input methods, and the kind each one's default keys are named after.
 KINDS: dict[str, str] = {
@@ -238,6 +242,24 @@ class RoundCall(Call):
         )
         self.inputs = inputs
 
+    @classmethod
+    def opened(
+        cls,
+        inputs: Inputs,
+        method: str,
+        raw_id: bytes | None,
+        revision: Revision,
+        sink: Sink,
+        meta: dict[str, Any] | None,
+        auth: Principal | None,
+    ) -> RoundCall:
+        """The call of a 2026-07-28 request (no session, no server-to-client requests) made
+        from its fields, with no :class:`Call` to copy."""
+        made = cls.__new__(cls)
+        Call.__init__(made, method, raw_id, revision, None, sink, meta, None, auth)
+        made.inputs = inputs
+        return made
+
 
 class Rounds:
     """Opens rounds from request params and turns unanswered questions into results."""
@@ -281,13 +303,22 @@ class Rounds:
     def call(self, params: dict[str, Any], call: Call, lazy: bool = False) -> RoundCall:
         return RoundCall(call, self.open(params, call, lazy))
 
-    def first(self, call: Call, params_of: Callable[[], dict[str, Any]]) -> RoundCall:
-        """The call of a request known to carry neither ``inputResponses`` nor
-        ``requestState`` (what :meth:`open` makes of such params), whose params are read
-        by ``params_of`` only if a round is sealed (nothing may change them meanwhile)."""
-        principal = call.auth.key if call.auth is not None else None
+    def first(
+        self,
+        raw_id: bytes | None,
+        revision: Revision,
+        sink: Sink,
+        meta: dict[str, Any] | None,
+        auth: Principal | None,
+        params_of: Callable[[], dict[str, Any]],
+    ) -> RoundCall:
+        """The ``tools/call`` of a 2026-07-28 request known to carry neither
+        ``inputResponses`` nor ``requestState`` (what :meth:`open` makes of such params),
+        whose params are read by ``params_of`` only if a round is sealed (nothing may change
+        them meanwhile)."""
+        principal = auth.key if auth is not None else None
         inputs = InputRound(
-            call.method,
+            "tools/call",
             None,
             self.sealer,
             {},
@@ -298,7 +329,7 @@ class Rounds:
             lazy=True,
             params_of=params_of,
         )
-        return RoundCall(call, inputs)
+        return RoundCall.opened(inputs, "tools/call", raw_id, revision, sink, meta, auth)
 
     def settle(self, run: Callable[[], Result], call: RoundCall) -> Result:
         """Run a handler; an unanswered question becomes the ``InputRequiredResult``."""

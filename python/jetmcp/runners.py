@@ -227,7 +227,7 @@ class Runner:
         here (:meth:`_start_planned`)."""
         raw_id: bytes = call.raw_id  # type: ignore[assignment]  # a request's
         revision = call.revision
-        if tool.startable and (not revision.mrtr or (tool.context_param is None and tool.fast)):
+        if _made_at_once(tool, revision):
             return self._start_planned(tool, arguments, raw_id, revision, call)
         try:
             result = self.server.call_found(tool, arguments, params, call)
@@ -324,6 +324,14 @@ class Runner:
         return handler
 
 
+def _made_at_once(tool: Tool, revision: Revision) -> bool:
+    """Whether a planned call of ``tool`` at ``revision`` needs nothing of the ``tools/call``
+    handler but the tool (:meth:`Runner._start_planned` makes it): a :attr:`~Tool.startable`
+    tool, which at a revision with input rounds must take no Context and keep its fast
+    twins (a round would have to be opened for it otherwise)."""
+    return tool.startable and (not revision.mrtr or (tool.context_param is None and tool.fast))
+
+
 def _failed(body: bytes, code: int) -> bytes:
     return Reply(body, FAILED, code)
 
@@ -406,7 +414,7 @@ class LegacyRunner(Runner):
         if route is None:
             return None
         tool = route.tool
-        if route.python_call and tool.startable and tool.context_param is None:
+        if route.python_call and tool.context_param is None and _made_at_once(tool, ex.revision):
             # Nothing of a Call is used: none is made.
             raw_id: bytes = entry.raw_id  # type: ignore[assignment]  # a request's
             return self._start_planned(tool, plans.arguments(0), raw_id, ex.revision)
@@ -574,8 +582,8 @@ class ModernRunner(Runner):
         if revision is None:
             return None
         tool = route.tool
-        if route.python_call and tool.startable and tool.context_param is None and tool.fast:
-            # Made at once, as _call_planned would: nothing of a Call is used, none is made.
+        if route.python_call and tool.context_param is None and _made_at_once(tool, revision):
+            # Nothing of a Call is used: none is made.
             raw_id: bytes = entry.raw_id  # type: ignore[assignment]  # a request's
             return self._start_planned(tool, plans.arguments(0), raw_id, revision)
         if route.python_call:

@@ -132,7 +132,8 @@ pub struct PyHeaders {
     repeated_names: Vec<Py<PyString>>,
 }
 
-/// The routing headers as `(lower-cased name, spelled name, last value, count)` are found.
+/// The routing headers read so far, header by header ([`Found::take`]), until
+/// [`Found::finish`] makes the `Headers` of them.
 #[derive(Default)]
 struct Found {
     protocol_version: Option<String>,

@@ -21,6 +21,9 @@ the comment says how to run it:
     holding the README's server block ``NAME``, over HTTP (on a free port) or stdio, and the
     quick start's ``add`` tool is called through it. The README's ``mcpServers`` snippet is run
     the same way, as a host would start it.
+``<!-- runnable: install -->`` (README.md, above a ``bash`` fence)
+    The install check: run by ``bash`` as written (this environment's ``jetmcp`` first on
+    ``PATH``), it must exit 0 and print the demo's ``add`` result.
 
 The comments are invisible in the built site. Every page under ``docs/`` is read, and so is
 ``README.md``.
@@ -211,6 +214,34 @@ def readme_commands() -> tuple[str, list[list[str]]]:
             assert argv[:2] == ["jetmcp", "run"], f"not a jetmcp run command: {command}"
             commands.append(argv)
     raise AssertionError("README.md has no <!-- runnable: commands NAME --> block")
+
+
+def readme_bash_block(marker: str) -> str:
+    """The ``bash`` block right below ``marker`` in the README."""
+    lines = (ROOT / "README.md").read_text().splitlines()
+    number = lines.index(marker)
+    assert lines[number + 1].strip() == "```bash", f"README.md:{number + 2}: not a bash fence"
+    end = lines.index("```", number + 2)
+    return "\n".join(lines[number + 2 : end])
+
+
+def test_readme_install_check_answers() -> None:
+    script = readme_bash_block("<!-- runnable: install -->")
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    with tempfile.TemporaryDirectory(prefix="jetmcp-install-") as tmp:
+        done = subprocess.run(
+            ["bash", "-c", script],
+            capture_output=True,
+            text=True,
+            timeout=SCRIPT_TIMEOUT,
+            cwd=tmp,
+            env=env,
+            check=False,
+        )
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    reply = json.loads(done.stdout)
+    assert reply["result"]["content"] == [{"type": "text", "text": "3"}], reply
 
 
 def readme_host_config() -> dict[str, object]:

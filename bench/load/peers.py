@@ -70,6 +70,8 @@ class Server:
     #: with the tools add, scale and add_log) and ``stateful`` (sessions). A server without
     #: them does not run those workloads.
     variants: dict[str, Callable[[int], list[str]]] = field(default_factory=dict)
+    #: Whether it serves the workloads outside issue 11 (call, list, batch ...) at all.
+    base: bool = True
 
 
 def _peer_python() -> Path:
@@ -321,6 +323,7 @@ def servers() -> list[Server]:
 
     bench_app = str(LOAD / "jetmcp_server.py") + ":app"
     rsgi = granian_cmd("rsgi", "ceiling:rsgi_app")
+    floor = granian_cmd("rsgi", "floor:rsgi_app")
     return [
         Server(
             key="mcp-sdk-installed",
@@ -485,6 +488,19 @@ def servers() -> list[Server]:
             how="granian --interface rsgi --http 1 --no-ws --loop uvloop --workers 1, "
             "canned reply, no MCP",
             variants={"bench": rsgi, "stateful": rsgi},
+        ),
+        Server(
+            key="granian-rsgi-floor",
+            label="floor: ceiling + the tool's own work",
+            role="ceiling",
+            http=floor,
+            stdio=None,
+            missing=_need(granian, "granian is a jetmcp dependency"),
+            how="the ceiling's Granian RSGI command serving floor:rsgi_app: the canned reply "
+            "after the tool's own function runs (and pydantic validates and writes its "
+            "models), no JSON-RPC, no MCP: the most any MCP server on Granian can reach here",
+            variants={"bench": floor, "stateful": floor},
+            base=False,
         ),
         Server(
             key="granian-asgi",

@@ -846,7 +846,7 @@ def main(argv: list[str] | None = None) -> int:
             log(f"{server.key}: SKIPPED: {reason}")
             continue
         log(f"== {server.label} ({server.key})")
-        base = [w for w in http_workloads if w in HTTP_WORKLOADS]
+        base = [w for w in http_workloads if w in HTTP_WORKLOADS] if server.base else []
         if base:
             entry.update(measure_http(server, base, args))
         for variant in ("bench", "stateful"):

@@ -516,6 +516,51 @@ def test_async_plain_tools_are_planned() -> None:
     assert log == ["add 1 2"]
 
 
+def test_the_extension_takes_the_first_step_only_when_asked() -> None:
+    """``Routes.answer(step=True)``: an async tool's coroutine takes its first step in the
+    extension. What it returns at once is the reply (a primitive) or a stepped outcome for
+    Python to shape; what it raises is a failed outcome; a coroutine that suspends comes
+    back suspended, with what it yielded. Without ``step``, and for a tool with a timeout,
+    the coroutine comes back unstarted."""
+    log: list[str] = []
+    server = async_app(True, log)
+    shape = Dispatcher(server).shape(LEGACY)
+
+    def answer(name: str, arguments: dict[str, Any], step: bool) -> Any:
+        body = orjson.dumps(request("tools/call", {"name": name, "arguments": arguments}))
+        return server.routes.answer(_wire.decode(body), shape, None, step)
+
+    done = answer("a_add", {"a": 1, "b": 2}, True)
+    assert isinstance(done, bytes)
+    assert orjson.loads(done)["result"]["structuredContent"] == {"result": 3}
+    assert log == ["add 1 2"]
+
+    unstarted = answer("a_add", {"a": 1, "b": 2}, False)
+    assert isinstance(unstarted, _wire.Outcome)
+    assert not unstarted.stepped and asyncio.iscoroutine(unstarted.value)
+    assert log == ["add 1 2"]  # nothing of it ran
+    unstarted.value.close()
+
+    log.clear()
+    suspended = answer("a_echo", {"s": "x"}, True)
+    assert suspended.stepped and suspended.suspended and not suspended.failed
+    assert suspended.yielded is None  # asyncio.sleep(0) yields None
+    assert log == ["echo x"]
+    suspended.value.close()
+
+    failed = answer("a_boom", {"kind": "value"}, True)
+    assert failed.stepped and failed.failed and not failed.suspended
+    assert isinstance(failed.value, ValueError)
+
+    model = answer("a_spot", {"x": 1}, True)
+    assert model.stepped and not model.failed and not model.suspended
+    assert model.value == Spot(x=1, y=0)
+
+    timed = answer("a_timed", {"n": 1}, True)
+    assert not timed.stepped and asyncio.iscoroutine(timed.value)
+    timed.value.close()
+
+
 def ask_app(fast: bool, log: list[str]) -> Server:
     server = Server("asking", fast_paths=fast)
 

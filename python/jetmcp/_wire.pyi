@@ -155,6 +155,7 @@ class ToolRoute:
         modern: bool = False,
         context: str | None = None,
         python_call: bool = False,
+        step: bool = False,
     ) -> None:
         """``params``: (name, type, default, whether None is allowed) in signature order,
         ``required`` standing for "no default"; ``fast_types``: the return types (of int,
@@ -166,7 +167,10 @@ class ToolRoute:
         call is then planned for a single message only, and runs with the context its
         caller gives :meth:`Plans.run`); ``python_call``: the extension only plans the
         calls (name, ``_meta`` and headers checked, ``arguments`` an object) and Python
-        reads the arguments and calls the tool (``params`` must be empty)."""
+        reads the arguments and calls the tool (``params`` must be empty); ``step``: the
+        coroutine an ``async`` function gives back may take its first step in the extension
+        when the caller allows it (``Plans.run(step=True)``; not for a tool whose awaiting
+        a timeout wraps)."""
     @property
     def names(self) -> list[str]: ...
     @property
@@ -221,10 +225,10 @@ class Routes:
         Anything else is left to the general path, which produces the exact reply or error.
         A batch is planned as given: refuse the batches a revision does not take first."""
     def answer(
-        self, frame: Frame, shape: Shape, headers: Headers | None = None
+        self, frame: Frame, shape: Shape, headers: Headers | None = None, step: bool = False
     ) -> bytes | Outcome | Plans | None:
         """For a FRAME_SINGLE frame: plan its call as :meth:`plan` would and run it at once
-        (one call instead of ``plan`` then ``Plans.run(0)``). The reply, its
+        (one call instead of ``plan`` then ``Plans.run(0, step=step)``). The reply, its
         :class:`Outcome`, or None when it does not plan (nothing ran; also for any other
         kind of frame). A call of a tool that takes a context is planned, not run: its
         :class:`Plans`, for the caller to run with the context it makes."""
@@ -323,6 +327,17 @@ class Outcome:
     def failed(self) -> bool:
         """Whether the function raised (an ``Exception``; other BaseExceptions propagate
         out of ``run``)."""
+    @property
+    def stepped(self) -> bool:
+        """Whether an ``async`` function's coroutine took its first step in the extension:
+        ``value`` is then what it returned (or raised, ``failed``) unless ``suspended``."""
+    @property
+    def suspended(self) -> bool:
+        """Whether the stepped coroutine (``value``) suspended, on ``yielded``: the rest is
+        to be awaited, never stepped again."""
+    @property
+    def yielded(self) -> Any:
+        """What the suspended coroutine yielded (None when it did not suspend)."""
 
 @final
 class Plans:
@@ -342,13 +357,16 @@ class Plans:
         """``params.arguments`` of entry ``i`` as Python objects (None if not planned)."""
     def meta(self, i: int) -> Any:
         """``params._meta`` of entry ``i`` as Python objects (None without one)."""
-    def run(self, i: int, context: Any = None) -> bytes | Outcome | None:
+    def run(self, i: int, context: Any = None, step: bool = False) -> bytes | Outcome | None:
         """Call entry ``i``'s tool: the finished reply (a primitive result written here,
         completed at a 2026-07-28 shape) or its :class:`Outcome`. ValueError when the entry
         is not planned or already ran. The tools may have changed since planning (a tool
         can add or remove tools): the entry runs if its name still maps to the route it was
         planned with, else it plans again against the tools as they are; when it no longer
-        plans, None: nothing ran and ``planned(i)`` is False, so serve it the general way."""
+        plans, None: nothing ran and ``planned(i)`` is False, so serve it the general way.
+        ``step``: an ``async`` function's coroutine (a route with ``step``) takes its first
+        step here; what it returns at once is answered as a synchronous function's value,
+        and the :class:`Outcome` says whether it ran (``stepped``) and suspended."""
     def run_all(self) -> bytes | list[bytes | Outcome | None]:
         """Only when ``complete`` (else ValueError): run every entry in order. The whole
         reply when every entry finished here (a single message's reply, or a batch's

@@ -36,7 +36,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import types
-from collections.abc import Awaitable, Coroutine, Generator
+from collections.abc import Awaitable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from jetmcp import _wire
@@ -65,7 +65,14 @@ from jetmcp.reply import (
     TOO_LARGE,
     Reply,
 )
-from jetmcp.runners import LegacyRunner, ModernRunner, Pending, Runner, carries_modern_meta
+from jetmcp.runners import (
+    LegacyRunner,
+    ModernRunner,
+    Pending,
+    Runner,
+    carries_modern_meta,
+    resume,
+)
 from jetmcp.settings import (
     MAX_INFLIGHT,
     MAX_SESSION_INFLIGHT,
@@ -237,7 +244,16 @@ class Dispatcher:
                 shape = self._shapes.get(ex.revision.version)
                 if shape is None or shape[0] != server.identity:
                     shape = self._new_shape(ex.revision)
-                done = server.routes.answer(frame, shape[1], ex.headers)
+                inflight = ex.inflight
+                done = server.routes.answer(
+                    frame,
+                    shape[1],
+                    ex.headers,
+                    # self.may_step(ex), inline: every planned call pays for it.
+                    ex.eager
+                    and self.deadlines.count < self.max_inflight
+                    and (inflight is None or inflight.waiting < self.max_session_inflight),
+                )
                 if type(done) is _Plans:
                     # A tool that takes a Context: planned, run with the one the runner makes.
                     entry = frame.entries[0]
@@ -394,7 +410,7 @@ class Dispatcher:
         """A single request whose handler has to be awaited: its first step now when the
         caller awaits in this very task (:attr:`Exchange.eager`), the rest in
         :meth:`_finish`."""
-        if ex.eager and type(pending.awaitable) is _Coroutine:
+        if not pending.stepped and ex.eager and type(pending.awaitable) is _Coroutine:
             done = self._step(pending, entry, ex)
             if done is not None:
                 return done
@@ -405,10 +421,7 @@ class Dispatcher:
         that will await the rest: :attr:`Exchange.eager`): its reply when it finished, else
         None with the rest left in ``pending`` for :meth:`_finish`. Nothing runs while a cap
         on waiting requests is reached (:meth:`_finish` refuses the request then)."""
-        inflight = ex.inflight
-        if self.deadlines.count >= self.max_inflight or (
-            inflight is not None and inflight.waiting >= self.max_session_inflight
-        ):
+        if not self.may_step(ex):
             return None
         coro: Coroutine[Any, Any, Any] = pending.awaitable  # type: ignore[assignment]
         raw_id: bytes = entry.raw_id  # type: ignore[assignment]  # a REQUEST has one
@@ -434,6 +447,17 @@ class Dispatcher:
         except Exception:
             log.exception("handler for %s failed", entry.method)
             return runner.internal_error(raw_id, True)
+
+    def may_step(self, ex: Exchange) -> bool:
+        """Whether a single request's coroutine may take its first step now, in the task
+        that will await the rest (:attr:`Exchange.eager`): not while a cap on waiting
+        requests is reached (:meth:`_finish` refuses the request then, before it runs)."""
+        inflight = ex.inflight
+        return (
+            ex.eager
+            and self.deadlines.count < self.max_inflight
+            and (inflight is None or inflight.waiting < self.max_session_inflight)
+        )
 
     def _register(self, entry: _wire.Entry, ex: Exchange) -> Running | None:
         if ex.inflight is None or entry.raw_id is None:
@@ -550,28 +574,6 @@ class Dispatcher:
         if ex.answer_cancelled:
             return _encode_error(raw_id, REQUEST_CANCELLED, "Request cancelled")
         return None
-
-
-@types.coroutine
-def resume(coro: Coroutine[Any, Any, Any], yielded: Any) -> Generator[Any, Any, Any]:
-    """Go on with a coroutine already stepped once (it yielded ``yielded``), as if it were
-    awaited from its start: what the task sends or throws in goes to it."""
-    while True:
-        try:
-            sent = yield yielded
-        except GeneratorExit:
-            coro.close()
-            raise
-        except BaseException as exc:
-            try:
-                yielded = coro.throw(exc)
-            except StopIteration as done:
-                return done.value
-        else:
-            try:
-                yielded = coro.send(sent)
-            except StopIteration as done:
-                return done.value
 
 
 def _drop(pending: Awaitable[Any]) -> None:

@@ -14,7 +14,8 @@ apart.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable
+import types
+from collections.abc import Awaitable, Coroutine, Generator
 from typing import TYPE_CHECKING, Any
 
 from orjson import loads
@@ -61,13 +62,35 @@ _dumps = _wire.dumps
 _MODERN_KEY = f'"{META_PROTOCOL_VERSION}"'.encode()
 
 
+@types.coroutine
+def resume(coro: Coroutine[Any, Any, Any], yielded: Any) -> Generator[Any, Any, Any]:
+    """Go on with a coroutine already stepped once (it yielded ``yielded``), as if it were
+    awaited from its start: what the task sends or throws in goes to it."""
+    while True:
+        try:
+            sent = yield yielded
+        except GeneratorExit:
+            coro.close()
+            raise
+        except BaseException as exc:
+            try:
+                yielded = coro.throw(exc)
+            except StopIteration as done:
+                return done.value
+        else:
+            try:
+                yielded = coro.send(sent)
+            except StopIteration as done:
+                return done.value
+
+
 class Pending:
     """A handler's awaitable, with what its reply needs once it settles: the revision it
     runs at and the runner that encodes it. ``tool``: the awaitable is what an ``async``
     tool's function gave back (started by the extension), so its value (or exception) is
     still to be shaped by that tool, as :meth:`Tool.call` would have."""
 
-    __slots__ = ("awaitable", "inputs", "revision", "runner", "tool")
+    __slots__ = ("awaitable", "inputs", "revision", "runner", "stepped", "tool")
 
     def __init__(
         self,
@@ -76,6 +99,7 @@ class Pending:
         runner: Runner,
         tool: Tool | None = None,
         inputs: InputRound | None = None,
+        stepped: bool = False,
     ) -> None:
         self.awaitable = awaitable
         self.revision = revision
@@ -83,6 +107,9 @@ class Pending:
         self.tool = tool
         #: The input round of a 2026-07-28 tool's call (a question it asks ends the round).
         self.inputs = inputs
+        #: Whether the awaitable's first step already ran (the extension took it): what is
+        #: left is awaited, never stepped again.
+        self.stepped = stepped
 
     def asked(self, exc: BaseException) -> dict[str, Any] | None:
         """The ``InputRequiredResult`` when ``exc`` is a question the tool's round asks;
@@ -194,10 +221,14 @@ class Runner:
         tool = outcome.tool
         if tool.is_async and not outcome.failed:
             value = outcome.value
-            timeout = tool.timeout
-            return Pending(
-                value if timeout is None else Timed(value, timeout), revision, self, tool
-            )
+            if outcome.suspended:
+                # Stepped by the extension (never a timed tool): the rest is awaited.
+                return Pending(resume(value, outcome.yielded), revision, self, tool, stepped=True)
+            if not outcome.stepped:
+                timeout = tool.timeout
+                return Pending(
+                    value if timeout is None else Timed(value, timeout), revision, self, tool
+                )
         try:
             if outcome.failed:
                 result = tool.failure(outcome.value, revision)
@@ -273,15 +304,18 @@ class Runner:
         self,
         plans: _wire.Plans,
         context: Context,
+        ex: Exchange,
         revision: Revision,
         inputs: InputRound | None = None,
     ) -> bytes | Pending | None:
-        """Run ``plans``' only entry with ``context``, then as :meth:`outcome` does."""
+        """Run ``plans``' only entry with ``context`` (its coroutine's first step too, when
+        ``ex`` allows it: :meth:`Dispatcher.may_step`), then as :meth:`outcome` does."""
         try:
-            done = plans.run(0, context)
+            done = plans.run(0, context, self.dispatcher.may_step(ex))
         except InputRequired as exc:
             if inputs is None:
                 raise
+            self.dispatcher.fast += 1  # run here: it asked (in its first step, if stepped)
             raw_id: bytes = context.call.raw_id  # type: ignore[assignment]  # a request's
             return self.encode(raw_id, inputs.result(exc.requests), revision)
         if done is None or type(done) is bytes:
@@ -432,7 +466,7 @@ class LegacyRunner(Runner):
         if route.python_call:
             # Planned without a task member in params (the extension plans none with one).
             return self._call_planned(route.tool, plans.arguments(0), _NO_PARAMS, call)
-        return self._run_with(plans, Context(call, self.server), ex.revision)
+        return self._run_with(plans, Context(call, self.server), ex, ex.revision)
 
     def shape(self, revision: Revision) -> _wire.Shape:
         return _wire.Shape(revision.structured_output)
@@ -594,7 +628,7 @@ class ModernRunner(Runner):
             entry.raw_id, revision, ex.sink, meta, ex.auth, lambda: _params(entry)
         )
         inputs: InputRound = rcall.inputs  # type: ignore[assignment]  # opened just now
-        return self._run_with(plans, Context(rcall, self.server), revision, inputs)
+        return self._run_with(plans, Context(rcall, self.server), ex, revision, inputs)
 
     def _tool_headers(self, params: dict[str, Any], ex: Exchange) -> tuple[modern.XHeader, ...]:
         """The ``x-mcp-header`` properties of the tool a ``tools/call`` names (none for an

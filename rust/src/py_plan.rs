@@ -27,8 +27,8 @@ use crate::py_build::build;
 use crate::py_encode::encode_with;
 use crate::py_frame::PyFrame;
 use crate::py_route::{
-    batch_out, call_tool, plan_entry, plannable_kind, primitive, structured, tool_of, Called, Memo,
-    Plan, Routes, Rules, ToolRoute,
+    batch_out, call_tool, is_coroutine, plan_entry, plannable_kind, primitive,
+    step as step_coroutine, structured, tool_of, Called, Memo, Plan, Routes, Rules, ToolRoute,
 };
 
 /// What results look like at one revision. Built once per revision by the dispatcher.
@@ -327,11 +327,22 @@ pub struct Outcome {
     /// The request's id lexeme.
     #[pyo3(get)]
     raw_id: Py<PyBytes>,
-    /// The return value, or the exception instance when `failed`.
+    /// The return value (an `async` function's coroutine unless `stepped`), or the
+    /// exception instance when `failed`.
     #[pyo3(get)]
     value: Py<PyAny>,
     #[pyo3(get)]
     failed: bool,
+    /// Whether an `async` function's coroutine took its first step here: `value` is then
+    /// what it returned or raised, unless it is `suspended`.
+    #[pyo3(get)]
+    stepped: bool,
+    /// Whether the stepped coroutine (`value`) suspended: on `yielded`.
+    #[pyo3(get)]
+    suspended: bool,
+    /// What the suspended coroutine yielded (None otherwise).
+    #[pyo3(get)]
+    yielded: Option<Py<PyAny>>,
 }
 
 #[pymethods]
@@ -348,7 +359,11 @@ impl Outcome {
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
         visit.call(&self.tool)?;
-        visit.call(&self.value)
+        visit.call(&self.value)?;
+        if let Some(yielded) = &self.yielded {
+            visit.call(yielded)?;
+        }
+        Ok(())
     }
 }
 
@@ -434,6 +449,7 @@ pub(crate) fn answer_single<'py>(
     frame: &Bound<'py, PyFrame>,
     shape: &Bound<'py, Shape>,
     headers: Option<&Bound<'py, PyHeaders>>,
+    step: bool,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let py = routes.py();
     let f = frame.get();
@@ -466,7 +482,16 @@ pub(crate) fn answer_single<'py>(
         return Ok(Some(Bound::new(py, plans)?.into_any()));
     }
     let mut reply = None;
-    let ran = call_plan(py, body, shape, 0, &plan, None, Out::Single(&mut reply));
+    let ran = call_plan(
+        py,
+        body,
+        shape,
+        0,
+        &plan,
+        None,
+        step,
+        Out::Single(&mut reply),
+    );
     plan.release(py);
     Ok(match ran? {
         Ran::Written => reply.map(Bound::into_any),
@@ -508,7 +533,10 @@ enum Ran<'py> {
 }
 
 /// Call `plan` (entry `i` of a frame whose body is `body`): its reply, written as `shape`
-/// says, put in `out`, or its outcome.
+/// says, put in `out`, or its outcome. `step`: an `async` function's coroutine takes its
+/// first step here (`step`), and a value it returns at once is written as a synchronous
+/// function's would be.
+#[allow(clippy::too_many_arguments)]
 fn call_plan<'py>(
     py: Python<'py>,
     body: &[u8],
@@ -516,11 +544,18 @@ fn call_plan<'py>(
     i: usize,
     plan: &Plan,
     context: Option<&Bound<'py, PyAny>>,
+    step: bool,
     out: Out<'_, 'py>,
 ) -> PyResult<Ran<'py>> {
     let route = plan.route.get();
-    let called = call_tool(py, route, &plan.args, context)?;
+    let (called, stepped) = match call_tool(py, route, &plan.args, context)? {
+        Called::Returned(value) if step && route.steps() && is_coroutine(&value) => {
+            (step_coroutine(value)?, true)
+        }
+        called => (called, false),
+    };
     let raw_id = plan.raw_id.of(body);
+    let mut yielded = None;
     let (value, failed) = match called {
         Called::Returned(value) => {
             if let Some(p) = primitive(route, &value) {
@@ -542,6 +577,13 @@ fn call_plan<'py>(
             (value, false)
         }
         Called::Raised(exc) => (exc, true),
+        Called::Suspended {
+            coroutine,
+            yielded: first,
+        } => {
+            yielded = Some(first.unbind());
+            (coroutine, false)
+        }
     };
     let outcome = Outcome {
         index: i,
@@ -549,6 +591,9 @@ fn call_plan<'py>(
         raw_id: PyBytes::new(py, raw_id).unbind(),
         value: value.unbind(),
         failed,
+        stepped,
+        suspended: yielded.is_some(),
+        yielded,
     };
     Ok(Ran::Outcome(Bound::new(py, outcome)?))
 }
@@ -615,6 +660,7 @@ impl Plans {
         py: Python<'py>,
         i: usize,
         context: Option<&Bound<'py, PyAny>>,
+        step: bool,
         out: Out<'_, 'py>,
     ) -> PyResult<Ran<'py>> {
         let mut plan = self.take(i)?;
@@ -628,7 +674,7 @@ impl Plans {
             }
         }
         let body = self.frame.get().body(py).as_bytes();
-        let ran = call_plan(py, body, self.shape.get(), i, &plan, context, out);
+        let ran = call_plan(py, body, self.shape.get(), i, &plan, context, step, out);
         plan.release(py);
         ran
     }
@@ -639,10 +685,11 @@ impl Plans {
         py: Python<'py>,
         i: usize,
         context: Option<&Bound<'py, PyAny>>,
+        step: bool,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
         let mut reply = None;
         Ok(
-            match self.execute(py, i, context, Out::Single(&mut reply))? {
+            match self.execute(py, i, context, step, Out::Single(&mut reply))? {
                 Ran::Written => reply.map(Bound::into_any),
                 Ran::Outcome(outcome) => Some(outcome.into_any()),
                 Ran::Stale => None,
@@ -675,14 +722,17 @@ impl Plans {
     /// Call entry `i`'s tool: its finished reply, its `Outcome`, or None (nothing ran) when
     /// the tools changed since planning and the entry no longer plans. `context`: the
     /// context object of a tool that takes one (`ToolRoute.context`), passed by keyword.
-    #[pyo3(signature = (i, context = None))]
+    /// `step`: the coroutine of an `async` tool whose route allows it takes its first step
+    /// here, and what it returns at once is answered as a synchronous tool's value.
+    #[pyo3(signature = (i, context = None, step = false))]
     fn run<'py>(
         &self,
         py: Python<'py>,
         i: usize,
         context: Option<&Bound<'py, PyAny>>,
+        step: bool,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
-        self.run_one(py, i, context)
+        self.run_one(py, i, context, step)
     }
 
     /// The route entry `i` is planned with (None once it ran or when it is not planned).
@@ -734,7 +784,7 @@ impl Plans {
         }
         let frame = self.frame.get();
         if frame.kind == FrameKind::Single as u8 {
-            return Ok(match self.run_one(py, 0, None)? {
+            return Ok(match self.run_one(py, 0, None, false)? {
                 Some(item) if item.is_instance_of::<PyBytes>() => item,
                 item => PyList::new(py, [item])?.into_any(),
             });
@@ -745,7 +795,7 @@ impl Plans {
         let mut finished = true;
         for i in 0..n {
             let start = out.len() + usize::from(!out.is_empty());
-            match self.execute(py, i, None, Out::Batch(&mut out))? {
+            match self.execute(py, i, None, false, Out::Batch(&mut out))? {
                 Ran::Written => items.push(Item::Reply(start, out.len())),
                 Ran::Outcome(outcome) => {
                     finished = false;

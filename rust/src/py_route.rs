@@ -116,6 +116,9 @@ pub struct ToolRoute {
     /// Whether Python reads the arguments and calls the tool (they are not all plain): the
     /// extension only plans its calls, for the caller to run (`Plans.arguments`).
     python_call: bool,
+    /// Whether the coroutine an `async` function gives back may take its first step here
+    /// when the caller allows it (no timeout wraps the tool's awaiting).
+    step: bool,
 }
 
 #[pymethods]
@@ -127,7 +130,7 @@ impl ToolRoute {
     /// calls at 2026-07-28 may be planned; `context`: the keyword the tool takes a context
     /// object by (its calls then run only with one, given by the caller).
     #[new]
-    #[pyo3(signature = (tool, func, params, required, fast_types, structured, positional = false, modern = false, context = None, python_call = false))]
+    #[pyo3(signature = (tool, func, params, required, fast_types, structured, positional = false, modern = false, context = None, python_call = false, step = false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -141,6 +144,7 @@ impl ToolRoute {
         modern: bool,
         context: Option<String>,
         python_call: bool,
+        step: bool,
     ) -> PyResult<Self> {
         if python_call && !params.is_empty() {
             return Err(PyValueError::new_err(
@@ -199,6 +203,7 @@ impl ToolRoute {
             kwnames_ctx,
             ctx_kwname,
             python_call,
+            step,
         };
         for tp in &fast_types {
             match Kind::of(tp)? {
@@ -262,6 +267,11 @@ impl ToolRoute {
     /// makes, or entirely (Python reads the arguments and calls the tool).
     pub(crate) fn deferred(&self) -> bool {
         self.context.is_some() || self.python_call
+    }
+
+    /// Whether the coroutine of a call may take its first step in the extension.
+    pub(crate) fn steps(&self) -> bool {
+        self.step
     }
 }
 
@@ -361,15 +371,17 @@ impl Routes {
 
     /// For a single message: plan its call and run it at once (one call instead of
     /// ``plan`` then ``Plans.run(0)``). Its reply, its :class:`Outcome`, or None when it
-    /// does not plan: nothing ran.
-    #[pyo3(signature = (frame, shape, headers = None))]
+    /// does not plan: nothing ran. `step`: an `async` tool's coroutine takes its first step
+    /// here (see `Plans.run`).
+    #[pyo3(signature = (frame, shape, headers = None, step = false))]
     fn answer<'py>(
         slf: &Bound<'py, Self>,
         frame: &Bound<'py, PyFrame>,
         shape: &Bound<'py, Shape>,
         headers: Option<&Bound<'py, PyHeaders>>,
+        step: bool,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
-        crate::py_plan::answer_single(slf, frame, shape, headers)
+        crate::py_plan::answer_single(slf, frame, shape, headers, step)
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
@@ -531,6 +543,49 @@ pub(crate) enum Called<'py> {
     Returned(Bound<'py, PyAny>),
     /// An `Exception` the function raised (the instance).
     Raised(Bound<'py, PyAny>),
+    /// An `async` function's coroutine, stepped once: it suspended on the value it yielded.
+    Suspended {
+        coroutine: Bound<'py, PyAny>,
+        yielded: Bound<'py, PyAny>,
+    },
+}
+
+/// Whether `value` is exactly a coroutine (what an `async def` function gives back).
+#[inline]
+pub(crate) fn is_coroutine(value: &Bound<'_, PyAny>) -> bool {
+    value.get_type_ptr() == ptr::addr_of_mut!(ffi::PyCoro_Type)
+}
+
+/// Take the first step of the coroutine `value`: what it returned, raised or yielded, as
+/// the function's own outcome would be. Errs only for what the Python path would not catch
+/// either (an exception that is not an `Exception`, as a question that ends an input round
+/// is).
+#[inline(never)]
+pub(crate) fn step(value: Bound<'_, PyAny>) -> PyResult<Called<'_>> {
+    let py = value.py();
+    let mut out: *mut ffi::PyObject = ptr::null_mut();
+    // SAFETY: `value` is a live coroutine, None a valid value to send; `out` receives a new
+    // reference (the returned or yielded value) or stays NULL with an exception set.
+    let sent = unsafe { ffi::PyIter_Send(value.as_ptr(), ffi::Py_None(), &mut out) };
+    match sent {
+        ffi::PySendResult::PYGEN_RETURN => {
+            // SAFETY: a new reference to the returned value.
+            Ok(Called::Returned(unsafe { Bound::from_owned_ptr(py, out) }))
+        }
+        ffi::PySendResult::PYGEN_NEXT => Ok(Called::Suspended {
+            coroutine: value,
+            // SAFETY: a new reference to the yielded value.
+            yielded: unsafe { Bound::from_owned_ptr(py, out) },
+        }),
+        ffi::PySendResult::PYGEN_ERROR => {
+            let err = PyErr::fetch(py);
+            if err.is_instance_of::<PyException>(py) {
+                Ok(Called::Raised(err.into_value(py).into_bound(py).into_any()))
+            } else {
+                Err(err)
+            }
+        }
+    }
 }
 
 /// Call the tool with the planned arguments. Errs only for what the Python path would not

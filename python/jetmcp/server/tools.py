@@ -241,6 +241,7 @@ class Tool:
             _positional(self.fn, plain),
             modern,
             self.context_param,
+            step=self.is_async and self.timeout is None,
         )
 
     @property

@@ -27,10 +27,11 @@ from typing import TYPE_CHECKING, Any
 from jetmcp import _wire
 from jetmcp.call import NULL_SINK, Session, Sink
 from jetmcp.deadlines import STOP_SHUTDOWN
-from jetmcp.dispatch import Dispatcher, Exchange, Started, resume
+from jetmcp.dispatch import Dispatcher, Exchange, Started
 from jetmcp.errors import INTERNAL_ERROR, INVALID_REQUEST, SERVER_ERROR
 from jetmcp.protocol import modern, revisions
 from jetmcp.reply import Reply
+from jetmcp.runners import resume
 from jetmcp.server.app import Server
 from jetmcp.server.lifespan import LifespanScope
 from jetmcp.sessions import (

@@ -58,6 +58,8 @@ _RESPONSE = _wire.RESPONSE
 _encode_result = _wire.encode_result
 _encode_error = _wire.encode_error
 _dumps = _wire.dumps
+#: What an ``async def`` function gives back.
+_Coroutine = types.CoroutineType
 #: The ``_meta`` key that makes a stdio request a 2026-07-28 one, as it stands in the bytes.
 _MODERN_KEY = f'"{META_PROTOCOL_VERSION}"'.encode()
 
@@ -278,22 +280,30 @@ class Runner:
         raw_id: bytes,
         revision: Revision,
         call: Call | None = None,
+        step: bool = False,
     ) -> bytes | Pending:
         """A planned call of a :attr:`~Tool.startable` tool, made as its ``Tool.call`` makes
         it (``call`` is needed only by a tool that takes a Context): a synchronous tool's
         reply, or an async one's awaitable, awaited and shaped by the dispatcher as for the
-        calls the extension makes (:meth:`outcome`)."""
+        calls the extension makes (:meth:`outcome`). ``step`` (:meth:`Dispatcher.may_step`):
+        the coroutine's first step runs here, as the extension takes it for the tools it
+        calls, and what it returns or raises at once is the reply."""
         try:
             started = tool.start(arguments, call, self.server, revision)
             if isinstance(started, dict):
                 return self.encode(raw_id, started, revision)
             timeout = tool.timeout
-            return Pending(
-                started if timeout is None else Timed(started, timeout),
-                revision,
-                self,
-                tool,
-            )
+            if timeout is not None:
+                return Pending(Timed(started, timeout), revision, self, tool)
+            if step and type(started) is _Coroutine:
+                try:
+                    first = started.send(None)
+                except StopIteration as done:
+                    return self.encode(raw_id, tool.shape(done.value, revision), revision)
+                except Exception as exc:
+                    return self.encode(raw_id, tool.failure(exc, revision), revision)
+                return Pending(resume(started, first), revision, self, tool, stepped=True)
+            return Pending(started, revision, self, tool)
         except McpError as exc:
             return self.error(raw_id, exc, True)
         except Exception:
@@ -451,7 +461,8 @@ class LegacyRunner(Runner):
         if route.python_call and tool.context_param is None and _made_at_once(tool, ex.revision):
             # Nothing of a Call is used: none is made.
             raw_id: bytes = entry.raw_id  # type: ignore[assignment]  # a request's
-            return self._start_planned(tool, plans.arguments(0), raw_id, ex.revision)
+            step = self.dispatcher.may_step(ex)
+            return self._start_planned(tool, plans.arguments(0), raw_id, ex.revision, None, step)
         # The Call and Context that prepare and Tool.call would make for this request.
         call = Call(
             "tools/call",
@@ -619,7 +630,8 @@ class ModernRunner(Runner):
         if route.python_call and tool.context_param is None and _made_at_once(tool, revision):
             # Nothing of a Call is used: none is made.
             raw_id: bytes = entry.raw_id  # type: ignore[assignment]  # a request's
-            return self._start_planned(tool, plans.arguments(0), raw_id, revision)
+            step = self.dispatcher.may_step(ex)
+            return self._start_planned(tool, plans.arguments(0), raw_id, revision, None, step)
         if route.python_call:
             call = Call("tools/call", entry.raw_id, revision, None, ex.sink, meta, None, ex.auth)
             params = _params(entry)

@@ -649,6 +649,23 @@ def plan_of(body: bytes, revision: Revision = R_BATCH) -> _wire.Plans:
     return plans
 
 
+def test_version_is_the_protocol_version_meta_names() -> None:
+    """``Plans.version``: the string ``_meta`` names, decoded as the general path reads it
+    (escapes too), for the planned entries only; None at a legacy revision's plan without
+    one."""
+    for written in ('"2026-07-28"', '"2026\\u002d07-28"'):
+        meta = f'{{"{META_PROTOCOL_VERSION}":{written},"{META_CLIENT_CAPABILITIES}":{{}}}}'
+        body = (
+            '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add",'
+            f'"arguments":{{"a":1,"b":2}},"_meta":{meta}}}}}'
+        ).encode()
+        plans = plan_of(body, R_MODERN)
+        assert plans.version(0) == "2026-07-28" == plans.meta(0)[META_PROTOCOL_VERSION]
+        assert plans.version(1) is None  # no such entry
+    legacy = plan_of(_wire.dumps(message(1, {"name": "add", "arguments": {"a": 1, "b": 2}})))
+    assert legacy.version(0) is None
+
+
 def test_outcomes() -> None:
     body = _wire.dumps(
         [

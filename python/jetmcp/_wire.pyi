@@ -357,6 +357,9 @@ class Plans:
         """``params.arguments`` of entry ``i`` as Python objects (None if not planned)."""
     def meta(self, i: int) -> Any:
         """``params._meta`` of entry ``i`` as Python objects (None without one)."""
+    def version(self, i: int) -> Any:
+        """The protocol version entry ``i``'s ``_meta`` names, as it decodes (None when it
+        names none, or the entry is not planned); at 2026-07-28 one of the shape's."""
     def run(self, i: int, context: Any = None, step: bool = False) -> bytes | Outcome | None:
         """Call entry ``i``'s tool: the finished reply (a primitive result written here,
         completed at a 2026-07-28 shape) or its :class:`Outcome`. ValueError when the entry

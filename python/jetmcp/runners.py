@@ -622,16 +622,16 @@ class ModernRunner(Runner):
         route = plans.route(0)
         if route is None:
             return None
-        meta: dict[str, Any] = plans.meta(0)
-        revision = revisions.lookup_modern(meta[META_PROTOCOL_VERSION])
+        revision = revisions.lookup_modern(plans.version(0))
         if revision is None:
             return None
         tool = route.tool
         if route.python_call and tool.context_param is None and _made_at_once(tool, revision):
-            # Nothing of a Call is used: none is made.
+            # Nothing of a Call is used: none is made (nor its _meta built).
             raw_id: bytes = entry.raw_id  # type: ignore[assignment]  # a request's
             step = self.dispatcher.may_step(ex)
             return self._start_planned(tool, plans.arguments(0), raw_id, revision, None, step)
+        meta: dict[str, Any] = plans.meta(0)
         if route.python_call:
             call = Call("tools/call", entry.raw_id, revision, None, ex.sink, meta, None, ex.auth)
             params = _params(entry)

@@ -772,6 +772,22 @@ impl Plans {
         }
     }
 
+    /// The protocol version entry `i`'s `_meta` names, decoded (None when it names none, or
+    /// the entry is not planned): at 2026-07-28, one the planning found among those served.
+    fn version<'py>(&self, py: Python<'py>, i: usize) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let span = match self.slots().get(i) {
+            Some(Slot::Planned(plan)) => plan.version,
+            _ => None,
+        };
+        match span {
+            Some(span) => Ok(Some(build(
+                py,
+                span.of(self.frame.get().body(py).as_bytes()),
+            )?)),
+            None => Ok(None),
+        }
+    }
+
     /// Run every entry in order (only when `complete`): the whole reply when every entry
     /// finished here (a single message's reply, or a batch's array), else the list of each
     /// entry's reply bytes or `Outcome` in order. From an entry that no longer plans (the

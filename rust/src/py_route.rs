@@ -408,6 +408,8 @@ pub(crate) struct Plan {
     pub args: Args,
     /// The `_meta` object of `params`, when present.
     pub meta: Option<Span>,
+    /// The protocol version string `_meta` names (its lexeme), when it names one.
+    pub version: Option<Span>,
     /// The `arguments` object.
     pub arguments: Span,
 }
@@ -487,6 +489,7 @@ pub(crate) fn plan_entry<'b, 'py>(
         route: route.unbind(),
         args,
         meta: call.meta.map(|m| m.span),
+        version: call.meta.and_then(|m| m.version),
         arguments: call.arguments,
     }))
 }

@@ -244,16 +244,7 @@ class Dispatcher:
                 shape = self._shapes.get(ex.revision.version)
                 if shape is None or shape[0] != server.identity:
                     shape = self._new_shape(ex.revision)
-                inflight = ex.inflight
-                done = server.routes.answer(
-                    frame,
-                    shape[1],
-                    ex.headers,
-                    # self.may_step(ex), inline: every planned call pays for it.
-                    ex.eager
-                    and self.deadlines.count < self.max_inflight
-                    and (inflight is None or inflight.waiting < self.max_session_inflight),
-                )
+                done = server.routes.answer(frame, shape[1], ex.headers, self.may_step(ex))
                 if type(done) is _Plans:
                     # A tool that takes a Context: planned, run with the one the runner makes.
                     entry = frame.entries[0]

@@ -20,7 +20,10 @@ order either way.
 When the transport awaits what :meth:`Dispatcher.start` gives back in the task that called
 it (HTTP: :attr:`Exchange.eager`), the first step of a single request's coroutine runs inside
 ``start``: a handler that finishes without suspending is answered at once, and only one that
-really waits pays for deadlines and caps.
+really waits pays for deadlines and caps. For an ``async`` tool the extension calls, it
+takes that step itself (``step``, allowed by :meth:`Dispatcher.may_step`), so a value
+returned at once is written as a synchronous tool's; the outcome of one that suspends says
+so, and the rest is awaited, never stepped again.
 
 Handlers may return their result directly (work that never waits) or an awaitable. In a
 batch, direct results are taken in place and only awaitables become tasks that run

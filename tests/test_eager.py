@@ -650,6 +650,16 @@ def python_call_app(fast: bool, log: list[str]) -> Server:
         await asyncio.sleep(0)
         return Spot(x=spot.x + by, y=spot.y)
 
+    @server.tool()
+    async def place(spot: Spot) -> Spot:
+        # Finishes (or fails) in its first step: taken by the runner when it may step.
+        log.append(f"place {spot.x}")
+        if spot.x < -1:
+            raise ValueError("too far left")
+        if spot.x > 2:
+            raise McpError(-32098, "refused", {"x": spot.x})
+        return spot
+
     @server.tool(input_schema={"type": "object", "properties": {"a": {"type": "integer"}}})
     def loose(**extra: Any) -> str:
         log.append(f"loose {sorted(extra)}")
@@ -680,6 +690,13 @@ PYTHON_CALLS: dict[str, st.SearchStrategy[Any]] = {
     "move": st.fixed_dictionaries(
         {"spot": st.fixed_dictionaries({"x": st.integers(-3, 3)}) | st.just({"x": "bad"})},
         optional={"by": st.integers(-2, 2)},
+    ),
+    "place": st.fixed_dictionaries(
+        {
+            "spot": st.fixed_dictionaries(
+                {"x": st.integers(-3, 3)}, optional={"y": st.integers(-2, 2)}
+            )
+        }
     ),
     "loose": st.dictionaries(st.sampled_from(["a", "b", "c d"]), st.integers(0, 2), max_size=3),
     "told": st.fixed_dictionaries({"items": st.lists(st.text(max_size=2), max_size=2)}),

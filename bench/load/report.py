@@ -436,14 +436,30 @@ def _why_not(results: dict[str, Any], server: str, workload: str) -> str:
 FLOOR = "granian-rsgi-floor"
 
 
+def _median(values: list[float | None]) -> float | None:
+    known = sorted(v for v in values if v is not None)
+    if not known:
+        return None
+    half = len(known) // 2
+    return known[half] if len(known) % 2 else (known[half - 1] + known[half]) / 2
+
+
+def _rounds(results: dict[str, Any], key: str, field: str) -> list[float | None]:
+    """``field`` (ratio or floor_ratio) of each back-to-back round of ``key``
+    (``--issue11-pairs``)."""
+    return [r.get(field) for r in results.get("issue11_pairs", {}).get(key, [])]
+
+
 def _floor_share(results: dict[str, Any], key: str) -> float | None:
     """The floor's req/s over the ceiling's on ``key`` (bench/load/floor.py): the most any
-    server that runs the workload's tool can reach, or None when either was not measured."""
+    server that runs the workload's tool can reach (the median with the back-to-back
+    rounds), or None when it was not measured."""
     floor, ceiling = _row(results, FLOOR, key), _row(results, "granian-rsgi", key)
-    return _ratio(
+    main = _ratio(
         float(floor["requests_per_s"]) if floor else None,
         float(ceiling["requests_per_s"]) if ceiling else None,
     )
+    return _median([main, *_rounds(results, key, "floor_ratio")])
 
 
 def _above_ceiling(results: dict[str, Any], peer: str, keys: list[str]) -> list[str]:
@@ -480,12 +496,19 @@ def issue11_goals(results: dict[str, Any]) -> list[dict[str, Any]]:
         ja, cb = _cpu(results, "jetmcp", key), _cpu(results, "granian-rsgi", key)
         if ja and cb:
             detail += f"; by server CPU per request: {cb / ja:.0%} ({ja:.1f} vs {cb:.1f} µs)"
+        ratio = _ratio(a, b)
+        rounds = _rounds(results, key, "ratio")
+        if rounds:
+            ratio = _median([ratio, *rounds])
+            detail = (
+                f"median {known_fmt(ratio)} of the main pass and {len(rounds)} rounds measured "
+                f"back to back ({', '.join(known_fmt(r) for r in rounds)}). Main pass: {detail}"
+            )
         floor = _floor_share(results, key)
         if floor is not None:
             detail += f"; the floor (ceiling + the tool's own work) is at {floor:.0%}"
             if floor < CEILING_TARGET:
                 detail += ": no server doing this tool's work reaches the target here"
-        ratio = _ratio(a, b)
         out.append(
             _goal(
                 results,
@@ -611,7 +634,11 @@ def _issue11_lines(results: dict[str, Any]) -> list[str]:
             float(jet["entries_per_s"]) if jet else None,
             float(ceiling["entries_per_s"]) if ceiling else None,
         )
-        cells.append(known_fmt(ratio))
+        rounds = _rounds(results, key, "ratio")
+        cells.append(
+            known_fmt(ratio)
+            + (f" (median {known_fmt(_median([ratio, *rounds]))})" if rounds else "")
+        )
         ja, cb = _cpu(results, "jetmcp", key), _cpu(results, "granian-rsgi", key)
         cells.append(known_fmt(cb / ja) if ja and cb else "n/a")
         cells.append(known_fmt(_floor_share(results, key)))
@@ -635,6 +662,10 @@ def _issue11_lines(results: dict[str, Any]) -> list[str]:
         "and no `io.modelcontextprotocol/logLevel` in `_meta`: the tool awaits `ctx.info`, and "
         "a correct server sends no `notifications/message` (the pre-flight fails a reply that "
         "has one, and wrk counts any reply carrying one as an error).",
+        f"- *{X} ceiling*: this run's main pass; with `--issue11-pairs N`, the median of it and "
+        "N rounds in which jetmcp, the ceiling and the floor ran back to back (a shared "
+        "machine drifts by several percent within minutes). The floor's share is that median "
+        "too.",
         "- *floor*: `bench/load/floor.py` on the ceiling's Granian: the same canned reply "
         "after the workload's own tool function runs (for `scale`, after pydantic validates "
         "its arguments' JSON and writes the returned model twice, as the text and the "

@@ -715,6 +715,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "the median ratio of all pairs (3; 0: main pass only)",
     )
     parser.add_argument(
+        "--issue11-pairs",
+        type=int,
+        default=0,
+        metavar="N",
+        help="after the main pass, measure each single-request issue-11 workload N more times "
+        "on a fresh jetmcp, the ceiling and the floor, one right after the other; the 85%% "
+        "goals are then judged on the median ratio (0: main pass only)",
+    )
+    parser.add_argument(
         "--pair-duration", type=float, default=5.0, help="measured seconds per paired run (5)"
     )
     parser.add_argument(
@@ -879,6 +888,9 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.pairs > 0 and "call" in http_workloads:
         results["pairs"] = measure_pairs(selected, args)
+    paired11 = [w for w in http_workloads if w in ISSUE11 and ISSUE11[w].entries == 1]
+    if args.issue11_pairs > 0 and paired11:
+        results["issue11_pairs"] = measure_issue11_pairs(selected, paired11, args)
     if args.overhead > 0:
         results["overhead"] = measure_overhead(args)
 
@@ -945,6 +957,46 @@ def measure_pairs(selected: list[peers.Server], args: argparse.Namespace) -> lis
             log(f"pair {i + 1}: jetmcp {a:,.0f} vs ceiling {b:,.0f} req/s = {pair['ratio']:.0%}")
         pairs.append(pair)
     return pairs
+
+
+#: The servers of an issue-11 round (``--issue11-pairs``), in the order they run.
+ROUND_SERVERS = ("jetmcp", "granian-rsgi", "granian-rsgi-floor")
+
+
+def measure_issue11_pairs(
+    selected: list[peers.Server], workloads: list[str], args: argparse.Namespace
+) -> dict[str, list[dict[str, Any]]]:
+    """Each issue-11 workload on jetmcp, the ceiling and the floor, each in a fresh
+    process, one right after the other, ``args.issue11_pairs`` rounds: as :func:`measure_pairs`
+    does for tools/call, so each workload's share of the ceiling is judged on rounds measured
+    under the same conditions."""
+    by_key = {s.key: s for s in selected}
+    servers = [by_key[k] for k in ROUND_SERVERS if k in by_key and not by_key[k].missing()]
+    if "jetmcp" not in {s.key for s in servers} or "granian-rsgi" not in {s.key for s in servers}:
+        return {}
+    short = argparse.Namespace(**{**vars(args), "duration": args.pair_duration})
+    out: dict[str, list[dict[str, Any]]] = {}
+    for key in workloads:
+        variant = ISSUE11_VARIANT[key]
+        rounds = out.setdefault(key, [])
+        for i in range(args.issue11_pairs):
+            log(f"== {key}: round {i + 1}/{args.issue11_pairs}: jetmcp, ceiling, floor")
+            this: dict[str, Any] = {}
+            for server in servers:
+                row = measure_http(server, [key], short, variant).get("workloads", {}).get(key, {})
+                this[server.key] = {
+                    k: row.get(k)
+                    for k in ("status", "requests_per_s", "cpu_us_per_request", "other_cpu_cores")
+                }
+            jet = this["jetmcp"].get("requests_per_s")
+            ceiling = this["granian-rsgi"].get("requests_per_s")
+            this["ratio"] = jet / ceiling if jet and ceiling else None
+            floor = (this.get("granian-rsgi-floor") or {}).get("requests_per_s")
+            this["floor_ratio"] = floor / ceiling if floor and ceiling else None
+            if this["ratio"] is not None:
+                log(f"{key} round {i + 1}: jetmcp {this['ratio']:.0%} of the ceiling")
+            rounds.append(this)
+    return out
 
 
 #: jetmcp configurations the ``--overhead`` runs compare with plain ``jetmcp run``: the

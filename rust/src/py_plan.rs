@@ -20,6 +20,7 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
 use smallvec::SmallVec;
 
+use crate::cursor::Span;
 use crate::encode::{self, BatchOut};
 use crate::frame::{self, FrameKind};
 use crate::plan::{Era, Headers};
@@ -679,6 +680,22 @@ impl Plans {
         ran
     }
 
+    /// The span `pick` finds in entry `i`'s plan, built into Python objects by the one
+    /// JSON reader (None when the entry is not planned or `pick` finds none).
+    fn build_of<'py>(
+        &self,
+        py: Python<'py>,
+        i: usize,
+        pick: impl Fn(&Plan) -> Option<Span>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let span = match self.slots().get(i) {
+            Some(Slot::Planned(plan)) => pick(plan),
+            _ => None,
+        };
+        span.map(|span| build(py, span.of(self.frame.get().body(py).as_bytes())))
+            .transpose()
+    }
+
     /// Run entry `i` of any frame as a single reply: bytes, outcome or None.
     fn run_one<'py>(
         &self,
@@ -746,46 +763,19 @@ impl Plans {
     /// The `arguments` of entry `i`'s `params` as Python objects (None when the entry is
     /// not planned).
     fn arguments<'py>(&self, py: Python<'py>, i: usize) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let span = match self.slots().get(i) {
-            Some(Slot::Planned(plan)) => plan.arguments,
-            _ => return Ok(None),
-        };
-        Ok(Some(build(
-            py,
-            span.of(self.frame.get().body(py).as_bytes()),
-        )?))
+        self.build_of(py, i, |plan| Some(plan.arguments))
     }
 
     /// The `_meta` of entry `i`'s `params` as Python objects (None when it has none, or
     /// the entry is not planned).
     fn meta<'py>(&self, py: Python<'py>, i: usize) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let span = match self.slots().get(i) {
-            Some(Slot::Planned(plan)) => plan.meta,
-            _ => None,
-        };
-        match span {
-            Some(span) => Ok(Some(build(
-                py,
-                span.of(self.frame.get().body(py).as_bytes()),
-            )?)),
-            None => Ok(None),
-        }
+        self.build_of(py, i, |plan| plan.meta)
     }
 
     /// The protocol version entry `i`'s `_meta` names, decoded (None when it names none, or
     /// the entry is not planned): at 2026-07-28, one the planning found among those served.
     fn version<'py>(&self, py: Python<'py>, i: usize) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let span = match self.slots().get(i) {
-            Some(Slot::Planned(plan)) => plan.version,
-            _ => None,
-        };
-        match span {
-            Some(span) => Ok(Some(build(
-                py,
-                span.of(self.frame.get().body(py).as_bytes()),
-            )?)),
-            None => Ok(None),
-        }
+        self.build_of(py, i, |plan| plan.version)
     }
 
     /// Run every entry in order (only when `complete`): the whole reply when every entry

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import statistics
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -241,11 +242,8 @@ def _classic_goals(results: dict[str, Any]) -> list[dict[str, Any]]:
         )
     # The main pass's pair and the interleaved pairs (``--pairs``): judged on the median.
     ratios = [_ratio(jet, ceiling), *(p["ratio"] for p in results.get("pairs", []))]
-    known = sorted(r for r in ratios if r is not None)
-    median: float | None = None
-    if known:
-        half = len(known) // 2
-        median = known[half] if len(known) % 2 else (known[half - 1] + known[half]) / 2
+    known = [r for r in ratios if r is not None]
+    median = _median(ratios)
     if len(known) > 1 and median is not None:
         paired = ", ".join(known_fmt(r) for r in ratios[1:])
         detail = (
@@ -437,11 +435,9 @@ FLOOR = "granian-rsgi-floor"
 
 
 def _median(values: list[float | None]) -> float | None:
-    known = sorted(v for v in values if v is not None)
-    if not known:
-        return None
-    half = len(known) // 2
-    return known[half] if len(known) % 2 else (known[half - 1] + known[half]) / 2
+    """The median of the known values (None when there is none)."""
+    known = [v for v in values if v is not None]
+    return statistics.median(known) if known else None
 
 
 def _rounds(results: dict[str, Any], key: str, field: str) -> list[float | None]:

@@ -338,16 +338,19 @@ pub struct Outcome {
     /// what it returned or raised, unless it is `suspended`.
     #[pyo3(get)]
     stepped: bool,
-    /// Whether the stepped coroutine (`value`) suspended: on `yielded`.
-    #[pyo3(get)]
-    suspended: bool,
-    /// What the suspended coroutine yielded (None otherwise).
+    /// What the stepped coroutine (`value`) yielded when it suspended, else None.
     #[pyo3(get)]
     yielded: Option<Py<PyAny>>,
 }
 
 #[pymethods]
 impl Outcome {
+    /// Whether the stepped coroutine (`value`) suspended, on `yielded`.
+    #[getter]
+    fn suspended(&self) -> bool {
+        self.yielded.is_some()
+    }
+
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         Ok(format!(
             "<Outcome index={} raw_id={} {}={}>",
@@ -535,8 +538,8 @@ enum Ran<'py> {
 
 /// Call `plan` (entry `i` of a frame whose body is `body`): its reply, written as `shape`
 /// says, put in `out`, or its outcome. `step`: an `async` function's coroutine takes its
-/// first step here (`step`), and a value it returns at once is written as a synchronous
-/// function's would be.
+/// first step here (when its route allows it), and a value it returns at once is written as
+/// a synchronous function's would be.
 #[allow(clippy::too_many_arguments)]
 fn call_plan<'py>(
     py: Python<'py>,
@@ -593,7 +596,6 @@ fn call_plan<'py>(
         value: value.unbind(),
         failed,
         stepped,
-        suspended: yielded.is_some(),
         yielded,
     };
     Ok(Ran::Outcome(Bound::new(py, outcome)?))

@@ -580,14 +580,17 @@ pub(crate) fn step(value: Bound<'_, PyAny>) -> PyResult<Called<'_>> {
             // SAFETY: a new reference to the yielded value.
             yielded: unsafe { Bound::from_owned_ptr(py, out) },
         }),
-        ffi::PySendResult::PYGEN_ERROR => {
-            let err = PyErr::fetch(py);
-            if err.is_instance_of::<PyException>(py) {
-                Ok(Called::Raised(err.into_value(py).into_bound(py).into_any()))
-            } else {
-                Err(err)
-            }
-        }
+        ffi::PySendResult::PYGEN_ERROR => raised(py, PyErr::fetch(py)),
+    }
+}
+
+/// What the function raised: an `Exception` is its outcome (Python shapes it as the general
+/// path does); anything else propagates, as it does on that path.
+fn raised(py: Python<'_>, err: PyErr) -> PyResult<Called<'_>> {
+    if err.is_instance_of::<PyException>(py) {
+        Ok(Called::Raised(err.into_value(py).into_bound(py).into_any()))
+    } else {
+        Err(err)
     }
 }
 
@@ -649,10 +652,7 @@ pub(crate) fn call_tool<'py>(
     };
     match result {
         Ok(value) => Ok(Called::Returned(value)),
-        Err(err) if err.is_instance_of::<PyException>(py) => {
-            Ok(Called::Raised(err.into_value(py).into_bound(py).into_any()))
-        }
-        Err(err) => Err(err),
+        Err(err) => raised(py, err),
     }
 }
 

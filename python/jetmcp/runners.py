@@ -42,7 +42,7 @@ from jetmcp.protocol import modern, revisions
 from jetmcp.protocol.revisions import Revision
 from jetmcp.reply import FAILED, OK, Reply
 from jetmcp.server.context import Context
-from jetmcp.server.mrtr import InputRequired, InputRound
+from jetmcp.server.mrtr import InputRequired, InputRound, RoundCall
 
 if TYPE_CHECKING:
     from jetmcp.call import Session
@@ -92,7 +92,7 @@ class Pending:
     tool's function gave back (started by the extension), so its value (or exception) is
     still to be shaped by that tool, as :meth:`Tool.call` would have."""
 
-    __slots__ = ("awaitable", "inputs", "revision", "runner", "stepped", "tool")
+    __slots__ = ("awaitable", "revision", "rounds", "runner", "stepped", "tool")
 
     def __init__(
         self,
@@ -100,15 +100,15 @@ class Pending:
         revision: Revision,
         runner: Runner,
         tool: Tool | None = None,
-        inputs: InputRound | None = None,
+        rounds: RoundCall | None = None,
         stepped: bool = False,
     ) -> None:
         self.awaitable = awaitable
         self.revision = revision
         self.runner = runner
         self.tool = tool
-        #: The input round of a 2026-07-28 tool's call (a question it asks ends the round).
-        self.inputs = inputs
+        #: A 2026-07-28 tool's call, whose input round a question it asks ends.
+        self.rounds = rounds
         #: Whether the awaitable's first step already ran (the extension took it): what is
         #: left is awaited, never stepped again.
         self.stepped = stepped
@@ -116,8 +116,8 @@ class Pending:
     def asked(self, exc: BaseException) -> dict[str, Any] | None:
         """The ``InputRequiredResult`` when ``exc`` is a question the tool's round asks;
         else None (the exception is not this Pending's to answer)."""
-        if self.inputs is not None and isinstance(exc, InputRequired):
-            return self.inputs.result(exc.requests)
+        if self.rounds is not None and isinstance(exc, InputRequired):
+            return _round_of(self.rounds).result(exc.requests)
         return None
 
     def settled(self, value: Any) -> dict[str, Any]:
@@ -316,18 +316,18 @@ class Runner:
         context: Context,
         ex: Exchange,
         revision: Revision,
-        inputs: InputRound | None = None,
+        rounds: RoundCall | None = None,
     ) -> bytes | Pending | None:
         """Run ``plans``' only entry with ``context`` (its coroutine's first step too, when
         ``ex`` allows it: :meth:`Dispatcher.may_step`), then as :meth:`outcome` does."""
         try:
             done = plans.run(0, context, self.dispatcher.may_step(ex))
         except InputRequired as exc:
-            if inputs is None:
+            if rounds is None:
                 raise
             self.dispatcher.fast += 1  # run here: it asked (in its first step, if stepped)
             raw_id: bytes = context.call.raw_id  # type: ignore[assignment]  # a request's
-            return self.encode(raw_id, inputs.result(exc.requests), revision)
+            return self.encode(raw_id, _round_of(rounds).result(exc.requests), revision)
         if done is None or type(done) is bytes:
             if done is not None:
                 self.dispatcher.fast += 1
@@ -335,7 +335,7 @@ class Runner:
         self.dispatcher.fast += 1
         out = self.outcome(done, revision, True)  # type: ignore[arg-type]  # an Outcome
         if type(out) is Pending:
-            out.inputs = inputs
+            out.rounds = rounds
         return out
 
     def error(self, raw_id: bytes, exc: McpError, single: bool) -> bytes:
@@ -378,6 +378,13 @@ def _made_at_once(tool: Tool, revision: Revision) -> bool:
 
 def _failed(body: bytes, code: int) -> bytes:
     return Reply(body, FAILED, code)
+
+
+def _round_of(call: RoundCall) -> InputRound:
+    """The input round of a 2026-07-28 call (what a question it asked needs answered)."""
+    inputs = call.inputs
+    assert isinstance(inputs, InputRound)
+    return inputs
 
 
 def _params(entry: _wire.Entry) -> dict[str, Any]:
@@ -639,8 +646,7 @@ class ModernRunner(Runner):
         rcall = self.server._rounds.first(
             entry.raw_id, revision, ex.sink, meta, ex.auth, lambda: _params(entry)
         )
-        inputs: InputRound = rcall.inputs  # type: ignore[assignment]  # opened just now
-        return self._run_with(plans, Context(rcall, self.server), ex, revision, inputs)
+        return self._run_with(plans, Context(rcall, self.server), ex, revision, rcall)
 
     def _tool_headers(self, params: dict[str, Any], ex: Exchange) -> tuple[modern.XHeader, ...]:
         """The ``x-mcp-header`` properties of the tool a ``tools/call`` names (none for an

@@ -225,9 +225,12 @@ class InputRound(Inputs):
 
 
 class RoundCall(Call):
-    """A call whose handler may ask the client for input through :attr:`inputs`."""
+    """A call whose handler may ask the client for input through :attr:`inputs`.
 
-    __slots__ = ("inputs",)
+    The round of a first ``tools/call`` (:meth:`Rounds.first`) is opened only when
+    something asks for it: most tools never ask, and need none."""
+
+    __slots__ = ("_inputs", "_params_of", "_rounds")
 
     def __init__(self, call: Call, inputs: Inputs) -> None:
         super().__init__(
@@ -240,24 +243,44 @@ class RoundCall(Call):
             call.outgoing,
             call.auth,
         )
-        self.inputs = inputs
+        self._inputs: Inputs | None = inputs
+        self._rounds: Rounds | None = None
+        self._params_of: Callable[[], dict[str, Any]] | None = None
+
+    @property
+    def inputs(self) -> Inputs:
+        """Where this call's questions are answered (its round, opened on first use)."""
+        inputs = self._inputs
+        if inputs is None:
+            rounds = self._rounds
+            params_of = self._params_of
+            assert rounds is not None and params_of is not None
+            inputs = self._inputs = rounds.fresh(self.auth, params_of)
+        return inputs
+
+    @inputs.setter
+    def inputs(self, inputs: Inputs) -> None:
+        self._inputs = inputs
 
     @classmethod
-    def opened(
+    def first(
         cls,
-        inputs: Inputs,
-        method: str,
+        rounds: Rounds,
+        params_of: Callable[[], dict[str, Any]],
         raw_id: bytes | None,
         revision: Revision,
         sink: Sink,
         meta: dict[str, Any] | None,
         auth: Principal | None,
     ) -> RoundCall:
-        """The call of a 2026-07-28 request (no session, no server-to-client requests) made
-        from its fields, with no :class:`Call` to copy."""
+        """The ``tools/call`` of a 2026-07-28 request (no session, no server-to-client
+        requests) made from its fields, with no :class:`Call` to copy, whose round
+        ``rounds`` opens when first asked for (:meth:`Rounds.fresh`)."""
         made = cls.__new__(cls)
-        Call.__init__(made, method, raw_id, revision, None, sink, meta, None, auth)
-        made.inputs = inputs
+        Call.__init__(made, "tools/call", raw_id, revision, None, sink, meta, None, auth)
+        made._inputs = None
+        made._rounds = rounds
+        made._params_of = params_of
         return made
 
 
@@ -313,11 +336,17 @@ class Rounds:
         params_of: Callable[[], dict[str, Any]],
     ) -> RoundCall:
         """The ``tools/call`` of a 2026-07-28 request known to carry neither
-        ``inputResponses`` nor ``requestState`` (what :meth:`open` makes of such params),
-        whose params are read by ``params_of`` only if a round is sealed (nothing may change
-        them meanwhile)."""
+        ``inputResponses`` nor ``requestState``, whose params are read by ``params_of``
+        only if a round is sealed (nothing may change them meanwhile). Its round is opened
+        (:meth:`fresh`) only if the handler asks for it."""
+        return RoundCall.first(self, params_of, raw_id, revision, sink, meta, auth)
+
+    def fresh(self, auth: Principal | None, params_of: Callable[[], dict[str, Any]]) -> InputRound:
+        """What :meth:`open` makes of params with neither ``inputResponses`` nor
+        ``requestState``, the params themselves read by ``params_of`` only if a round is
+        sealed."""
         principal = auth.key if auth is not None else None
-        inputs = InputRound(
+        return InputRound(
             "tools/call",
             None,
             self.sealer,
@@ -329,7 +358,6 @@ class Rounds:
             lazy=True,
             params_of=params_of,
         )
-        return RoundCall.opened(inputs, "tools/call", raw_id, revision, sink, meta, auth)
 
     def settle(self, run: Callable[[], Result], call: RoundCall) -> Result:
         """Run a handler; an unanswered question becomes the ``InputRequiredResult``."""

@@ -22,7 +22,12 @@ from pydantic import BaseModel, Field
 from conftest import AppServer, json_headers, request
 from inprocess import ListSink, async_test
 from jetmcp import _wire
-from jetmcp.call import META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION
+from jetmcp.call import (
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_PROTOCOL_VERSION,
+    NULL_SINK,
+)
 from jetmcp.dispatch import Dispatcher, Exchange, InFlight
 from jetmcp.errors import McpError
 from jetmcp.protocol import revisions
@@ -786,3 +791,48 @@ def test_tools_python_calls_are_planned() -> None:
     assert plans.arguments(0) == {"items": [1]}
     with pytest.raises(ValueError, match="Python calls this tool"):
         plans.run(0)
+
+
+@pytest.mark.parametrize("revision", [LEGACY, R2026_07_28], ids=["legacy", "2026"])
+@async_test
+async def test_the_sink_is_opened_only_for_a_handler_that_needs_it(revision: Any) -> None:
+    """An Exchange without a sink has its transport's opener make one when a handler first
+    asks for it: a plain call (answered by the extension) never does; a Context tool's
+    notifications go through the one it opened; without an opener the sink is NULL_SINK."""
+    dispatcher = Dispatcher(app([]))
+    opened: list[ListSink] = []
+
+    def opener(ex: Exchange) -> ListSink:
+        assert ex.channel == "the body"
+        opened.append(ListSink())
+        return opened[-1]
+
+    for name, expect_open in (("at_once", False), ("model", False), ("logs", True)):
+        opened.clear()
+        meta = (
+            {"_meta": {**MODERN_META, "io.modelcontextprotocol/logLevel": "debug"}}
+            if revision.modern
+            else {}
+        )
+        body = orjson.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": name, "arguments": dict(CALLS)[name], **meta},
+            }
+        )
+        ex = Exchange(
+            revision, None, None, None, True, eager=True, opener=opener, channel="the body"
+        )
+        out = dispatcher.start(_wire.decode(body), ex)
+        if out is not None and not isinstance(out, bytes):
+            out = await out
+        assert b'"result"' in bytes(out)  # type: ignore[arg-type]
+        assert (ex.opened is not None) is expect_open, name
+        assert len(opened) == (1 if expect_open else 0)
+        if expect_open:
+            assert ex.opened is opened[0] and ex.sink is opened[0]
+            assert opened[0].methods() == ["notifications/message"]
+    bare = Exchange(revision, None, None)
+    assert bare.sink is NULL_SINK and bare.opened is NULL_SINK

@@ -39,7 +39,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import types
-from collections.abc import Awaitable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from jetmcp import _wire
@@ -116,18 +116,24 @@ class Exchange:
     else the dispatcher's table for session-less requests. ``answer_cancelled``: whether a
     cancelled request still gets an error reply (stdio sends nothing for it, as the spec
     asks; an HTTP POST that carried a request must be answered all the same).
+
+    ``sink`` None: the transport's ``opener`` makes it (from ``channel``, the transport's
+    own handle on the body) when a handler first needs it, and most never do (a call the
+    extension answers has no use for one). :attr:`opened` is what was made, if anything.
     """
 
     __slots__ = (
         "answer_cancelled",
         "auth",
+        "channel",
         "eager",
         "headers",
         "inflight",
+        "opened",
+        "opener",
         "outgoing",
         "revision",
         "session",
-        "sink",
         "sniff_meta",
     )
 
@@ -135,7 +141,7 @@ class Exchange:
         self,
         revision: Revision,
         session: Session | None,
-        sink: Sink = NULL_SINK,
+        sink: Sink | None = NULL_SINK,
         inflight: InFlight | None = None,
         answer_cancelled: bool = False,
         *,
@@ -144,10 +150,16 @@ class Exchange:
         outgoing: Outgoing | None = None,
         auth: Principal | None = None,
         eager: bool = False,
+        opener: Callable[[Exchange], Sink] | None = None,
+        channel: Any = None,
     ) -> None:
         self.revision = revision
         self.session = session
-        self.sink = sink
+        #: The sink, if anything asked for it (None while nothing has).
+        self.opened = sink
+        #: Makes the sink when it is None and first asked for (None: it is NULL_SINK).
+        self.opener = opener
+        self.channel = channel
         self.inflight = inflight
         self.answer_cancelled = answer_cancelled
         self.headers = headers
@@ -160,6 +172,16 @@ class Exchange:
         #: coroutine handler then runs inside ``start``, and a handler that finishes without
         #: suspending is answered at once, with no waiting machinery.
         self.eager = eager
+
+    @property
+    def sink(self) -> Sink:
+        """Where the body's handlers send what precedes their results (made on first use
+        when the transport gave an ``opener``)."""
+        sink = self.opened
+        if sink is None:
+            opener = self.opener
+            sink = self.opened = NULL_SINK if opener is None else opener(self)
+        return sink
 
 
 #: What :meth:`Dispatcher.start` gives back.

@@ -25,7 +25,7 @@ from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from jetmcp import _wire
-from jetmcp.call import NULL_SINK, Session, Sink
+from jetmcp.call import NULL_SINK, Session
 from jetmcp.deadlines import STOP_SHUTDOWN
 from jetmcp.dispatch import Dispatcher, Exchange, Started
 from jetmcp.errors import INTERNAL_ERROR, INVALID_REQUEST, SERVER_ERROR
@@ -125,6 +125,8 @@ class McpHttpApp:
         #: The shutdown that ends listen subscriptions, kept so it is not collected early.
         self._closing: asyncio.Future[None] | None = None
         self._lifespan = LifespanScope(server)
+        #: Makes a POST's SSE stream when a handler first needs one (Exchange.opener).
+        self._opener = self._open_stream
         #: Body reads under way (the future of each, and when it began by :attr:`_clock`),
         #: oldest first: the watch started by :meth:`__rsgi_init__` cancels those past
         #: ``body_timeout_seconds``.
@@ -387,7 +389,9 @@ class McpHttpApp:
             unreadable(headers, "mcp-protocol-version")
         if header_rev is None and (version in _MODERN_EXACT or modern.is_modern_version(version)):
             if not _legacy_initialize(frame):
-                await self._post_modern(headers, proto, frame, accept, version, principal)
+                rest = self._post_modern(headers, proto, frame, accept, version, principal)
+                if rest is not None:
+                    await rest
                 return
             version = None  # the handshake negotiates in its body
 
@@ -410,23 +414,22 @@ class McpHttpApp:
 
         # The reply turns into an SSE stream only if a handler sends something before its
         # result, and only for a client that takes one; otherwise notifications are dropped
-        # and server-to-client requests refused (NULL_SINK).
-        stream = PostStream(settings, proto, revision, session) if accept & ACCEPT_SSE else None
-        sink: Sink = stream if stream is not None else NULL_SINK
+        # and server-to-client requests refused (NULL_SINK). The stream is made only when a
+        # handler first asks for it (_open_stream).
         ex = Exchange(
             revision,
             session,
-            sink,
+            None if accept & ACCEPT_SSE else NULL_SINK,
             self.store.inflight(session_id) if session_id is not None else None,
             True,  # answer_cancelled: a POST that carried a request is always answered
             auth=principal,
             eager=True,
+            opener=self._opener,
+            channel=proto,
         )
         pending = self.dispatcher.start(frame, ex)
         # The usual answer, given at once (unless a handler's first step began a stream).
-        if type(pending) is bytes and (stream is None or not stream.streaming):
-            if stream is not None:
-                stream.mark_done()
+        if type(pending) is bytes and (ex.opened is None or _answered(ex)):
             proto.response_bytes(200, _JSON, pending)
             return
         out_headers = _JSON
@@ -446,11 +449,16 @@ class McpHttpApp:
                     [("retry-after", str(max(1, round(settings.session_protect_seconds))))],
                 ) from None
             out_headers = [*_JSON, ("mcp-session-id", new.id)]
-            if stream is not None:
+            stream = ex.sink  # made now, if not yet: it must name the new session
+            if type(stream) is PostStream:
                 stream.session_id = new.id
-        await _respond(proto, pending, stream, out_headers)
+        await _respond(proto, pending, ex, out_headers)
 
-    async def _post_modern(
+    def _open_stream(self, ex: Exchange) -> PostStream:
+        """The sink of a POST whose client takes SSE (``ex.channel``: its RSGI protocol)."""
+        return PostStream(self.settings, ex.channel, ex.revision, ex.session)
+
+    def _post_modern(
         self,
         headers: Any,
         proto: Any,
@@ -458,41 +466,39 @@ class McpHttpApp:
         accept: int,
         version: Any,
         principal: Principal | None = None,
-    ) -> None:
+    ) -> Coroutine[Any, Any, None] | None:
         """A 2026-07-28 POST: no session (``Mcp-Session-Id`` is ignored and none is minted),
         the reply JSON or, once a handler sends a notification, an SSE stream that never
         carries a server request. A client that disconnects cancels its request.
 
         A single request is checked against its own ``_meta`` by the dispatcher; an array
-        names no request, so a header that names no served revision refuses it whole."""
+        names no request, so a header that names no served revision refuses it whole.
+        Answered at once, or else what the caller awaits to finish it."""
         if frame.kind != _FRAME_SINGLE and frame.kind != _FRAME_PARSE_ERROR:
             requested = str(version).strip()
             if revisions.lookup_modern(requested) is None:
                 exc = modern.unsupported_version(requested)
                 body = _encode_error(None, exc.code, exc.message, exc.data)
                 proto.response_bytes(400, _JSON, body)
-                return
-        settings = self.settings
-        revision = revisions.R2026_07_28
-        stream = PostStream(settings, proto, revision, None) if accept & ACCEPT_SSE else None
+                return None
         ex = Exchange(
-            revision,
+            revisions.R2026_07_28,
             None,
-            stream if stream is not None else NULL_SINK,
+            None if accept & ACCEPT_SSE else NULL_SINK,
             None,
             True,  # answer_cancelled: a POST that carried a request is always answered
             headers=_wire.Headers.from_map(headers),
             auth=principal,
             eager=True,
+            opener=self._opener,
+            channel=proto,
         )
         pending = self.dispatcher.start(frame, ex)
         # The usual answer, given at once (unless a handler's first step began a stream).
-        if type(pending) is bytes and (stream is None or not stream.streaming):
-            if stream is not None:
-                stream.mark_done()
+        if type(pending) is bytes and (ex.opened is None or _answered(ex)):
             proto.response_bytes(200, _JSON, pending)
-            return
-        await _respond(proto, pending, stream, _JSON, modern=True)
+            return None
+        return _respond(proto, pending, ex, _JSON, modern=True)
 
     # GET --------------------------------------------------------------------
 
@@ -633,10 +639,28 @@ def _revision(version: str | None, session: Session | None) -> revisions.Revisio
     return revisions.HTTP_DEFAULT
 
 
+def _stream(ex: Exchange) -> PostStream | None:
+    """The SSE stream a POST's handlers opened, if they did."""
+    sink = ex.opened
+    return sink if type(sink) is PostStream else None
+
+
+def _answered(ex: Exchange) -> bool:
+    """Whether a POST's reply goes out as plain JSON now (no handler began a stream); if
+    so, what is sent from here on has nowhere to go."""
+    stream = _stream(ex)
+    if stream is None:
+        return True
+    if stream.streaming:
+        return False
+    stream.mark_done()
+    return True
+
+
 async def _respond(
     proto: Any,
     pending: Started,
-    stream: PostStream | None,
+    ex: Exchange,
     headers: list[tuple[str, str]],
     *,
     modern: bool = False,
@@ -646,29 +670,25 @@ async def _respond(
     with the status its kind calls for (202 and none when nothing is owed). ``modern``
     (2026-07-28): a failed request says so in its status, and a client that goes away
     meanwhile cancels the request, which is then answered with nothing."""
-    if pending is None or isinstance(pending, bytes):
-        reply = pending
-        if stream is not None and stream.streaming:
-            # A handler's first step (run in start) sent something first: the reply ends
-            # the stream it began.
-            await stream.finish(reply)
-            return
-    else:
+    if pending is not None and not isinstance(pending, bytes):
         try:
             reply = await (_unless_disconnected(pending, proto) if modern else pending)
-        except _ClientGone:
+        except BaseException as exc:
+            stream = _stream(ex)
             if stream is not None:
                 stream.abandon()
-            return
-        except BaseException:
-            if stream is not None:
-                stream.abandon()
+            ex.opener = None
+            if isinstance(exc, _ClientGone):
+                return
             raise
-        if stream is not None and stream.streaming:
-            await stream.finish(reply)
-            return
-    if stream is not None:
-        stream.mark_done()
+    else:
+        reply = pending
+    stream = _stream(ex)
+    if stream is not None and stream.streaming:
+        # A handler sent something first: the reply ends the stream it began.
+        await stream.finish(reply)
+        return
+    _answered(ex)
     if reply is None:
         proto.response_empty(202, [])
         return

@@ -172,9 +172,11 @@ def test_routing_headers_from_items_any_case() -> None:
 
 class _Map:
     """A header map as Granian gives one: lower-case names, ``keys()`` once each in order
-    of arrival, ``get_all(name)`` every value (an unreadable value left out)."""
+    of arrival, ``get_all(name)`` every value, ``items()`` every ``(name, value)`` in order
+    (an unreadable value left out)."""
 
     def __init__(self, items: list[tuple[str, str | None]]) -> None:
+        self.pairs = [(key.lower(), value) for key, value in items if value is not None]
         self.values: dict[str, list[str]] = {}
         for key, value in items:
             got = self.values.setdefault(key.lower(), [])
@@ -186,6 +188,9 @@ class _Map:
 
     def get_all(self, name: str) -> list[str]:
         return list(self.values.get(name, []))
+
+    def items(self) -> list[tuple[str, str]]:
+        return list(self.pairs)
 
 
 _HEADER_NAMES = st.sampled_from(
@@ -460,7 +465,8 @@ def test_http_status(code: int, status: int) -> None:
 
 class _GranianLikeHeaders:
     """A header map as Granian's behaves: ``keys()`` names each header once, ``get_all``
-    gives its readable values (an unreadable value is left out)."""
+    gives its readable values, ``items()`` every readable ``(name, value)`` in order,
+    repeats included (an unreadable value is left out)."""
 
     def __init__(self, pairs: list[tuple[str, str | None]]) -> None:
         self._pairs = pairs
@@ -470,6 +476,9 @@ class _GranianLikeHeaders:
 
     def get_all(self, name: str) -> list[str]:
         return [v for n, v in self._pairs if n == name and v is not None]
+
+    def items(self) -> list[tuple[str, str]]:
+        return [(n, v) for n, v in self._pairs if v is not None]
 
 
 @pytest.mark.parametrize(
@@ -490,9 +499,8 @@ class _GranianLikeHeaders:
 def test_routing_headers_from_map_matches_every_mcp_name_read(
     pairs: list[tuple[str, str | None]],
 ) -> None:
-    # from_map reads only the three usual names when nothing else starts with mcp-; what
-    # it finds must be what reading every mcp- name (from_items, unreadable values left
-    # out, as Granian leaves them out) finds.
+    # from_map reads the map's items(); what it finds must be what reading every mcp-
+    # name (from_items, unreadable values left out, as Granian leaves them out) finds.
     got = RoutingHeaders.from_map(_GranianLikeHeaders(pairs))
     want = RoutingHeaders.from_items([(n, v) for n, v in pairs if v is not None])
     assert got.protocol_version == want.protocol_version
@@ -500,3 +508,17 @@ def test_routing_headers_from_map_matches_every_mcp_name_read(
     assert got.name == want.name
     assert got.params == want.params
     assert set(got.repeated) == set(want.repeated)
+
+
+def test_routing_headers_of_the_asgi_adapter_see_repeats() -> None:
+    # The ASGI adapter's map lists repeats in items(), as Granian's does: a repeated MCP
+    # header is a mismatch behind an ASGI server too.
+    from jetmcp.transports.asgi import _Headers
+
+    headers = _Headers(
+        [(b"Mcp-Method", b"tools/call"), (b"mcp-method", b"tools/list"), (b"Mcp-Name", b"t")]
+    )
+    got = RoutingHeaders.from_map(headers)
+    assert got.repeated == ("mcp-method",)
+    assert got.method == "tools/list"
+    assert got.name == "t"

@@ -189,6 +189,39 @@ impl Found {
     }
 }
 
+/// The MCP headers among `(name, value)` pairs, in order: the last value of each name, and
+/// each name sent more than once named once in `repeated`. `lower`: names are lower-cased
+/// first (Python's `str.lower`); else they are lower-case already.
+fn read_pairs(items: &Bound<'_, PyAny>, lower: bool) -> PyResult<PyHeaders> {
+    let py = items.py();
+    let mut found = Found::default();
+    // Each MCP name seen, and whether it is already named as repeated.
+    let mut seen: Vec<(String, bool)> = Vec::new();
+    for item in items.try_iter()? {
+        let (key, value): (Bound<'_, PyString>, Bound<'_, PyAny>) = item?.extract()?;
+        let lowered;
+        let spelled = if lower {
+            lowered = key.call_method0(intern!(py, "lower"))?;
+            lowered.cast::<PyString>()?.to_cow()?
+        } else {
+            key.to_cow()?
+        };
+        let name: &str = &spelled;
+        if !name.starts_with("mcp-") {
+            continue;
+        }
+        let repeated = match seen.iter_mut().find(|(n, _)| n == name) {
+            Some((_, named)) => !std::mem::replace(named, true),
+            None => {
+                seen.push((name.to_owned(), false));
+                false
+            }
+        };
+        found.take(name, &key, &value, repeated)?;
+    }
+    Ok(found.finish())
+}
+
 #[pymethods]
 impl PyHeaders {
     #[new]
@@ -216,53 +249,20 @@ impl PyHeaders {
         .finish())
     }
 
-    /// The MCP headers of a header map whose names are lower-case and which gives every
-    /// value of a name (`keys()`, `get_all(name)`: Granian's, or the ASGI adapter's). A
-    /// name with no readable value is as if absent.
+    /// The MCP headers of a header map whose names are lower-case and whose `items()`
+    /// lists every readable value, repeats included (Granian's, or the ASGI adapter's): a
+    /// value Granian cannot read is left out, so a name with none is as if absent.
     #[staticmethod]
     fn from_map(map: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let py = map.py();
-        let mut found = Found::default();
-        let keys = map.call_method0(intern!(py, "keys"))?;
-        for key in keys.try_iter()? {
-            let key = key?;
-            let key = key.cast_into::<PyString>()?;
-            let lower = key.to_cow()?;
-            if !lower.starts_with("mcp-") {
-                continue;
-            }
-            let values = map.call_method1(intern!(py, "get_all"), (&key,))?;
-            let values = values.cast_into::<PyList>()?;
-            let count = values.len();
-            if count == 0 {
-                continue; // unreadable: as if absent
-            }
-            found.take(&lower, &key, &values.get_item(count - 1)?, count > 1)?;
-        }
-        Ok(found.finish())
+        let items = map.call_method0(intern!(map.py(), "items"))?;
+        read_pairs(&items, false)
     }
 
     /// The MCP headers of `(name, value)` pairs, names in any case (lower-cased as Python's
     /// `str.lower` does).
     #[staticmethod]
     fn from_items(items: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let py = items.py();
-        let mut found = Found::default();
-        let mut seen: Vec<String> = Vec::new();
-        for item in items.try_iter()? {
-            let (key, value): (Bound<'_, PyString>, Bound<'_, PyAny>) = item?.extract()?;
-            let lowered = key.call_method0(intern!(py, "lower"))?;
-            let lower = lowered.cast::<PyString>()?.to_cow()?.into_owned();
-            if !lower.starts_with("mcp-") {
-                continue;
-            }
-            let again = seen.contains(&lower);
-            if !again {
-                seen.push(lower.clone());
-            }
-            found.take(&lower, &key, &value, again)?;
-        }
-        Ok(found.finish())
+        read_pairs(items, true)
     }
 
     #[getter]

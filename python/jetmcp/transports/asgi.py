@@ -31,19 +31,23 @@ Send = Callable[[Message], Awaitable[None]]
 
 class _Headers:
     """Request headers as RSGI gives them: lower-case names; ``get`` the first value of a
-    name, ``get_all`` every value."""
+    name, ``get_all`` every value, ``items`` every ``(name, value)`` in order, repeats
+    included."""
 
-    __slots__ = ("_all", "_map")
+    __slots__ = ("_all", "_map", "_pairs")
 
     def __init__(self, raw: list[tuple[bytes, bytes]]) -> None:
         found: dict[str, str] = {}
         every: dict[str, list[str]] = {}
+        pairs: list[tuple[str, str]] = []
         for name, value in raw:
             key, text = name.decode("latin-1").lower(), value.decode("latin-1")
             found.setdefault(key, text)
             every.setdefault(key, []).append(text)
+            pairs.append((key, text))
         self._map = found
         self._all = every
+        self._pairs = pairs
 
     def get(self, name: str, default: Any = None) -> Any:
         return self._map.get(name, default)
@@ -51,8 +55,8 @@ class _Headers:
     def get_all(self, name: str) -> list[str]:
         return list(self._all.get(name, ()))
 
-    def items(self) -> Any:
-        return self._map.items()
+    def items(self) -> list[tuple[str, str]]:
+        return list(self._pairs)
 
     def keys(self) -> Any:
         return self._map.keys()

@@ -273,7 +273,8 @@ class Dispatcher:
                 if type(done) is _Plans:
                     # A tool that takes a Context: planned, run with the one the runner makes.
                     entry = frame.entries[0]
-                    served = self.runner(ex.revision).run_planned(done, entry, ex)
+                    runner = self.modern if ex.revision.modern else self.legacy
+                    served = runner.run_planned(done, entry, ex)
                     if served is not None:
                         if type(served) is bytes:
                             return served

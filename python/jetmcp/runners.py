@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from jetmcp.server.tools import Tool
     from jetmcp.sessions.base import Relay
 
+_MODERN_BY_VERSION = revisions.MODERN_BY_VERSION
 log = logging.getLogger("jetmcp")
 
 _REQUEST = _wire.REQUEST
@@ -629,7 +630,7 @@ class ModernRunner(Runner):
         route = plans.route(0)
         if route is None:
             return None
-        revision = revisions.lookup_modern(plans.version(0))
+        revision = _MODERN_BY_VERSION.get(plans.version(0))
         if revision is None:
             return None
         tool = route.tool

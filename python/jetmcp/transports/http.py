@@ -388,7 +388,7 @@ class McpHttpApp:
             header_rev = None
             unreadable(headers, "mcp-protocol-version")
         if header_rev is None and (version in _MODERN_EXACT or modern.is_modern_version(version)):
-            if not _legacy_initialize(frame):
+            if not (frame.initialize and _legacy_initialize(frame)):
                 rest = self._post_modern(headers, proto, frame, accept, version, principal)
                 if rest is not None:
                     await rest

@@ -254,8 +254,9 @@ fn new_str<'py>(py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PyAny>> {
 
 // ------------------------------------------------------------------------------ key cache
 
-/// Keys up to this many bytes (without escapes) are cached.
-const KEY_MAX: usize = 24;
+/// Keys up to this many bytes (without escapes) are cached: enough for the namespaced
+/// `_meta` keys of 2026-07-28 (`io.modelcontextprotocol/clientCapabilities` is 42).
+const KEY_MAX: usize = 48;
 /// Slots of the per-thread key cache (a power of two; direct-mapped).
 const KEY_SLOTS: usize = 512;
 

@@ -81,6 +81,12 @@ def app(runs: list[str]) -> Server:
         await ctx.report_progress(1, 2)
         return "done"
 
+    @server.tool()
+    async def quiet(ctx: Context) -> str:
+        runs.append("quiet")
+        await ctx.debug("below the level asked for")
+        return "done"
+
     return server
 
 
@@ -797,8 +803,9 @@ def test_tools_python_calls_are_planned() -> None:
 @async_test
 async def test_the_sink_is_opened_only_for_a_handler_that_needs_it(revision: Any) -> None:
     """An Exchange without a sink has its transport's opener make one when a handler first
-    asks for it: a plain call (answered by the extension) never does; a Context tool's
-    notifications go through the one it opened; without an opener the sink is NULL_SINK."""
+    sends something: a plain call (answered by the extension) never does, nor a Context
+    tool that sends nothing; a Context tool's notifications go through the one its first
+    send opened; without an opener the sink is NULL_SINK."""
     dispatcher = Dispatcher(app([]))
     opened: list[ListSink] = []
 
@@ -807,10 +814,12 @@ async def test_the_sink_is_opened_only_for_a_handler_that_needs_it(revision: Any
         opened.append(ListSink())
         return opened[-1]
 
-    for name, expect_open in (("at_once", False), ("model", False), ("logs", True)):
+    cases = (("at_once", False, "debug"), ("model", False, "debug"), ("logs", True, "debug"))
+    cases += (("quiet", False, "info"),) if revision.modern else ()
+    for name, expect_open, level in cases:
         opened.clear()
         meta = (
-            {"_meta": {**MODERN_META, "io.modelcontextprotocol/logLevel": "debug"}}
+            {"_meta": {**MODERN_META, "io.modelcontextprotocol/logLevel": level}}
             if revision.modern
             else {}
         )
@@ -819,7 +828,7 @@ async def test_the_sink_is_opened_only_for_a_handler_that_needs_it(revision: Any
                 "jsonrpc": "2.0",
                 "id": 1,
                 "method": "tools/call",
-                "params": {"name": name, "arguments": dict(CALLS)[name], **meta},
+                "params": {"name": name, "arguments": dict(CALLS).get(name, {}), **meta},
             }
         )
         ex = Exchange(

@@ -175,13 +175,31 @@ class Exchange:
 
     @property
     def sink(self) -> Sink:
-        """Where the body's handlers send what precedes their results (made on first use
-        when the transport gave an ``opener``)."""
+        """Where the body's handlers send what precedes their results (made now, when the
+        transport gave an ``opener`` and nothing made it yet)."""
         sink = self.opened
         if sink is None:
             opener = self.opener
             sink = self.opened = NULL_SINK if opener is None else opener(self)
         return sink
+
+    @property
+    def call_sink(self) -> Sink:
+        """The sink a handler's :class:`~jetmcp.call.Call` is given: :attr:`sink` once it
+        is made, else this exchange, which makes it on the first message sent (a handler
+        that sends nothing costs none)."""
+        sink = self.opened
+        return self if sink is None else sink
+
+    async def send(self, message: bytes) -> None:
+        """Send through :attr:`sink` (made now if need be): what :attr:`call_sink` needs."""
+        await self.sink.send(message)
+
+    async def close_stream(self, retry_ms: int | None = None) -> None:
+        """Close :attr:`sink`'s stream, where it has one (``Context.close_sse_stream``)."""
+        close = getattr(self.sink, "close_stream", None)
+        if close is not None:
+            await close(retry_ms)
 
 
 #: What :meth:`Dispatcher.start` gives back.

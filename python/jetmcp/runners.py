@@ -447,7 +447,7 @@ class LegacyRunner(Runner):
             raw_id,
             ex.revision,
             ex.session,
-            ex.sink,
+            ex.call_sink,
             params.get("_meta"),
             self._outgoing(ex),
             ex.auth,
@@ -477,7 +477,7 @@ class LegacyRunner(Runner):
             entry.raw_id,
             ex.revision,
             ex.session,
-            ex.sink,
+            ex.call_sink,
             plans.meta(0),
             self._outgoing(ex),
             ex.auth,
@@ -607,7 +607,7 @@ class ModernRunner(Runner):
         modern.check_method(method, in_batch=in_batch)
         handler = self.lookup(method, revision)
         # No session and no server-to-client requests (outgoing None): MRTR replaces them.
-        return handler, Call(method, raw_id, revision, None, ex.sink, meta, None, ex.auth)
+        return handler, Call(method, raw_id, revision, None, ex.call_sink, meta, None, ex.auth)
 
     def encode(self, raw_id: bytes, result: dict[str, Any], revision: Revision) -> bytes:
         server_info = self.dispatcher.shape(revision).server_info
@@ -641,11 +641,13 @@ class ModernRunner(Runner):
             return self._start_planned(tool, plans.arguments(0), raw_id, revision, None, step)
         meta: dict[str, Any] = plans.meta(0)
         if route.python_call:
-            call = Call("tools/call", entry.raw_id, revision, None, ex.sink, meta, None, ex.auth)
+            call = Call(
+                "tools/call", entry.raw_id, revision, None, ex.call_sink, meta, None, ex.auth
+            )
             params = _params(entry)
             return self._call_planned(tool, params["arguments"], params, call)
         rcall = self.server._rounds.first(
-            entry.raw_id, revision, ex.sink, meta, ex.auth, lambda: _params(entry)
+            entry.raw_id, revision, ex.call_sink, meta, ex.auth, lambda: _params(entry)
         )
         return self._run_with(plans, Context(rcall, self.server), ex, revision, rcall)
 

@@ -429,7 +429,7 @@ class McpHttpApp:
         )
         pending = self.dispatcher.start(frame, ex)
         # The usual answer, given at once (unless a handler's first step began a stream).
-        if type(pending) is bytes and (ex.opened is None or _answered(ex)):
+        if type(pending) is bytes and _answered(ex):
             proto.response_bytes(200, _JSON, pending)
             return
         out_headers = _JSON
@@ -495,7 +495,7 @@ class McpHttpApp:
         )
         pending = self.dispatcher.start(frame, ex)
         # The usual answer, given at once (unless a handler's first step began a stream).
-        if type(pending) is bytes and (ex.opened is None or _answered(ex)):
+        if type(pending) is bytes and _answered(ex):
             proto.response_bytes(200, _JSON, pending)
             return None
         return _respond(proto, pending, ex, _JSON, modern=True)
@@ -648,12 +648,14 @@ def _stream(ex: Exchange) -> PostStream | None:
 def _answered(ex: Exchange) -> bool:
     """Whether a POST's reply goes out as plain JSON now (no handler began a stream); if
     so, what is sent from here on has nowhere to go."""
-    stream = _stream(ex)
-    if stream is None:
+    sink = ex.opened
+    if sink is None:
+        ex.opener = None  # a handler still running sends into NULL_SINK from now on
         return True
-    if stream.streaming:
-        return False
-    stream.mark_done()
+    if type(sink) is PostStream:
+        if sink.streaming:
+            return False
+        sink.mark_done()
     return True
 
 

@@ -429,7 +429,8 @@ class McpHttpApp:
         )
         pending = self.dispatcher.start(frame, ex)
         # The usual answer, given at once (unless a handler's first step began a stream).
-        if type(pending) is bytes and _answered(ex):
+        if type(pending) is bytes and (ex.opened is None or _answered(ex)):
+            ex.opener = None  # a handler still running sends into NULL_SINK from now on
             proto.response_bytes(200, _JSON, pending)
             return
         out_headers = _JSON
@@ -495,7 +496,8 @@ class McpHttpApp:
         )
         pending = self.dispatcher.start(frame, ex)
         # The usual answer, given at once (unless a handler's first step began a stream).
-        if type(pending) is bytes and _answered(ex):
+        if type(pending) is bytes and (ex.opened is None or _answered(ex)):
+            ex.opener = None  # a handler still running sends into NULL_SINK from now on
             proto.response_bytes(200, _JSON, pending)
             return None
         return _respond(proto, pending, ex, _JSON, modern=True)

@@ -287,12 +287,13 @@ class Dispatcher:
                 shape = self._shapes.get(ex.revision.version)
                 if shape is None or shape[0] != server.identity:
                     shape = self._new_shape(ex.revision)
-                done = server.routes.answer(frame, shape[1], ex.headers, self.may_step(ex))
+                step = self.may_step(ex)
+                done = server.routes.answer(frame, shape[1], ex.headers, step)
                 if type(done) is _Plans:
                     # A tool that takes a Context: planned, run with the one the runner makes.
                     entry = frame.entries[0]
                     runner = self.modern if ex.revision.modern else self.legacy
-                    served = runner.run_planned(done, entry, ex)
+                    served = runner.run_planned(done, entry, ex, step)
                     if served is not None:
                         if type(served) is bytes:
                             return served

@@ -245,11 +245,12 @@ class Runner:
             return self.internal_error(raw_id, single)
 
     def run_planned(
-        self, plans: _wire.Plans, entry: _wire.Entry, ex: Exchange
+        self, plans: _wire.Plans, entry: _wire.Entry, ex: Exchange, step: bool
     ) -> bytes | Pending | None:
         """Run a single call the extension planned but left to run with a Context (the tool
         takes one): its reply, what is still to await, or None (nothing ran) to serve it
-        the general way."""
+        the general way. ``step``: whether a coroutine's first step runs now
+        (:meth:`Dispatcher.may_step`)."""
         return None
 
     def _call_planned(
@@ -315,14 +316,14 @@ class Runner:
         self,
         plans: _wire.Plans,
         context: Context,
-        ex: Exchange,
         revision: Revision,
+        step: bool,
         rounds: RoundCall | None = None,
     ) -> bytes | Pending | None:
         """Run ``plans``' only entry with ``context`` (its coroutine's first step too, when
-        ``ex`` allows it: :meth:`Dispatcher.may_step`), then as :meth:`outcome` does."""
+        ``step``: :meth:`Dispatcher.may_step`), then as :meth:`outcome` does."""
         try:
-            done = plans.run(0, context, self.dispatcher.may_step(ex))
+            done = plans.run(0, context, step)
         except InputRequired as exc:
             if rounds is None:
                 raise
@@ -460,7 +461,7 @@ class LegacyRunner(Runner):
         return _encode_result(raw_id, result)
 
     def run_planned(
-        self, plans: _wire.Plans, entry: _wire.Entry, ex: Exchange
+        self, plans: _wire.Plans, entry: _wire.Entry, ex: Exchange, step: bool
     ) -> bytes | Pending | None:
         route = plans.route(0)
         if route is None:
@@ -469,7 +470,6 @@ class LegacyRunner(Runner):
         if route.python_call and tool.context_param is None and _made_at_once(tool, ex.revision):
             # Nothing of a Call is used: none is made.
             raw_id: bytes = entry.raw_id  # type: ignore[assignment]  # a request's
-            step = self.dispatcher.may_step(ex)
             return self._start_planned(tool, plans.arguments(0), raw_id, ex.revision, None, step)
         # The Call and Context that prepare and Tool.call would make for this request.
         call = Call(
@@ -485,7 +485,7 @@ class LegacyRunner(Runner):
         if route.python_call:
             # Planned without a task member in params (the extension plans none with one).
             return self._call_planned(route.tool, plans.arguments(0), _NO_PARAMS, call)
-        return self._run_with(plans, Context(call, self.server), ex, ex.revision)
+        return self._run_with(plans, Context(call, self.server), ex.revision, step)
 
     def shape(self, revision: Revision) -> _wire.Shape:
         return _wire.Shape(revision.structured_output)
@@ -622,7 +622,7 @@ class ModernRunner(Runner):
             cancel(self.dispatcher, entry, ex)
 
     def run_planned(
-        self, plans: _wire.Plans, entry: _wire.Entry, ex: Exchange
+        self, plans: _wire.Plans, entry: _wire.Entry, ex: Exchange, step: bool
     ) -> bytes | Pending | None:
         # What prepare and the tools/call handler would make for this request: the Call
         # (the extension checked _meta and the headers as prepare does) and its input round
@@ -637,7 +637,6 @@ class ModernRunner(Runner):
         if route.python_call and tool.context_param is None and _made_at_once(tool, revision):
             # Nothing of a Call is used: none is made (nor its _meta built).
             raw_id: bytes = entry.raw_id  # type: ignore[assignment]  # a request's
-            step = self.dispatcher.may_step(ex)
             return self._start_planned(tool, plans.arguments(0), raw_id, revision, None, step)
         meta: dict[str, Any] = plans.meta(0)
         if route.python_call:
@@ -649,7 +648,7 @@ class ModernRunner(Runner):
         rcall = self.server._rounds.first(
             entry.raw_id, revision, ex.call_sink, meta, ex.auth, lambda: _params(entry)
         )
-        return self._run_with(plans, Context(rcall, self.server), ex, revision, rcall)
+        return self._run_with(plans, Context(rcall, self.server), revision, step, rcall)
 
     def _tool_headers(self, params: dict[str, Any], ex: Exchange) -> tuple[modern.XHeader, ...]:
         """The ``x-mcp-header`` properties of the tool a ``tools/call`` names (none for an

@@ -47,10 +47,11 @@ pub fn stops_string(byte: u8) -> bool {
     STOPS_STRING[byte as usize]
 }
 
-/// Whether any of 8 bytes is a control character, `"` or `\`. Exact as an "any" test: the
-/// borrow tricks only err on bytes above a true hit.
+/// The bytes among 8 (little-endian) that are a control character, `"` or `\\`, as the
+/// high bit of each: exact for the lowest one, the only one [`plain_end`] reads (the borrow
+/// tricks may also mark bytes above a true hit).
 #[inline(always)]
-fn word_stops_string(w: u64) -> bool {
+fn word_stops(w: u64) -> u64 {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let control = w.wrapping_sub(ONES * 0x20) & !w;
@@ -58,34 +59,28 @@ fn word_stops_string(w: u64) -> bool {
     let quote = q.wrapping_sub(ONES) & !q;
     let b = w ^ (ONES * b'\\' as u64);
     let backslash = b.wrapping_sub(ONES) & !b;
-    (control | quote | backslash) & HIGH != 0
+    (control | quote | backslash) & HIGH
 }
 
 /// The index of the first byte at or after `i` that ends a string's plain run (see
-/// [`stops_string`]), or `data.len()` when there is none.
-///
-/// Short runs (the usual keys and values) end within a few bytes: a table lookup per byte;
-/// past 16 bytes it goes a word at a time.
+/// [`stops_string`]), or `data.len()` when there is none: eight bytes at a time, then a
+/// table lookup for each of the last few.
 #[inline(always)]
 pub fn plain_end(data: &[u8], mut i: usize) -> usize {
-    let mut n = 0;
+    while let Some(chunk) = data.get(i..i + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let stops = word_stops(u64::from_le_bytes(word));
+        if stops != 0 {
+            return i + (stops.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
     while let Some(&c) = data.get(i) {
         if STOPS_STRING[c as usize] {
             return i;
         }
         i += 1;
-        n += 1;
-        if n == 16 {
-            while let Some(chunk) = data.get(i..i + 8) {
-                let mut word = [0u8; 8];
-                word.copy_from_slice(chunk);
-                if word_stops_string(u64::from_ne_bytes(word)) {
-                    break;
-                }
-                i += 8;
-            }
-            n = 0;
-        }
     }
     i
 }
@@ -344,10 +339,10 @@ mod tests {
 
     #[test]
     fn plain_end_finds_every_stop_at_every_offset() {
-        // Around the table run (16 bytes) and the word size, a stop byte at every offset,
-        // and none at all.
-        for len in 0..48 {
-            let plain = vec![b'x'; len];
+        // Around the word size, a stop byte at every offset, and none at all, among plain
+        // bytes of several kinds (ASCII, the first one past the controls, UTF-8 bytes).
+        for (len, filler) in (0..48).flat_map(|len| [(len, b'x'), (len, 0x20), (len, 0xe9)]) {
+            let plain = vec![filler; len];
             assert_eq!(plain_end(&plain, 0), len);
             for pos in 0..len {
                 for stop in [b'"', b'\\', b'\n', 0x00, 0x1f] {
@@ -357,6 +352,16 @@ mod tests {
                         assert_eq!(plain_end(&v, from), pos, "len {len} pos {pos} from {from}");
                     }
                     assert_eq!(plain_end(&v, pos + 1), len);
+                }
+                // Of two stops, the first is found, whatever stands before and after it.
+                for later in pos + 1..len {
+                    let mut v = plain.clone();
+                    v[pos] = 0x00;
+                    v[later] = b'"';
+                    assert_eq!(plain_end(&v, 0), pos, "len {len} pos {pos} later {later}");
+                    v[pos] = b'\\';
+                    v[later] = 0x01;
+                    assert_eq!(plain_end(&v, 0), pos, "len {len} pos {pos} later {later}");
                 }
                 // Bytes just outside the set never stop a run.
                 for plain_byte in [0x20, 0x21, 0x7f, 0x80, 0xff, b'#', b']'] {

@@ -47,7 +47,7 @@ pub fn stops_string(byte: u8) -> bool {
     STOPS_STRING[byte as usize]
 }
 
-/// The bytes among 8 (little-endian) that are a control character, `"` or `\\`, as the
+/// The bytes among 8 (little-endian) that are a control character, `"` or `\`, as the
 /// high bit of each: exact for the lowest one, the only one [`plain_end`] reads (the borrow
 /// tricks may also mark bytes above a true hit).
 #[inline(always)]

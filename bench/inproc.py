@@ -65,7 +65,7 @@ class _Scope:
 
     __slots__ = ("authority", "headers", "http_version", "method", "path", "proto")
 
-    def __init__(self, version: str) -> None:
+    def __init__(self, version: str, extra: dict[str, str] | None = None) -> None:
         self.proto = "http"
         self.method = "POST"
         self.path = "/mcp"
@@ -80,6 +80,8 @@ class _Scope:
                 "content-length": "100",
             }
         )
+        for name, value in (extra or {}).items():
+            self.headers[name.lower()] = value
 
 
 class _Proto:
@@ -100,9 +102,11 @@ class _Proto:
         raise AssertionError(status)
 
 
-def rsgi_case(rsgi: Callable[..., Any], body: bytes, version: str) -> Callable[[], object]:
+def rsgi_case(
+    rsgi: Callable[..., Any], body: bytes, version: str, extra: dict[str, str] | None = None
+) -> Callable[[], object]:
     """One request through an RSGI app, driven without an event loop (nothing in it waits)."""
-    scope = _Scope(version)
+    scope = _Scope(version, extra)
     proto = _Proto(body)
 
     def run() -> object:
@@ -116,11 +120,27 @@ def rsgi_case(rsgi: Callable[..., Any], body: bytes, version: str) -> Callable[[
     return run
 
 
-def _http_app() -> Any:
+def _http_app(server: Any = app) -> Any:
     from jetmcp.settings import Settings
     from jetmcp.transports.http import McpHttpApp
 
-    return McpHttpApp(app, Settings(stateless=True)).__rsgi__
+    return McpHttpApp(server, Settings(stateless=True)).__rsgi__
+
+
+def _issue11_cases() -> dict[str, tuple[Callable[[], object], int]]:
+    """The stateless issue-11 workloads (bodies.ISSUE11) through the bench app, ``i-<key>``."""
+    from bodies import ISSUE11
+    from jetmcp_server import app as bench_app
+
+    rsgi = _http_app(bench_app)
+    return {
+        f"i-{key}": (
+            rsgi_case(rsgi, w.body, w.headers["MCP-Protocol-Version"], w.headers),
+            w.entries,
+        )
+        for key, w in ISSUE11.items()
+        if not w.session
+    }
 
 
 def _ceiling() -> Any:
@@ -137,6 +157,7 @@ CASES: dict[str, tuple[Callable[[], object], int]] = {
     "http-call": (rsgi_case(_http_app(), TOOLS_CALL, "2025-11-25"), 1),
     "http-batch": (rsgi_case(_http_app(), BATCH_CALL, "2025-03-26"), 10),
     "ceiling-call": (rsgi_case(_ceiling(), TOOLS_CALL, "2025-11-25"), 1),
+    **_issue11_cases(),
 }
 
 
@@ -187,6 +208,12 @@ def main() -> int:
     parser.add_argument("--profile", metavar="CASE")
     parser.add_argument("--loop", metavar="CASE")
     parser.add_argument(
+        "--count",
+        type=int,
+        metavar="N",
+        help="with --loop: run the case N times and stop (for callgrind: two counts, subtracted)",
+    )
+    parser.add_argument(
         "--cold",
         type=int,
         metavar="KIB",
@@ -198,6 +225,10 @@ def main() -> int:
     print(f"extension build: {build}")
     if args.loop:
         fn = CASES[args.loop][0]
+        if args.count is not None:
+            for _ in range(args.count):
+                fn()
+            return 0
         while True:
             fn()
     if args.profile:

@@ -25,6 +25,7 @@ from jetmcp import _wire
 from jetmcp.call import (
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
+    META_LOG_LEVEL,
     META_PROTOCOL_VERSION,
     NULL_SINK,
 )
@@ -471,6 +472,17 @@ MODERN_META = {
 }
 
 
+#: 2026-07-28 ``_meta``: the log level a Context's log calls are checked against (any JSON
+#: value: only a string lets one through) and a progress token, each there or not.
+modern_metas = st.fixed_dictionaries(
+    {key: st.just(value) for key, value in MODERN_META.items()},
+    optional={
+        META_LOG_LEVEL: st.sampled_from(["debug", "info", "error", "emergency", "loud", 3, None]),
+        "progressToken": st.integers(0, 3) | st.text(max_size=2),
+    },
+)
+
+
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     modern=st.booleans(),
@@ -486,7 +498,7 @@ def test_async_plain_tools_started_by_the_extension_match_the_general_path(
     coroutine handed back to be awaited and shaped); replies and side effects equal the
     general path's (``fast_paths=False``), single and batched, legacy and 2026-07-28."""
     revision = R2026_07_28 if modern else revisions.BY_VERSION[version]
-    meta = MODERN_META if modern else None
+    meta = calls.draw(modern_metas) if modern else None
     if batch and not modern and not revision.batching:
         revision = revisions.BY_VERSION["2025-03-26"]
     entries = [
@@ -509,6 +521,42 @@ def test_async_plain_tools_started_by_the_extension_match_the_general_path(
         fast = await through(True, body, revision, headers, eager)
         general = await through(False, body, revision, headers, eager)
         assert fast == general, body
+
+    asyncio.run(both())
+
+
+@pytest.mark.parametrize("level", ["debug", "info", "error", "loud", 3, None, "absent", "twice"])
+@pytest.mark.parametrize("tool", ["a_ctx", "s_ctx"])
+def test_a_planned_context_reads_the_log_level_and_meta_as_the_general_path(
+    level: Any, tool: str
+) -> None:
+    """A 2026-07-28 Context tool run from the extension's plan reads its request's log level
+    without building ``_meta`` (and ``_meta`` only if it asks): the same messages, log and
+    reply as the general path for every log level value, none, and a member written twice
+    (the last one counts, as in the dict the general path reads)."""
+    meta = dict(MODERN_META)
+    if level not in ("absent", "twice"):
+        meta[META_LOG_LEVEL] = level
+    params = {"name": tool, "arguments": {"n": 2}, "_meta": meta}
+    body = orjson.dumps(request("tools/call", params, id=3))
+    if level == "twice":
+        member = f'"{META_LOG_LEVEL}":'.encode()
+        twice = member + b'"debug",' + member + b'"error",'
+        body = body.replace(b'"_meta":{', b'"_meta":{' + twice)
+    headers = RoutingHeaders.from_items(
+        [("mcp-method", "tools/call"), ("mcp-name", tool), ("mcp-protocol-version", "2026-07-28")]
+    )
+
+    async def both() -> None:
+        fast = await through(True, body, R2026_07_28, headers, True)
+        general = await through(False, body, R2026_07_28, headers, True)
+        assert fast == general
+        sent = [m.get("method") for m in fast[2]]
+        # An unknown level ranks lowest, so it lets everything through (both paths).
+        logged = tool == "a_ctx" and level in ("debug", "info", "loud")
+        assert ("notifications/message" in sent) is logged, sent
+        if tool == "s_ctx":
+            assert repr(orjson.loads(body)["params"]["_meta"]) in fast[1][0]
 
     asyncio.run(both())
 

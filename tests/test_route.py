@@ -795,6 +795,9 @@ def test_a_context_tool_is_planned_by_answer_and_run_with_its_context() -> None:
     with pytest.raises(ValueError, match="takes a context"):
         plans.run(0)
     assert plans.planned(0) is False  # taken, even though it could not run
+    # What a running tool's context reads of its _meta stays: built only when asked.
+    assert plans.meta(0) == {"progressToken": "t"} and plans.log_level(0) is None
+    assert plans.meta(1) is None and plans.log_level(1) is None  # no such entry
 
 
 def test_a_context_keyword_cannot_be_a_parameter() -> None:

@@ -356,7 +356,12 @@ class Plans:
     def arguments(self, i: int) -> Any:
         """``params.arguments`` of entry ``i`` as Python objects (None if not planned)."""
     def meta(self, i: int) -> Any:
-        """``params._meta`` of entry ``i`` as Python objects (None without one)."""
+        """``params._meta`` of entry ``i`` as Python objects (None without one, or if never
+        planned); still there while and after the entry runs."""
+    def log_level(self, i: int) -> Any:
+        """The value of the ``io.modelcontextprotocol/logLevel`` member of entry ``i``'s
+        ``_meta`` (the last one, as :meth:`meta`'s dict keeps), read without building the
+        rest (None without one, or if never planned); still there while and after it runs."""
     def version(self, i: int) -> Any:
         """The protocol version entry ``i``'s ``_meta`` names, as it decodes (None when it
         names none, or the entry is not planned); at 2026-07-28 one of the shape's."""

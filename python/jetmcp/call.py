@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from orjson import loads
 
-from jetmcp._wire import RawJSON, dumps, encode_notification, encode_request
+from jetmcp._wire import Plans, RawJSON, dumps, encode_notification, encode_request
 from jetmcp.errors import INTERNAL_ERROR, REQUEST_TIMEOUT, McpError
 from jetmcp.protocol.revisions import Revision
 
@@ -313,7 +313,17 @@ class Outgoing:
 class Call:
     """One request being served."""
 
-    __slots__ = ("auth", "meta", "method", "outgoing", "raw_id", "revision", "session", "sink")
+    __slots__ = (
+        "_meta",
+        "_plans",
+        "auth",
+        "method",
+        "outgoing",
+        "raw_id",
+        "revision",
+        "session",
+        "sink",
+    )
 
     def __init__(
         self,
@@ -331,12 +341,35 @@ class Call:
         self.revision = revision
         self.session = session
         self.sink = sink
-        self.meta = meta
+        self._meta = meta
+        #: The extension's plans of this request when its ``_meta`` is still to be read
+        #: from them (:meth:`meta_from`).
+        self._plans: Plans | None = None
         #: Where this call's server-to-client requests wait for their answers (None: the
         #: transport cannot carry them).
         self.outgoing = outgoing
         #: Who sent the request (its verified bearer token), None without auth.
         self.auth = auth
+
+    @property
+    def meta(self) -> dict[str, Any] | None:
+        """The request's ``params._meta`` (None without one)."""
+        plans = self._plans
+        if plans is not None:
+            self._plans = None
+            self._meta = plans.meta(0)
+        return self._meta
+
+    @meta.setter
+    def meta(self, meta: dict[str, Any] | None) -> None:
+        self._plans = None
+        self._meta = meta
+
+    def meta_from(self, plans: Plans) -> None:
+        """Read :attr:`meta` from the only entry of ``plans`` (planned by the extension) if
+        and when it is asked for: most tools never ask, and :meth:`wants_log` reads just
+        the log level from them."""
+        self._plans = plans
 
     @property
     def request_id(self) -> Any:
@@ -395,7 +428,10 @@ class Call:
     def wants_log(self, level: str) -> bool:
         """Whether a ``notifications/message`` at ``level`` should be sent for this call."""
         if self.revision.per_request_log_level:
-            floor = (self.meta or {}).get(META_LOG_LEVEL)
+            # A planned call reads just the member from the extension's plan.
+            plans = self._plans
+            meta = self._meta
+            floor = plans.log_level(0) if plans is not None else (meta or {}).get(META_LOG_LEVEL)
             if not isinstance(floor, str):
                 return False
         else:

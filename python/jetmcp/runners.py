@@ -478,10 +478,11 @@ class LegacyRunner(Runner):
             ex.revision,
             ex.session,
             ex.call_sink,
-            plans.meta(0),
+            None,
             self._outgoing(ex),
             ex.auth,
         )
+        call.meta_from(plans)  # read if the tool asks
         if route.python_call:
             # Planned without a task member in params (the extension plans none with one).
             return self._call_planned(route.tool, plans.arguments(0), _NO_PARAMS, call)
@@ -638,16 +639,19 @@ class ModernRunner(Runner):
             # Nothing of a Call is used: none is made (nor its _meta built).
             raw_id: bytes = entry.raw_id  # type: ignore[assignment]  # a request's
             return self._start_planned(tool, plans.arguments(0), raw_id, revision, None, step)
-        meta: dict[str, Any] = plans.meta(0)
+        # Its _meta is read from the plans only if the tool asks (a log level check reads
+        # just that member).
         if route.python_call:
             call = Call(
-                "tools/call", entry.raw_id, revision, None, ex.call_sink, meta, None, ex.auth
+                "tools/call", entry.raw_id, revision, None, ex.call_sink, None, None, ex.auth
             )
+            call.meta_from(plans)
             params = _params(entry)
             return self._call_planned(tool, params["arguments"], params, call)
         rcall = self.server._rounds.first(
-            entry.raw_id, revision, ex.call_sink, meta, ex.auth, lambda: _params(entry)
+            entry.raw_id, revision, ex.call_sink, None, ex.auth, lambda: _params(entry)
         )
+        rcall.meta_from(plans)
         return self._run_with(plans, Context(rcall, self.server), revision, step, rcall)
 
     def _tool_headers(self, params: dict[str, Any], ex: Exchange) -> tuple[modern.XHeader, ...]:

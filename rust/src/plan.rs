@@ -28,6 +28,7 @@ pub const TOOLS_CALL: &[u8] = b"\"tools/call\"";
 /// The `_meta` keys of a 2026-07-28 request.
 pub const META_PROTOCOL_VERSION: &[u8] = b"io.modelcontextprotocol/protocolVersion";
 pub const META_CLIENT_CAPABILITIES: &[u8] = b"io.modelcontextprotocol/clientCapabilities";
+pub const META_LOG_LEVEL: &[u8] = b"io.modelcontextprotocol/logLevel";
 
 /// The parts of a `tools/call` request, as spans of the body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,6 +56,8 @@ pub struct Meta {
     /// How many client capabilities members there are, and whether each is an object.
     pub capabilities: u8,
     pub capabilities_objects: bool,
+    /// The last log level member's value (the one a built dict keeps).
+    pub log_level: Option<Span>,
 }
 
 /// The `_meta` keys every 2026-07-28 request carries, each with its quotes and colon as a
@@ -87,6 +90,7 @@ pub fn read_meta(cur: &mut Cursor<'_>) -> Option<Meta> {
         version: None,
         capabilities: 0,
         capabilities_objects: true,
+        log_level: None,
     };
     let mut more = cur.object_open()?;
     while more {
@@ -108,6 +112,7 @@ pub fn read_meta(cur: &mut Cursor<'_>) -> Option<Meta> {
                 meta.capabilities = meta.capabilities.saturating_add(1);
                 meta.capabilities_objects &= value.of(cur.data).first() == Some(&b'{');
             }
+            META_LOG_LEVEL => meta.log_level = Some(value),
             _ => {}
         }
         more = cur.object_next()?;
@@ -604,6 +609,33 @@ mod tests {
         for (meta, want) in cases {
             let got = modern_version(meta.as_bytes(), &meta_of(meta));
             assert_eq!(got.as_deref(), want.map(str::as_bytes), "{meta}");
+        }
+    }
+
+    #[test]
+    fn log_level_is_the_last_member_as_a_dict_keeps_it() {
+        let ll = std::str::from_utf8(META_LOG_LEVEL).unwrap();
+        let cases: &[(String, Option<&str>)] = &[
+            (format!(r#"{{"{PV}":"2026-07-28","{CC}":{{}}}}"#), None),
+            (format!(r#"{{"{ll}":"debug"}}"#), Some(r#""debug""#)),
+            (
+                format!(r#"{{ "{ll}" : "info" , "{PV}":"v","{ll}":null }}"#),
+                Some("null"),
+            ),
+            (
+                format!(r#"{{"{ll}":{{"a":[1]}},"x":1}}"#),
+                Some(r#"{"a":[1]}"#),
+            ),
+            // Another key (an escaped one is read as written: the plan refuses it).
+            (
+                format!(r#"{{"{ll}x":"debug","io.modelcontextprotocol\/logLevel":1}}"#),
+                None,
+            ),
+        ];
+        for (meta, want) in cases {
+            let data = meta.as_bytes();
+            let got = meta_of(meta).log_level.map(|span| span.of(data));
+            assert_eq!(got, want.map(str::as_bytes), "{meta}");
         }
     }
 

@@ -374,7 +374,25 @@ impl Outcome {
 enum Slot {
     Unplanned,
     Planned(Plan),
-    Ran,
+    /// Run (or running): what of its `_meta` a tool's context may still ask for.
+    Ran(Kept),
+}
+
+/// The spans of a plan that outlive its run: a running tool's context reads its request's
+/// `_meta` (`Plans.meta`, `Plans.log_level`) only if it needs it.
+#[derive(Clone, Copy)]
+struct Kept {
+    meta: Option<Span>,
+    log_level: Option<Span>,
+}
+
+impl Kept {
+    fn of(plan: &Plan) -> Self {
+        Kept {
+            meta: plan.meta,
+            log_level: plan.log_level,
+        }
+    }
 }
 
 /// One slot per entry (a single message's inline).
@@ -621,13 +639,16 @@ impl Plans {
         let Some(slot) = slots.get_mut(i) else {
             return Err(PyIndexError::new_err(format!("no entry {i}")));
         };
-        match std::mem::replace(slot, Slot::Ran) {
-            Slot::Planned(plan) => Ok(plan),
-            Slot::Unplanned => {
-                *slot = Slot::Unplanned;
-                Err(PyValueError::new_err(format!("entry {i} is not planned")))
+        match slot {
+            Slot::Planned(plan) => {
+                let kept = Slot::Ran(Kept::of(plan));
+                match std::mem::replace(slot, kept) {
+                    Slot::Planned(plan) => Ok(plan),
+                    _ => unreachable!("the slot was just seen planned"),
+                }
             }
-            Slot::Ran => Err(PyValueError::new_err(format!("entry {i} already ran"))),
+            Slot::Unplanned => Err(PyValueError::new_err(format!("entry {i} is not planned"))),
+            Slot::Ran(_) => Err(PyValueError::new_err(format!("entry {i} already ran"))),
         }
     }
 
@@ -694,6 +715,31 @@ impl Plans {
             Some(Slot::Planned(plan)) => pick(plan),
             _ => None,
         };
+        self.built(py, span)
+    }
+
+    /// The span `pick` finds in what entry `i` keeps of its `_meta` (planned, running or
+    /// run), built into Python objects (None when it was never planned or `pick` finds
+    /// none).
+    fn kept_of<'py>(
+        &self,
+        py: Python<'py>,
+        i: usize,
+        pick: impl Fn(Kept) -> Option<Span>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let span = match self.slots().get(i) {
+            Some(Slot::Planned(plan)) => pick(Kept::of(plan)),
+            Some(Slot::Ran(kept)) => pick(*kept),
+            _ => None,
+        };
+        self.built(py, span)
+    }
+
+    fn built<'py>(
+        &self,
+        py: Python<'py>,
+        span: Option<Span>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
         span.map(|span| build(py, span.of(self.frame.get().body(py).as_bytes())))
             .transpose()
     }
@@ -769,9 +815,16 @@ impl Plans {
     }
 
     /// The `_meta` of entry `i`'s `params` as Python objects (None when it has none, or
-    /// the entry is not planned).
+    /// the entry was never planned). Still there while and after the entry runs.
     fn meta<'py>(&self, py: Python<'py>, i: usize) -> PyResult<Option<Bound<'py, PyAny>>> {
-        self.build_of(py, i, |plan| plan.meta)
+        self.kept_of(py, i, |kept| kept.meta)
+    }
+
+    /// The value of the log level member of entry `i`'s `_meta` (the last one, as in the
+    /// dict `meta` builds), read without building the rest: None when it has none, or the
+    /// entry was never planned. Still there while and after the entry runs.
+    fn log_level<'py>(&self, py: Python<'py>, i: usize) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.kept_of(py, i, |kept| kept.log_level)
     }
 
     /// The protocol version entry `i`'s `_meta` names, decoded (None when it names none, or

@@ -410,6 +410,8 @@ pub(crate) struct Plan {
     pub meta: Option<Span>,
     /// The protocol version string `_meta` names (its lexeme), when it names one.
     pub version: Option<Span>,
+    /// The value of `_meta`'s log level member (the last one), when it has one.
+    pub log_level: Option<Span>,
     /// The `arguments` object.
     pub arguments: Span,
 }
@@ -490,6 +492,7 @@ pub(crate) fn plan_entry<'b, 'py>(
         args,
         meta: call.meta.map(|m| m.span),
         version: call.meta.and_then(|m| m.version),
+        log_level: call.meta.and_then(|m| m.log_level),
         arguments: call.arguments,
     }))
 }

@@ -648,10 +648,15 @@ class ModernRunner(Runner):
             call.meta_from(plans)
             params = _params(entry)
             return self._call_planned(tool, params["arguments"], params, call)
-        rcall = self.server._rounds.first(
-            entry.raw_id, revision, ex.call_sink, None, ex.auth, lambda: _params(entry)
+        rcall = RoundCall.first(
+            self.server._rounds,
+            lambda: _params(entry),
+            entry.raw_id,
+            revision,
+            ex.call_sink,
+            plans,
+            ex.auth,
         )
-        rcall.meta_from(plans)
         return self._run_with(plans, Context(rcall, self.server), revision, step, rcall)
 
     def _tool_headers(self, params: dict[str, Any], ex: Exchange) -> tuple[modern.XHeader, ...]:

@@ -42,6 +42,7 @@ from jetmcp.protocol.revisions import Revision
 from jetmcp.server.state import StateSealer, params_digest
 
 if TYPE_CHECKING:
+    from jetmcp._wire import Plans
     from jetmcp.auth.principal import Principal
 
 #: The input methods, and the kind each one's default keys are named after.
@@ -227,7 +228,7 @@ class InputRound(Inputs):
 class RoundCall(Call):
     """A call whose handler may ask the client for input through :attr:`inputs`.
 
-    The round of a first ``tools/call`` (:meth:`Rounds.first`) is opened only when
+    The round of a first ``tools/call`` (:meth:`first`) is opened only when
     something asks for it: most tools never ask, and need none."""
 
     __slots__ = ("_inputs", "_params_of", "_rounds")
@@ -270,14 +271,18 @@ class RoundCall(Call):
         raw_id: bytes | None,
         revision: Revision,
         sink: Sink,
-        meta: dict[str, Any] | None,
+        plans: Plans,
         auth: Principal | None,
     ) -> RoundCall:
-        """The ``tools/call`` of a 2026-07-28 request (no session, no server-to-client
-        requests) made from its fields, with no :class:`Call` to copy, whose round
-        ``rounds`` opens when first asked for (:meth:`Rounds.fresh`)."""
+        """The ``tools/call`` of a 2026-07-28 request the extension planned (``plans``, one
+        entry, carrying neither ``inputResponses`` nor ``requestState``; its ``_meta`` read
+        from them if asked for) made from its fields, with no :class:`Call` to copy (no
+        session, no server-to-client requests). Its round ``rounds`` opens only if the
+        handler asks for it (:meth:`Rounds.fresh`), from the params ``params_of`` reads
+        (nothing may change them meanwhile)."""
         made = cls.__new__(cls)
-        Call.__init__(made, "tools/call", raw_id, revision, None, sink, meta, None, auth)
+        Call.__init__(made, "tools/call", raw_id, revision, None, sink, None, None, auth)
+        made._plans = plans
         made._inputs = None
         made._rounds = rounds
         made._params_of = params_of
@@ -325,21 +330,6 @@ class Rounds:
 
     def call(self, params: dict[str, Any], call: Call, lazy: bool = False) -> RoundCall:
         return RoundCall(call, self.open(params, call, lazy))
-
-    def first(
-        self,
-        raw_id: bytes | None,
-        revision: Revision,
-        sink: Sink,
-        meta: dict[str, Any] | None,
-        auth: Principal | None,
-        params_of: Callable[[], dict[str, Any]],
-    ) -> RoundCall:
-        """The ``tools/call`` of a 2026-07-28 request known to carry neither
-        ``inputResponses`` nor ``requestState``, whose params are read by ``params_of``
-        only if a round is sealed (nothing may change them meanwhile). Its round is opened
-        (:meth:`fresh`) only if the handler asks for it."""
-        return RoundCall.first(self, params_of, raw_id, revision, sink, meta, auth)
 
     def fresh(self, auth: Principal | None, params_of: Callable[[], dict[str, Any]]) -> InputRound:
         """What :meth:`open` makes of params with neither ``inputResponses`` nor

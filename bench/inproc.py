@@ -128,19 +128,21 @@ def _http_app(server: Any = app) -> Any:
 
 
 def _issue11_cases() -> dict[str, tuple[Callable[[], object], int]]:
-    """The stateless issue-11 workloads (bodies.ISSUE11) through the bench app, ``i-<key>``."""
+    """The stateless issue-11 workloads (bodies.ISSUE11) through the bench app, ``i-<key>``,
+    and through the floor's app, ``floor-<key>``."""
     from bodies import ISSUE11
+    from floor import rsgi_app as floor_app
     from jetmcp_server import app as bench_app
 
-    rsgi = _http_app(bench_app)
-    return {
-        f"i-{key}": (
-            rsgi_case(rsgi, w.body, w.headers["MCP-Protocol-Version"], w.headers),
-            w.entries,
-        )
-        for key, w in ISSUE11.items()
-        if not w.session
-    }
+    cases = {}
+    for key, w in ISSUE11.items():
+        if w.session:
+            continue
+        version = w.headers["MCP-Protocol-Version"]
+        cases[f"i-{key}"] = (rsgi_case(_http_app(bench_app), w.body, version, w.headers), w.entries)
+        # The floor: the ceiling plus the tool's own work (bench/load/floor.py).
+        cases[f"floor-{key}"] = (rsgi_case(floor_app, w.body, version, w.headers), w.entries)
+    return cases
 
 
 def _ceiling() -> Any:

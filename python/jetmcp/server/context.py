@@ -8,7 +8,7 @@ per call, only for functions that ask for it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
@@ -250,23 +250,26 @@ class Context:
             params["_meta"] = related(call.task.id)
         await self._call.notify("notifications/message", params)
 
-    async def debug(self, data: Any, *, logger_name: str | None = None) -> None:
-        await self.log("debug", data, logger_name=logger_name)
+    # The level methods hand back log()'s coroutine (awaited as one): no coroutine of their
+    # own per message.
 
-    async def info(self, data: Any, *, logger_name: str | None = None) -> None:
-        await self.log("info", data, logger_name=logger_name)
+    def debug(self, data: Any, *, logger_name: str | None = None) -> Coroutine[Any, Any, None]:
+        return self.log("debug", data, logger_name=logger_name)
 
-    async def warning(self, data: Any, *, logger_name: str | None = None) -> None:
-        await self.log("warning", data, logger_name=logger_name)
+    def info(self, data: Any, *, logger_name: str | None = None) -> Coroutine[Any, Any, None]:
+        return self.log("info", data, logger_name=logger_name)
 
-    async def error(self, data: Any, *, logger_name: str | None = None) -> None:
-        await self.log("error", data, logger_name=logger_name)
+    def warning(self, data: Any, *, logger_name: str | None = None) -> Coroutine[Any, Any, None]:
+        return self.log("warning", data, logger_name=logger_name)
 
-    async def notice(self, data: Any, *, logger_name: str | None = None) -> None:
-        await self.log("notice", data, logger_name=logger_name)
+    def error(self, data: Any, *, logger_name: str | None = None) -> Coroutine[Any, Any, None]:
+        return self.log("error", data, logger_name=logger_name)
 
-    async def critical(self, data: Any, *, logger_name: str | None = None) -> None:
-        await self.log("critical", data, logger_name=logger_name)
+    def notice(self, data: Any, *, logger_name: str | None = None) -> Coroutine[Any, Any, None]:
+        return self.log("notice", data, logger_name=logger_name)
+
+    def critical(self, data: Any, *, logger_name: str | None = None) -> Coroutine[Any, Any, None]:
+        return self.log("critical", data, logger_name=logger_name)
 
     # -- the server's own features ----------------------------------------------------------
 

@@ -650,7 +650,7 @@ class ModernRunner(Runner):
             return self._call_planned(tool, params["arguments"], params, call)
         rcall = RoundCall.first(
             self.server._rounds,
-            lambda: _params(entry),
+            entry.params,  # an object (planned), so no _params check; no closure made
             entry.raw_id,
             revision,
             ex.call_sink,

@@ -1,8 +1,9 @@
 //! The Python face of [`crate::frame`]: `decode`, `Frame` and `Entry`.
 
+use std::sync::OnceLock;
+
 use jiter::cached_py_string;
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyList, PyString};
 
 use crate::frame::{self, Entry, EntryKind, FrameKind, Span};
@@ -144,7 +145,8 @@ pub struct PyFrame {
     error: Option<String>,
     body: Py<PyBytes>,
     parsed: Vec<Entry>,
-    entries: PyOnceLock<Py<PyList>>,
+    /// Built on first use ([`PyFrame::entry_list`]).
+    entries: OnceLock<Py<PyList>>,
 }
 
 impl PyFrame {
@@ -159,24 +161,29 @@ impl PyFrame {
     }
 
     /// The `entries` list, built on first use.
+    ///
+    /// Not `PyOnceLock::get_or_try_init`, which lets go of the GIL around its lock (some 450
+    /// instructions on every request Python reads the entries of): the list is built first,
+    /// with the GIL held, and then stored unless another thread stored one meanwhile (building
+    /// runs Python, so the GIL can pass to another thread that builds too). Every caller gets
+    /// the first list stored. Storing runs no Python, so no thread waits on it for long.
     pub(crate) fn entry_list<'py>(&self, py: Python<'py>) -> PyResult<&Bound<'py, PyList>> {
-        let list = self
-            .entries
-            .get_or_try_init(py, || -> PyResult<Py<PyList>> {
-                let list = PyList::empty(py);
-                for entry in &self.parsed {
-                    let e = Bound::new(
-                        py,
-                        PyEntry {
-                            body: self.body.clone_ref(py),
-                            entry: entry.clone(),
-                        },
-                    )?;
-                    list.append(e)?;
-                }
-                Ok(list.unbind())
-            })?;
-        Ok(list.bind(py))
+        if let Some(list) = self.entries.get() {
+            return Ok(list.bind(py));
+        }
+        let list = PyList::empty(py);
+        for entry in &self.parsed {
+            let e = Bound::new(
+                py,
+                PyEntry {
+                    body: self.body.clone_ref(py),
+                    entry: entry.clone(),
+                },
+            )?;
+            list.append(e)?;
+        }
+        let built = list.unbind();
+        Ok(self.entries.get_or_init(|| built).bind(py))
     }
 }
 
@@ -239,7 +246,7 @@ pub fn decode<'py>(
             error: frame.error,
             body: body.clone().unbind(),
             parsed: frame.entries,
-            entries: PyOnceLock::new(),
+            entries: OnceLock::new(),
         },
     )
 }

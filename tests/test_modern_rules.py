@@ -240,6 +240,24 @@ def test_repeated_header_is_a_mismatch() -> None:
     assert code_of(modern.check_headers, headers, "tools/list", meta()) == -32020
 
 
+def test_a_header_sent_many_times_is_named_once_as_repeated() -> None:
+    headers = RoutingHeaders.from_items(
+        [
+            ("mcp-name", "a"),
+            ("mcp-param-x", "1"),
+            ("mcp-name", "b"),
+            ("mcp-name", "c"),
+            ("mcp-method", "tools/call"),
+            ("mcp-param-x", "2"),
+            ("mcp-param-x", "3"),
+            ("mcp-protocol-version", "2026-07-28"),
+        ]
+    )
+    assert headers.repeated == ("mcp-name", "mcp-param-x")
+    assert headers.name == "c" and headers.params == {"x": "3"}
+    assert headers.method == "tools/call" and headers.protocol_version == "2026-07-28"
+
+
 def rh(**kw: Any) -> RoutingHeaders:
     kw.setdefault("protocol_version", "2026-07-28")
     return RoutingHeaders(**kw)

@@ -195,7 +195,10 @@ impl Found {
 fn read_pairs(items: &Bound<'_, PyAny>, lower: bool) -> PyResult<PyHeaders> {
     let py = items.py();
     let mut found = Found::default();
-    // Each MCP name seen, and whether it is already named as repeated.
+    // Whether each of the three routing headers was seen, and then whether it is already
+    // named as repeated (no allocation for the usual request); every other MCP name seen,
+    // and the same.
+    let mut usual = [(false, false); 3];
     let mut seen: Vec<(String, bool)> = Vec::new();
     for item in items.try_iter()? {
         let (key, value): (Bound<'_, PyString>, Bound<'_, PyAny>) = item?.extract()?;
@@ -210,13 +213,27 @@ fn read_pairs(items: &Bound<'_, PyAny>, lower: bool) -> PyResult<PyHeaders> {
         if !name.starts_with("mcp-") {
             continue;
         }
-        let repeated = match seen.iter_mut().find(|(n, _)| n == name) {
-            Some((_, named)) => !std::mem::replace(named, true),
-            None => {
-                seen.push((name.to_owned(), false));
-                false
-            }
+        let slot = match name {
+            "mcp-protocol-version" => Some(0),
+            "mcp-method" => Some(1),
+            "mcp-name" => Some(2),
+            _ => None,
         };
+        let (was_seen, named) = match slot {
+            Some(i) => {
+                let (was_seen, named) = &mut usual[i];
+                (std::mem::replace(was_seen, true), named)
+            }
+            None => match seen.iter().position(|(n, _)| n == name) {
+                Some(i) => (true, &mut seen[i].1),
+                None => {
+                    seen.push((name.to_owned(), false));
+                    let last = seen.len() - 1;
+                    (false, &mut seen[last].1)
+                }
+            },
+        };
+        let repeated = was_seen && !std::mem::replace(named, true);
         found.take(name, &key, &value, repeated)?;
     }
     Ok(found.finish())

@@ -104,6 +104,8 @@ class Pending:
         rounds: RoundCall | None = None,
         stepped: bool = False,
     ) -> None:
+        # Made by position on the waiting paths: a class called with keywords builds a dict
+        # of them for each call.
         self.awaitable = awaitable
         self.revision = revision
         self.runner = runner
@@ -226,7 +228,7 @@ class Runner:
             value = outcome.value
             if outcome.suspended:
                 # Stepped by the extension (never a timed tool): the rest is awaited.
-                return Pending(resume(value, outcome.yielded), revision, self, tool, stepped=True)
+                return Pending(resume(value, outcome.yielded), revision, self, tool, None, True)
             if not outcome.stepped:
                 timeout = tool.timeout
                 return Pending(
@@ -304,7 +306,7 @@ class Runner:
                     return self.encode(raw_id, tool.shape(done.value, revision), revision)
                 except Exception as exc:
                     return self.encode(raw_id, tool.failure(exc, revision), revision)
-                return Pending(resume(started, first), revision, self, tool, stepped=True)
+                return Pending(resume(started, first), revision, self, tool, None, True)
             return Pending(started, revision, self, tool)
         except McpError as exc:
             return self.error(raw_id, exc, True)

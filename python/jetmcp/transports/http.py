@@ -416,16 +416,19 @@ class McpHttpApp:
         # result, and only for a client that takes one; otherwise notifications are dropped
         # and server-to-client requests refused (NULL_SINK). The stream is made only when a
         # handler first asks for it (_open_stream).
-        ex = Exchange(
+        ex = Exchange(  # by position (see Exchange.__init__)
             revision,
             session,
-            None if accept & ACCEPT_SSE else NULL_SINK,
+            None if accept & ACCEPT_SSE else NULL_SINK,  # sink
             self.store.inflight(session_id) if session_id is not None else None,
             True,  # answer_cancelled: a POST that carried a request is always answered
-            auth=principal,
-            eager=True,
-            opener=self._opener,
-            channel=proto,
+            None,  # headers
+            False,  # sniff_meta
+            None,  # outgoing
+            principal,  # auth
+            True,  # eager
+            self._opener,
+            proto,  # channel
         )
         pending = self.dispatcher.start(frame, ex)
         # The usual answer, given at once (unless a handler's first step began a stream).
@@ -482,17 +485,19 @@ class McpHttpApp:
                 body = _encode_error(None, exc.code, exc.message, exc.data)
                 proto.response_bytes(400, _JSON, body)
                 return None
-        ex = Exchange(
+        ex = Exchange(  # by position (see Exchange.__init__)
             revisions.R2026_07_28,
-            None,
-            None if accept & ACCEPT_SSE else NULL_SINK,
-            None,
+            None,  # session
+            None if accept & ACCEPT_SSE else NULL_SINK,  # sink
+            None,  # inflight
             True,  # answer_cancelled: a POST that carried a request is always answered
-            headers=_wire.Headers.from_map(headers),
-            auth=principal,
-            eager=True,
-            opener=self._opener,
-            channel=proto,
+            _wire.Headers.from_map(headers),
+            False,  # sniff_meta
+            None,  # outgoing
+            principal,  # auth
+            True,  # eager
+            self._opener,
+            proto,  # channel
         )
         pending = self.dispatcher.start(frame, ex)
         # The usual answer, given at once (unless a handler's first step began a stream).

@@ -166,13 +166,16 @@ class LegacySse:
         settings = self.settings
         frame = _wire.decode(body, settings.max_depth, settings.max_batch)
         session = conn.session
-        ex = Exchange(
+        ex = Exchange(  # by position (see Exchange.__init__)
             session.revision if session is not None else TRANSPORT_REVISION,
             session,
             conn,
             conn.inflight,
-            outgoing=conn.outgoing,
-            auth=principal,
+            False,  # answer_cancelled
+            None,  # headers
+            False,  # sniff_meta
+            conn.outgoing,
+            principal,  # auth
         )
         pending = self.dispatcher.start(frame, ex)
         new = pending.session if isinstance(pending, Reply) else None

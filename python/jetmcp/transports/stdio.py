@@ -377,7 +377,9 @@ class StdioServer:
         settings = self.settings
         sink = self.sink
         frame = _wire.decode(line, settings.max_depth, settings.max_batch)
-        ex = Exchange(self._revision(), self.session, sink, self.inflight, sniff_meta=True)
+        # By position (see Exchange.__init__): answer_cancelled False, headers None,
+        # sniff_meta True.
+        ex = Exchange(self._revision(), self.session, sink, self.inflight, False, None, True)
         try:
             reply = self.dispatcher.start(frame, ex)
         except Exception:

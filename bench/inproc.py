@@ -145,6 +145,52 @@ def _issue11_cases() -> dict[str, tuple[Callable[[], object], int]]:
     return cases
 
 
+class _Answer:
+    """An RSGI protocol object that keeps the reply's headers (for ``initialize``)."""
+
+    __slots__ = ("body", "headers")
+
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+        self.headers: dict[str, str] = {}
+
+    async def __call__(self) -> bytes:
+        return self.body
+
+    def response_bytes(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
+        assert status == 200, body
+        self.headers = dict(headers)
+
+
+def _session_case() -> tuple[Callable[[], object], int]:
+    """``session`` of the issue-11 workloads: a legacy session opened with ``initialize``
+    on a stateful app, then its ``tools/call`` with the session's ``Mcp-Session-Id``."""
+    from bodies import ISSUE11
+    from jetmcp_server import app as bench_app
+
+    from jetmcp.settings import Settings
+    from jetmcp.transports.http import McpHttpApp
+
+    w = ISSUE11["session"]
+    version = w.headers["MCP-Protocol-Version"]
+    rsgi = McpHttpApp(bench_app, Settings()).__rsgi__
+    init = (
+        b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"'
+        + version.encode()
+        + b'","capabilities":{},"clientInfo":{"name":"inproc","version":"0"}}}'
+    )
+    answer = _Answer(init)
+    coro = rsgi(_Scope(version), answer)
+    try:
+        coro.send(None)
+    except StopIteration:
+        pass
+    else:
+        raise AssertionError("initialize waited")
+    session_id = answer.headers["mcp-session-id"]
+    return rsgi_case(rsgi, w.body, version, {"mcp-session-id": session_id}), w.entries
+
+
 def _ceiling() -> Any:
     from ceiling import rsgi_app
 
@@ -160,6 +206,7 @@ CASES: dict[str, tuple[Callable[[], object], int]] = {
     "http-batch": (rsgi_case(_http_app(), BATCH_CALL, "2025-03-26"), 10),
     "ceiling-call": (rsgi_case(_ceiling(), TOOLS_CALL, "2025-11-25"), 1),
     **_issue11_cases(),
+    "i-session": _session_case(),
 }
 
 

@@ -188,6 +188,31 @@ def test_supported_protocol_version_header_is_served(
     assert resp.json() == {"jsonrpc": "2.0", "id": 1, "result": {}}
 
 
+@pytest.mark.parametrize(
+    ("header", "status"),
+    [
+        ("2025-11-25", 200),  # the session's revision, as negotiated
+        (None, 200),  # no header: the session's revision
+        ("2025-06-18", 400),  # another legacy revision than the session's
+        ("2025-13-01", 400),  # no revision at all (the 2026-07-28 path refuses it)
+    ],
+)
+def test_a_session_request_is_held_to_the_session_s_revision(
+    client: httpx.Client, http_url: str, header: str | None, status: int
+) -> None:
+    session = open_session(client, http_url, "2025-11-25")
+    headers = {"mcp-session-id": session}
+    if header is not None:
+        headers["mcp-protocol-version"] = header
+    body = request("tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}}, id=7)
+    resp = post(client, http_url, body, headers=headers)
+    assert resp.status_code == status, resp.text
+    if status == 200:
+        assert tool_text(assert_result(resp.json(), 7)) == "5"
+    elif header == "2025-06-18":
+        assert "does not match the session's 2025-11-25" in error_body(resp)["error"]["message"]
+
+
 def test_require_session_refuses_sessionless_requests(
     client: httpx.Client, strict_url: str
 ) -> None:

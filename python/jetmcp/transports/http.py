@@ -399,8 +399,8 @@ class McpHttpApp:
         session_id = None if settings.stateless else header(headers, "mcp-session-id")
         if session_id is not None:
             session = owned(await self.store.get(session_id), principal)
-        if header_rev is not None and session is None:
-            revision = header_rev
+        if header_rev is not None and (session is None or header_rev is session.revision):
+            revision = header_rev  # what _revision finds for a header that names it exactly
         else:
             revision = _revision(version, session)
 

@@ -103,11 +103,17 @@ class _Proto:
 
 
 def rsgi_case(
-    rsgi: Callable[..., Any], body: bytes, version: str, extra: dict[str, str] | None = None
+    rsgi: Callable[..., Any],
+    body: bytes,
+    version: str,
+    extra: dict[str, str] | None = None,
+    proto: _Proto | None = None,
 ) -> Callable[[], object]:
-    """One request through an RSGI app, driven without an event loop (nothing in it waits)."""
+    """One request through an RSGI app, driven without an event loop (nothing in it waits);
+    ``proto`` (default: a plain ``_Proto`` of ``body``) takes the reply."""
     scope = _Scope(version, extra)
-    proto = _Proto(body)
+    if proto is None:
+        proto = _Proto(body)
 
     def run() -> object:
         coro = rsgi(scope, proto)
@@ -145,21 +151,14 @@ def _issue11_cases() -> dict[str, tuple[Callable[[], object], int]]:
     return cases
 
 
-class _Answer:
-    """An RSGI protocol object that keeps the reply's headers (for ``initialize``)."""
+class _Answer(_Proto):
+    """A ``_Proto`` that keeps the reply's headers (for ``initialize``)."""
 
-    __slots__ = ("body", "headers")
+    __slots__ = ("headers",)
 
-    def __init__(self, body: bytes) -> None:
-        self.body = body
-        self.headers: dict[str, str] = {}
-
-    async def __call__(self) -> bytes:
-        return self.body
-
-    def response_bytes(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
-        assert status == 200, body
-        self.headers = dict(headers)
+    def response_bytes(self, status: int, headers: object, body: bytes) -> None:
+        super().response_bytes(status, headers, body)
+        self.headers = dict(headers)  # type: ignore[call-overload]  # RSGI's (name, value) list
 
 
 def _session_case() -> tuple[Callable[[], object], int]:
@@ -180,13 +179,7 @@ def _session_case() -> tuple[Callable[[], object], int]:
         + b'","capabilities":{},"clientInfo":{"name":"inproc","version":"0"}}}'
     )
     answer = _Answer(init)
-    coro = rsgi(_Scope(version), answer)
-    try:
-        coro.send(None)
-    except StopIteration:
-        pass
-    else:
-        raise AssertionError("initialize waited")
+    rsgi_case(rsgi, init, version, proto=answer)()
     session_id = answer.headers["mcp-session-id"]
     return rsgi_case(rsgi, w.body, version, {"mcp-session-id": session_id}), w.entries
 

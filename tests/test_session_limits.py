@@ -204,3 +204,39 @@ def test_store_policy_in_process() -> None:
         assert len(guarded) == 2
 
     asyncio.run(main())
+
+
+def test_held_answers_for_established_sessions_only_and_counts_as_a_use() -> None:
+    """``held`` (the transports' no-await lookup) finds what ``get`` would for an
+    established session, with the same in-flight registry; it leaves the new tier and
+    idle sessions to ``get``, which promotes the one and ends the other."""
+
+    async def main() -> None:
+        store = MemorySessionStore(max_sessions=4, idle_seconds=3600, max_new=4)
+        await store.add(_session(0))
+        await store.add(_session(1))
+        assert store.held("s0") is None  # new: only get promotes it
+        assert store.counts() == (2, 0)
+        found = await store.get("s0")
+        assert found is not None and store.counts() == (1, 1)
+        held = store.held("s0")
+        assert held is not None and held.session is found
+        assert held.inflight is store.inflight("s0")
+        assert store.held("nope") is None
+
+        # A use by held moves the session to the end of the LRU order, as get does.
+        assert await store.get("s1") is not None
+        assert list(store._established) == ["s0", "s1"]
+        assert store.held("s0") is not None
+        assert list(store._established) == ["s1", "s0"]
+
+        idle = MemorySessionStore(idle_seconds=0.05)
+        await idle.add(_session(2))
+        assert await idle.get("s2") is not None
+        await asyncio.sleep(0.1)
+        assert idle.held("s2") is None  # idle too long: get ends it
+        assert idle.counts() == (0, 1)
+        assert await idle.get("s2") is None
+        assert idle.counts() == (0, 0)
+
+    asyncio.run(main())

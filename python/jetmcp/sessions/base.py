@@ -33,6 +33,13 @@ class StateUnavailable(Exception):
     HTTP 503 (and -32000), never left waiting; the store reconnects by itself."""
 
 
+class Held(Protocol):
+    """A session a store knows without I/O, with the requests of it running here."""
+
+    session: Session
+    inflight: InFlight
+
+
 class SessionStore(Protocol):
     """Keeps sessions by id. Implementations must be safe to call from one event loop.
 
@@ -46,6 +53,13 @@ class SessionStore(Protocol):
         ...
 
     async def get(self, session_id: str) -> Session | None: ...
+
+    def held(self, session_id: str) -> Held | None:
+        """What :meth:`get` would find, with :meth:`inflight`, when this process can tell
+        now, with no I/O and no change of tier (and it counts as a use, as ``get`` does);
+        None when only ``get`` can tell. Every request of an established session takes this
+        path: no coroutine to await."""
+        ...
 
     async def remove(self, session_id: str) -> bool: ...
 
@@ -65,6 +79,7 @@ class Relay(Protocol):
 
 
 __all__ = [
+    "Held",
     "Relay",
     "SessionLimit",
     "SessionStore",

@@ -69,20 +69,34 @@ class MemorySessionStore:
                 self._end_oldest(self._established)
         self._new[session.id] = _Entry(session, now)
 
-    async def get(self, session_id: str) -> Session | None:
+    def held(self, session_id: str) -> _Entry | None:
         entry = self._established.get(session_id)
         if entry is None:
-            entry = self._new.pop(session_id, None)
-            if entry is None:
-                return None
-            self._established[session_id] = entry  # its second request: established now
+            return None  # a new session's second request (get promotes it), or none
         now = time.monotonic()
         if now - entry.seen > self.idle_seconds:
-            del self._established[session_id]
+            return None  # get ends it
+        entry.seen = now
+        self._established.move_to_end(session_id)
+        return entry
+
+    async def get(self, session_id: str) -> Session | None:
+        held = self.held(session_id)
+        if held is not None:
+            return held.session
+        entry = self._established.pop(session_id, None)
+        if entry is not None:  # idle too long, as held found
+            end_session(entry.session)
+            return None
+        entry = self._new.pop(session_id, None)
+        if entry is None:
+            return None
+        now = time.monotonic()
+        if now - entry.seen > self.idle_seconds:
             end_session(entry.session)
             return None
         entry.seen = now
-        self._established.move_to_end(session_id)
+        self._established[session_id] = entry  # its second request: established now
         return entry.session
 
     async def remove(self, session_id: str) -> bool:

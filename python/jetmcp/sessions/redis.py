@@ -395,15 +395,23 @@ class RedisSessionStore:
             raise SessionLimit(f"every one of the {settings.max_sessions} sessions is in use")
         self._adopt(session, promoted=False)
 
-    async def get(self, session_id: str) -> Session | None:
+    def held(self, session_id: str) -> _Cached | None:
         entry = self._cache.get(session_id)
         state = self.state
-        if entry is not None and entry.epoch == state.epoch and state.epoch:
-            if not entry.promoted or time.monotonic() - entry.touched >= self._touch_every:
-                entry.touched = time.monotonic()
-                entry.promoted = True
-                state.spawn(self._touch(session_id))
-            return entry.session
+        if entry is None or entry.epoch != state.epoch or not state.epoch:
+            return None  # not cached, or cached before the link last went down
+        if not entry.promoted or time.monotonic() - entry.touched >= self._touch_every:
+            entry.touched = time.monotonic()
+            entry.promoted = True
+            state.spawn(self._touch(session_id))
+        return entry
+
+    async def get(self, session_id: str) -> Session | None:
+        held = self.held(session_id)
+        if held is not None:
+            return held.session
+        entry = self._cache.get(session_id)
+        state = self.state
         if len(session_id) != _ID_LENGTH:
             return None  # not an id this store mints (and no key of another kind to probe)
         if not state.healthy:

@@ -396,9 +396,21 @@ class McpHttpApp:
             version = None  # the handshake negotiates in its body
 
         session = None
-        session_id = None if settings.stateless else header(headers, "mcp-session-id")
+        inflight = None
+        session_id = None if settings.stateless else headers.get("mcp-session-id")
         if session_id is not None:
-            session = owned(await self.store.get(session_id), principal)
+            # A session known here, of this principal: no coroutine to await.
+            held = self.store.held(session_id)
+            if held is not None and held.session.principal == (
+                None if principal is None else principal.key
+            ):
+                session = held.session
+                inflight = held.inflight
+            else:
+                session = owned(await self.store.get(session_id), principal)
+                inflight = self.store.inflight(session_id)
+        elif not settings.stateless:
+            unreadable(headers, "mcp-session-id")
         if header_rev is not None and (session is None or header_rev is session.revision):
             revision = header_rev  # what _revision finds for a header that names it exactly
         else:
@@ -420,7 +432,7 @@ class McpHttpApp:
             revision,
             session,
             None if accept & ACCEPT_SSE else NULL_SINK,  # sink
-            self.store.inflight(session_id) if session_id is not None else None,
+            inflight,
             True,  # answer_cancelled: a POST that carried a request is always answered
             None,  # headers
             False,  # sniff_meta

@@ -184,6 +184,31 @@ def _session_case() -> tuple[Callable[[], object], int]:
     return rsgi_case(rsgi, w.body, version, {"mcp-session-id": session_id}), w.entries
 
 
+def _bound_case(key: str) -> tuple[Callable[[], object], int]:
+    """``bound-<key>``: a bare RSGI callback that hands the body straight to the extension
+    (framed, planned, run and written; a 2026-07-28 request's routing headers read), with no
+    HTTP rules and no dispatcher in Python: the least a Python transport in front of the
+    extension could cost for a plain call (an experiment, not a way to serve)."""
+    from bodies import ISSUE11
+    from jetmcp_server import app as bench_app
+
+    w = ISSUE11[key]
+    version = w.headers["MCP-Protocol-Version"]
+    revision = revisions.lookup(version) or revisions.lookup_modern(version)
+    assert revision is not None
+    shape = Dispatcher(bench_app).shape(revision)
+    answer = bench_app.routes.answer
+    read_headers = _wire.Headers.from_map if revision.modern else None
+    json_type = [("content-type", "application/json")]
+
+    async def bound(scope: Any, proto: Any) -> None:
+        body = await proto()
+        headers = None if read_headers is None else read_headers(scope.headers)
+        proto.response_bytes(200, json_type, answer(decode(body), shape, headers, True))
+
+    return rsgi_case(bound, w.body, version, w.headers), w.entries
+
+
 def _ceiling() -> Any:
     from ceiling import rsgi_app
 
@@ -200,6 +225,8 @@ CASES: dict[str, tuple[Callable[[], object], int]] = {
     "ceiling-call": (rsgi_case(_ceiling(), TOOLS_CALL, "2025-11-25"), 1),
     **_issue11_cases(),
     "i-session": _session_case(),
+    "bound-call-0618": _bound_case("call-0618"),
+    "bound-call-2026": _bound_case("call-2026"),
 }
 
 

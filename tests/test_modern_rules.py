@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from jetmcp.errors import McpError
-from jetmcp.protocol import modern
+from jetmcp.protocol import modern, revisions
 from jetmcp.protocol.modern import RoutingHeaders
 
 PV = "io.modelcontextprotocol/protocolVersion"
@@ -476,9 +476,10 @@ def test_http_status(code: int, status: int) -> None:
     from jetmcp.transports._http import reply_status
 
     failed = Reply(b"{}", FAILED, code)
-    assert reply_status(failed, True) == status
+    assert reply_status(failed, revisions.R2026_07_28.error_status) == status
     # Before 2026-07-28 an error reply is an answer like any other.
-    assert reply_status(failed, False) == 200
+    for legacy in revisions.LEGACY:
+        assert reply_status(failed, legacy.error_status) == 200
 
 
 class _GranianLikeHeaders:

@@ -81,6 +81,7 @@ TABLE: dict[str, tuple[object, ...]] = {
     "per_request_log_level": (False, False, False, False, True),
     "per_request_capabilities": (False, False, False, False, True),
     "sessions": (True, True, True, True, False),
+    "error_status": (False, False, False, False, True),
     "batch_extension": (False, False, False, False, True),
     "elicitation_modes": (False, False, False, True, True),
     "tasks_extension": (False, False, False, False, True),

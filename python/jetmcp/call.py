@@ -203,7 +203,7 @@ class Session:
         from jetmcp.protocol import revisions
 
         revision = revisions.lookup(record.get("revision", b"").decode())
-        if revision is None or revision.modern:
+        if revision is None or not revision.sessions:
             return None
         session = cls(
             session_id,

@@ -100,6 +100,9 @@ class Revision:
     #: ``initialize`` opens a session (``Mcp-Session-Id`` over HTTP) that the server keeps:
     #: every legacy revision; 2026-07-28 has none (each request stands alone);
     sessions: bool = True
+    #: over HTTP, a request that fails says so in the reply's status too (400, 404, ...),
+    #: not only in its JSON-RPC error;
+    error_status: bool = False
     #: arrays are the ``io.jetmcp/batch`` extension's (2026-07-28; ``batching`` is the
     #: revision's own JSON-RPC batches);
     batch_extension: bool = False
@@ -188,6 +191,7 @@ R2026_07_28 = replace(
     per_request_log_level=True,
     per_request_capabilities=True,
     sessions=False,
+    error_status=True,
     batch_extension=True,
     tasks_extension=True,
     methods=_MODERN_METHODS,

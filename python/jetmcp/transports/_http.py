@@ -86,16 +86,16 @@ _MODERN_FAILURE = {
 }
 
 
-def reply_status(reply: bytes, modern: bool) -> int:
+def reply_status(reply: bytes, error_status: bool) -> int:
     """The HTTP status of a reply :meth:`~jetmcp.dispatch.Dispatcher.start` gave back.
-    ``modern``: the POST was a 2026-07-28 one, where a failed request says so in its status
-    too; before it a JSON-RPC error is a 200 like any answer."""
+    ``error_status``: the revision's flag (2026-07-28 on), where a failed request says so
+    in its status too; before it a JSON-RPC error is a 200 like any answer."""
     if type(reply) is bytes:
         return 200
     assert isinstance(reply, Reply)
     if reply.kind == FAILED:
         code = reply.code
-        return _MODERN_FAILURE.get(code, 200) if modern and code is not None else 200
+        return _MODERN_FAILURE.get(code, 200) if error_status and code is not None else 200
     return _KIND_STATUS[reply.kind]
 
 

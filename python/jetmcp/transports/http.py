@@ -517,7 +517,7 @@ class McpHttpApp:
             ex.opener = None  # a handler still running sends into NULL_SINK from now on
             proto.response_bytes(200, _JSON, pending)
             return None
-        return _respond(proto, pending, ex, _JSON, modern=True)
+        return _respond(proto, pending, ex, _JSON)
 
     # GET --------------------------------------------------------------------
 
@@ -683,17 +683,17 @@ async def _respond(
     pending: Started,
     ex: Exchange,
     headers: list[tuple[str, str]],
-    *,
-    modern: bool = False,
 ) -> None:
     """Send what :meth:`Dispatcher.start` gave back for a POST, awaiting it first when it
     has to wait: the final event of the stream when the reply became one, else a JSON body
-    with the status its kind calls for (202 and none when nothing is owed). ``modern``
-    (2026-07-28): a failed request says so in its status, and a client that goes away
-    meanwhile cancels the request, which is then answered with nothing."""
+    with the status its kind calls for (202 and none when nothing is owed). At a revision
+    without sessions (2026-07-28) a client that goes away meanwhile cancels the request
+    (there is no session to resume its stream in), which is then answered with nothing;
+    at one with ``error_status`` a failed request says so in its status."""
+    revision = ex.revision
     if pending is not None and not isinstance(pending, bytes):
         try:
-            reply = await (_unless_disconnected(pending, proto) if modern else pending)
+            reply = await (pending if revision.sessions else _unless_disconnected(pending, proto))
         except BaseException as exc:
             stream = _stream(ex)
             if stream is not None:
@@ -713,7 +713,7 @@ async def _respond(
     if reply is None:
         proto.response_empty(202, [])
         return
-    status = reply_status(reply, modern)
+    status = reply_status(reply, revision.error_status)
     proto.response_bytes(status, status_headers(status, headers), reply)
 
 

@@ -186,7 +186,7 @@ class LegacySse:
         if pending is None:
             proto.response_empty(202, [])
         elif isinstance(pending, bytes):
-            status = reply_status(pending, False)
+            status = reply_status(pending, ex.revision.error_status)
             if status != 200:
                 # A body that could not be read as messages: say so to this POST.
                 proto.response_bytes(status, JSON_HEADERS, pending)

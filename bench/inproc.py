@@ -198,7 +198,7 @@ def _bound_case(key: str) -> tuple[Callable[[], object], int]:
     assert revision is not None
     shape = Dispatcher(bench_app).shape(revision)
     answer = bench_app.routes.answer
-    read_headers = _wire.Headers.from_map if revision.modern else None
+    read_headers = _wire.Headers.from_map if revision.routing_headers else None
     json_type = [("content-type", "application/json")]
 
     async def bound(scope: Any, proto: Any) -> None:

@@ -399,12 +399,10 @@ class McpHttpApp:
         inflight = None
         session_id = None if settings.stateless else headers.get("mcp-session-id")
         if session_id is not None:
-            # A session known here, of this principal: no coroutine to await.
+            # A session known here: no coroutine to await.
             held = self.store.held(session_id)
-            if held is not None and held.session.principal == (
-                None if principal is None else principal.key
-            ):
-                session = held.session
+            if held is not None:
+                session = owned(held.session, principal)
                 inflight = held.inflight
             else:
                 session = owned(await self.store.get(session_id), principal)

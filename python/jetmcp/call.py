@@ -202,8 +202,8 @@ class Session:
         revision this server serves)."""
         from jetmcp.protocol import revisions
 
-        revision = revisions.lookup(record.get("revision", b"").decode())
-        if revision is None or not revision.sessions:
+        revision = revisions.lookup(record.get("revision", b"").decode())  # a legacy one
+        if revision is None:
             return None
         session = cls(
             session_id,

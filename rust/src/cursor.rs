@@ -3,8 +3,9 @@
 //! one parser:
 //!
 //! * the validating scan of [`crate::frame`] adds the grammar checks around its steps;
-//! * the builder of Python objects (`py_build`) and the planner of tool calls (`plan`) read
-//!   JSON that scan already validated, with the lenient steps here, which find their way
+//! * the builder of Python objects (`py_build`) and the reader of a planned call's
+//!   `arguments` (`py_route`) read JSON that scan already validated (and the parts of the call
+//!   it recorded on the way), with the lenient steps here, which find their way
 //!   without re-checking the grammar but never read out of bounds (anything unexpected is
 //!   `None`).
 //!

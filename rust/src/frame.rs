@@ -2,7 +2,8 @@
 //!
 //! Pure Rust (no pyo3). The result holds byte spans into the body, never copies of it. The
 //! scanner is iterative with an explicit depth limit, so hostile nesting is refused at
-//! `max_depth` without recursion.
+//! `max_depth` without recursion. In the same pass it records the parts of a `params` object
+//! that planning a `tools/call` needs ([`CallParts`]: `name`, `arguments`, what `_meta` holds).
 
 use std::borrow::Cow;
 
@@ -59,7 +60,52 @@ pub struct Entry {
     pub is_error: bool,
     /// Why the entry is invalid.
     pub reason: Option<&'static str>,
+    /// What `params` holds when it has the shape of a plannable `tools/call` (whatever the
+    /// method: [`crate::plan::read_call`] checks that), recorded by the validating scan.
+    pub call: Option<CallParts>,
 }
+
+/// The parts of a `params` object that holds exactly `name` (a string without escapes),
+/// `arguments` (an object) and, optionally, `_meta` (an object), its keys written without
+/// escapes and none repeated: the shape of a `tools/call` the extension may plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallParts {
+    /// The tool name's bytes (the string's content).
+    pub name: Span,
+    /// The `arguments` object.
+    pub arguments: Span,
+    /// The `_meta` object, when present.
+    pub meta: Option<Meta>,
+}
+
+/// What a call's `_meta` object holds, as far as planning cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Meta {
+    pub span: Span,
+    /// Whether a key is written with escapes (it could spell any name).
+    pub escaped_key: bool,
+    /// How many protocol version members there are, and the last one's value.
+    pub versions: u8,
+    pub version: Option<Span>,
+    /// How many client capabilities members there are, and whether each is an object.
+    pub capabilities: u8,
+    pub capabilities_objects: bool,
+    /// The last log level member's value (the one a built dict keeps).
+    pub log_level: Option<Span>,
+}
+
+/// The `_meta` keys of a 2026-07-28 request.
+pub const META_PROTOCOL_VERSION: &[u8] = b"io.modelcontextprotocol/protocolVersion";
+pub const META_CLIENT_CAPABILITIES: &[u8] = b"io.modelcontextprotocol/clientCapabilities";
+pub const META_LOG_LEVEL: &[u8] = b"io.modelcontextprotocol/logLevel";
+
+/// The `_meta` keys every 2026-07-28 request carries, each with its quotes and colon as a
+/// compact writer puts them: recognised by one compare instead of a scan.
+const KNOWN_META_KEYS: [&[u8]; 3] = [
+    b"\"io.modelcontextprotocol/protocolVersion\":",
+    b"\"io.modelcontextprotocol/clientCapabilities\":",
+    b"\"io.modelcontextprotocol/clientInfo\":",
+];
 
 impl Entry {
     /// The decoded `method` string, borrowed from `body` unless it has escapes.
@@ -87,6 +133,7 @@ impl Entry {
             result: None,
             is_error: false,
             reason: Some("request must be a JSON object"),
+            call: None,
         }
     }
 }
@@ -423,13 +470,19 @@ impl<'b> Scanner<'b> {
     /// After `{`: the first key (its span and whether it has escapes), or None for `{}`.
     #[inline]
     fn object_first(&mut self) -> Scan<Option<(Span, bool)>> {
+        self.first_member(Self::key)
+    }
+
+    /// At `{`: `read_key` at the first `"`, or None for `{}`.
+    #[inline]
+    fn first_member<T>(&mut self, read_key: impl FnOnce(&mut Self) -> Scan<T>) -> Scan<Option<T>> {
         self.cur.pos += 1; // '{'
         match self.cur.peek() {
             Some(b'}') => {
                 self.cur.pos += 1;
                 Ok(None)
             }
-            Some(b'"') => self.key().map(Some),
+            Some(b'"') => read_key(self).map(Some),
             Some(_) => syntax(JsonErrorType::KeyMustBeAString, self.cur.pos),
             None => syntax(JsonErrorType::EofWhileParsingObject, self.cur.pos),
         }
@@ -503,16 +556,105 @@ impl<'b> Scanner<'b> {
     /// [`Self::object_first`] for a message object: the first member, or None for `{}`.
     #[inline]
     fn entry_first(&mut self) -> Scan<Option<Member>> {
-        self.cur.pos += 1; // '{'
-        match self.cur.peek() {
-            Some(b'}') => {
-                self.cur.pos += 1;
-                Ok(None)
-            }
-            Some(b'"') => self.member_key().map(Some),
-            Some(_) => syntax(JsonErrorType::KeyMustBeAString, self.cur.pos),
-            None => syntax(JsonErrorType::EofWhileParsingObject, self.cur.pos),
+        self.first_member(Self::member_key)
+    }
+
+    /// A key of `_meta` at `"` (and its colon): one of [`KNOWN_META_KEYS`] written
+    /// compactly is recognised by a byte compare; anything else goes through [`Self::key`].
+    #[inline]
+    fn meta_key(&mut self) -> Scan<(Span, bool)> {
+        let rest = self.cur.data.get(self.cur.pos..).unwrap_or_default();
+        if let Some(key) = KNOWN_META_KEYS.into_iter().find(|k| rest.starts_with(k)) {
+            let start = self.cur.pos + 1;
+            self.cur.pos += key.len();
+            return Ok((
+                Span {
+                    start,
+                    end: start + key.len() - 3,
+                },
+                false,
+            ));
         }
+        self.key()
+    }
+
+    /// A `params` object at `{`, nested in `depth` containers, validated; its parts when it
+    /// has the shape of a plannable `tools/call` ([`CallParts`]).
+    fn params(&mut self, depth: usize) -> Scan<Option<CallParts>> {
+        let level = depth + 1;
+        self.open(level)?;
+        let mut name: Option<Span> = None;
+        let mut arguments: Option<Span> = None;
+        let mut meta: Option<Meta> = None;
+        let mut shaped = true;
+        let mut key = self.object_first()?;
+        while let Some((k, escaped)) = key {
+            let first = self.value_start()?;
+            let data = self.cur.data;
+            let known = if shaped && !escaped { k.of(data) } else { b"" };
+            match known {
+                b"name" if name.is_none() && first == b'"' => {
+                    let (content, escaped) = self.string()?;
+                    name = Some(content);
+                    shaped = !escaped;
+                }
+                b"arguments" if arguments.is_none() && first == b'{' => {
+                    arguments = Some(self.value_span(first, level)?);
+                }
+                b"_meta" if meta.is_none() && first == b'{' => meta = Some(self.meta(level)?),
+                _ => {
+                    // Another member, a repeated one, or one of another type.
+                    shaped = false;
+                    self.skip(first, level)?;
+                }
+            }
+            key = self.object_step()?;
+        }
+        Ok(match (shaped, name, arguments) {
+            (true, Some(name), Some(arguments)) => Some(CallParts {
+                name,
+                arguments,
+                meta,
+            }),
+            _ => None,
+        })
+    }
+
+    /// A `_meta` object at `{`, nested in `depth` containers, validated and read.
+    fn meta(&mut self, depth: usize) -> Scan<Meta> {
+        let level = depth + 1;
+        self.open(level)?;
+        let start = self.cur.pos;
+        let mut meta = Meta {
+            span: Span { start, end: start },
+            escaped_key: false,
+            versions: 0,
+            version: None,
+            capabilities: 0,
+            capabilities_objects: true,
+            log_level: None,
+        };
+        let mut key = self.first_member(Self::meta_key)?;
+        while let Some((k, escaped)) = key {
+            meta.escaped_key |= escaped;
+            let first = self.value_start()?;
+            let value = self.value_span(first, level)?;
+            match k.of(self.cur.data) {
+                META_PROTOCOL_VERSION => {
+                    meta.versions = meta.versions.saturating_add(1);
+                    meta.version = Some(value);
+                }
+                META_CLIENT_CAPABILITIES => {
+                    meta.capabilities = meta.capabilities.saturating_add(1);
+                    meta.capabilities_objects &= first == b'{';
+                }
+                META_LOG_LEVEL => meta.log_level = Some(value),
+                _ => {}
+            }
+            key = self.next_member(Self::meta_key)?;
+        }
+        meta.span.end = self.cur.pos;
+        Ok(meta)
     }
 
     /// [`Self::object_step`] for a message object: the next member, or None at `}`.
@@ -648,6 +790,7 @@ impl<'b> Scanner<'b> {
         let mut method_bad = false;
         let mut params: Option<Span> = None;
         let mut params_bad = false;
+        let mut call: Option<CallParts> = None;
         let mut result: Option<Span> = None;
         let mut error: Option<Span> = None;
 
@@ -717,7 +860,17 @@ impl<'b> Scanner<'b> {
                 }
                 Member::Params => {
                     params_bad = !(first == b'{' || first == b'[');
-                    params = Some(self.value_span(first, inner)?);
+                    let vstart = self.cur.pos;
+                    call = if first == b'{' {
+                        self.params(inner)?
+                    } else {
+                        self.skip(first, inner)?;
+                        None
+                    };
+                    params = Some(Span {
+                        start: vstart,
+                        end: self.cur.pos,
+                    });
                 }
                 Member::Result => result = Some(self.value_span(first, inner)?),
                 Member::Error => error = Some(self.value_span(first, inner)?),
@@ -742,6 +895,7 @@ impl<'b> Scanner<'b> {
             result: None,
             is_error: false,
             reason: None,
+            call,
         };
         let reason: &'static str = if let Some(m) = duplicate {
             entry.id = None;

@@ -7,7 +7,9 @@
 //!
 //! * The message: a request whose `method` is written `"tools/call"` and whose `params`
 //!   hold exactly `name` (a string without escapes), `arguments` (an object) and, optionally,
-//!   `_meta` (an object), keys written without escapes, none repeated ([`read_call`]).
+//!   `_meta` (an object), keys written without escapes, none repeated ([`read_call`]). The
+//!   framing scan records those parts (and what `_meta` holds) while it validates `params`,
+//!   so planning walks no part of the body a second time but the `arguments` it builds.
 //! * At a legacy revision a plain tool cannot see `_meta` (it sends no notifications, so a
 //!   `progressToken` changes nothing), but a `_meta` naming a protocol version makes a stdio
 //!   request a 2026-07-28 one: such a `_meta` is left to Python ([`legacy_meta`]).
@@ -25,10 +27,7 @@ use crate::frame::{Entry, EntryKind};
 
 /// The one method planned, as its lexeme stands in the body.
 pub const TOOLS_CALL: &[u8] = b"\"tools/call\"";
-/// The `_meta` keys of a 2026-07-28 request.
-pub const META_PROTOCOL_VERSION: &[u8] = b"io.modelcontextprotocol/protocolVersion";
-pub const META_CLIENT_CAPABILITIES: &[u8] = b"io.modelcontextprotocol/clientCapabilities";
-pub const META_LOG_LEVEL: &[u8] = b"io.modelcontextprotocol/logLevel";
+pub use crate::frame::{Meta, META_CLIENT_CAPABILITIES, META_LOG_LEVEL, META_PROTOCOL_VERSION};
 
 /// The parts of a `tools/call` request, as spans of the body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,127 +42,22 @@ pub struct Call {
     pub meta: Option<Meta>,
 }
 
-/// What a call's `_meta` object holds, as far as planning cares (read in the same pass as
-/// the rest of `params`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Meta {
-    pub span: Span,
-    /// Whether a key is written with escapes (it could spell any name).
-    pub escaped_key: bool,
-    /// How many protocol version members there are, and the last one's value.
-    pub versions: u8,
-    pub version: Option<Span>,
-    /// How many client capabilities members there are, and whether each is an object.
-    pub capabilities: u8,
-    pub capabilities_objects: bool,
-    /// The last log level member's value (the one a built dict keeps).
-    pub log_level: Option<Span>,
-}
-
-/// The `_meta` keys every 2026-07-28 request carries, each with its quotes and colon as a
-/// compact writer puts them: recognised by one compare instead of a scan.
-const KNOWN_META_KEYS: [&[u8]; 3] = [
-    b"\"io.modelcontextprotocol/protocolVersion\":",
-    b"\"io.modelcontextprotocol/clientCapabilities\":",
-    b"\"io.modelcontextprotocol/clientInfo\":",
-];
-
-/// At a member of `_meta` (after whitespace): the name of a key of [`KNOWN_META_KEYS`]
-/// written compactly, consumed with its colon; None (nothing consumed) for any other.
-#[inline]
-fn known_meta_key<'a>(cur: &mut Cursor<'a>) -> Option<&'a [u8]> {
-    cur.peek()?;
-    let key = KNOWN_META_KEYS.into_iter().find(|k| cur.starts_with(k))?;
-    let name = cur.data.get(cur.pos + 1..cur.pos + key.len() - 2)?;
-    cur.pos += key.len();
-    Some(name)
-}
-
-/// The `_meta` object at the cursor (at its `{`), consumed.
-pub fn read_meta(cur: &mut Cursor<'_>) -> Option<Meta> {
-    cur.peek()?;
-    let start = cur.pos;
-    let mut meta = Meta {
-        span: Span { start, end: start },
-        escaped_key: false,
-        versions: 0,
-        version: None,
-        capabilities: 0,
-        capabilities_objects: true,
-        log_level: None,
-    };
-    let mut more = cur.object_open()?;
-    while more {
-        let name = match known_meta_key(cur) {
-            Some(name) => name,
-            None => {
-                let (key, escaped) = cur.key()?;
-                meta.escaped_key |= escaped;
-                key.of(cur.data)
-            }
-        };
-        let value = cur.skip()?;
-        match name {
-            META_PROTOCOL_VERSION => {
-                meta.versions = meta.versions.saturating_add(1);
-                meta.version = Some(value);
-            }
-            META_CLIENT_CAPABILITIES => {
-                meta.capabilities = meta.capabilities.saturating_add(1);
-                meta.capabilities_objects &= value.of(cur.data).first() == Some(&b'{');
-            }
-            META_LOG_LEVEL => meta.log_level = Some(value),
-            _ => {}
-        }
-        more = cur.object_next()?;
-    }
-    meta.span.end = cur.pos;
-    Some(meta)
-}
-
 /// The call `entry` (framed from `body`) makes, when it has the shape of a plannable
-/// `tools/call` (see the module's description); None otherwise.
+/// `tools/call` (see the module's description): a request whose method is written
+/// `"tools/call"` and whose `params` the framing scan found of that shape
+/// ([`crate::frame::CallParts`]); None otherwise.
 pub fn read_call(body: &[u8], entry: &Entry) -> Option<Call> {
-    let (EntryKind::Request, Some(raw_id)) = (entry.kind, entry.id) else {
+    let (EntryKind::Request, Some(raw_id), Some(parts)) = (entry.kind, entry.id, entry.call) else {
         return None;
     };
     if entry.method?.of(body) != TOOLS_CALL {
         return None;
     }
-    let params = entry.params?;
-    let mut cur = Cursor {
-        data: body.get(..params.end)?,
-        pos: params.start,
-    };
-    let mut name: Option<Span> = None;
-    let mut arguments: Option<Span> = None;
-    let mut meta: Option<Meta> = None;
-    let mut more = cur.object_open()?;
-    while more {
-        let (key, escaped) = cur.key()?;
-        if escaped {
-            return None;
-        }
-        let first = cur.peek()?;
-        match key.of(body) {
-            b"name" if name.is_none() && first == b'"' => {
-                let (content, escaped) = cur.string()?;
-                if escaped {
-                    return None;
-                }
-                name = Some(content);
-            }
-            b"arguments" if arguments.is_none() && first == b'{' => arguments = Some(cur.skip()?),
-            b"_meta" if meta.is_none() && first == b'{' => meta = Some(read_meta(&mut cur)?),
-            _ => return None, // another member, a repeated one, or one of another type
-        }
-        more = cur.object_next()?;
-    }
     Some(Call {
         raw_id,
-        name: name?,
-        arguments: arguments?,
-        meta,
+        name: parts.name,
+        arguments: parts.arguments,
+        meta: parts.meta,
     })
 }
 
@@ -557,10 +451,152 @@ mod tests {
         }
     }
 
-    fn meta_of(json: &str) -> Meta {
-        let meta = read_meta(&mut Cursor::new(json.as_bytes())).unwrap();
-        assert_eq!(meta.span.of(json.as_bytes()), json.trim().as_bytes());
-        meta
+    /// The parts of a plannable call found the long way, as a second walk over the already
+    /// framed body with the lenient cursor (how they were read before the framing scan
+    /// recorded them): the reference [`read_call`] is held to.
+    fn walked_call(body: &[u8], entry: &Entry) -> Option<Call> {
+        let (EntryKind::Request, Some(raw_id)) = (entry.kind, entry.id) else {
+            return None;
+        };
+        if entry.method?.of(body) != TOOLS_CALL {
+            return None;
+        }
+        let params = entry.params?;
+        let data = body.get(..params.end)?;
+        let mut cur = Cursor {
+            data,
+            pos: params.start,
+        };
+        let (mut name, mut arguments, mut meta) = (None, None, None);
+        let mut more = cur.object_open()?;
+        while more {
+            let (key, escaped) = cur.key()?;
+            let first = cur.peek()?;
+            match key.of(body) {
+                _ if escaped => return None,
+                b"name" if name.is_none() && first == b'"' => match cur.string()? {
+                    (content, false) => name = Some(content),
+                    _ => return None,
+                },
+                b"arguments" if arguments.is_none() && first == b'{' => {
+                    arguments = Some(cur.skip()?)
+                }
+                b"_meta" if meta.is_none() && first == b'{' => meta = Some(walked_meta(&mut cur)?),
+                _ => return None,
+            }
+            more = cur.object_next()?;
+        }
+        Some(Call {
+            raw_id,
+            name: name?,
+            arguments: arguments?,
+            meta,
+        })
+    }
+
+    fn walked_meta(cur: &mut Cursor<'_>) -> Option<Meta> {
+        cur.peek()?;
+        let start = cur.pos;
+        let mut meta = Meta {
+            span: Span { start, end: start },
+            escaped_key: false,
+            versions: 0,
+            version: None,
+            capabilities: 0,
+            capabilities_objects: true,
+            log_level: None,
+        };
+        let mut more = cur.object_open()?;
+        while more {
+            let (key, escaped) = cur.key()?;
+            meta.escaped_key |= escaped;
+            let value = cur.skip()?;
+            match key.of(cur.data) {
+                META_PROTOCOL_VERSION => {
+                    meta.versions = meta.versions.saturating_add(1);
+                    meta.version = Some(value);
+                }
+                META_CLIENT_CAPABILITIES => {
+                    meta.capabilities = meta.capabilities.saturating_add(1);
+                    meta.capabilities_objects &= value.of(cur.data).first() == Some(&b'{');
+                }
+                META_LOG_LEVEL => meta.log_level = Some(value),
+                _ => {}
+            }
+            more = cur.object_next()?;
+        }
+        meta.span.end = cur.pos;
+        Some(meta)
+    }
+
+    #[test]
+    fn the_framing_scan_records_what_a_second_walk_finds() {
+        // Calls rich in what the rules look at (repeated, escaped and misplaced members,
+        // `_meta` keys compact and spaced, values of every type), single and in arrays,
+        // mutated by replacing, inserting and deleting bytes; wherever the body frames, the
+        // parts recorded by the scan are what the separate walk reads.
+        let bases: &[String] = &[
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"add","arguments":{{"a":1,"b":[2,{{"c":"}}"}}]}},"_meta":{{"{PV}":"2026-07-28","{CC}":{{}},"io.modelcontextprotocol/clientInfo":{{"name":"n","version":"0"}},"io.modelcontextprotocol/logLevel":"info"}}}}}}"#
+            ),
+            format!(
+                r#"[{{"method":"tools/call","id":"x","jsonrpc":"2.0","params":{{ "_meta" : {{ "{PV}" : "v" , "{CC}" : [] , "{PV}" : 1 }} , "arguments" : {{ }} , "name" : "a" }}}},{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"t","arguments":{{}},"task":{{}}}}}}]"#
+            ),
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"arguments":{"x":null},"name":"n","_meta":{"progressToken":"p","io.modelcontextprotocol\/logLevel":"debug"}}}"#.to_string(),
+        ];
+        let alphabet: &[u8] = b"{}[]:,\" \\nu0123456789amet_\"";
+        let mut seed: u64 = 0x9e37_79b9;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let (mut framed, mut read) = (0usize, 0usize);
+        for base in bases {
+            for round in 0..20_000 {
+                let mut v = base.as_bytes().to_vec();
+                for _ in 0..(round.min(1) + (next() % 3) as usize) {
+                    let r = next();
+                    let pos = (r as usize >> 8) % (v.len() + 1);
+                    let byte = alphabet[(r as usize >> 40) % alphabet.len()];
+                    match r % 3 {
+                        0 if pos < v.len() => v[pos] = byte,
+                        1 => v.insert(pos, byte),
+                        _ if pos < v.len() => {
+                            v.remove(pos);
+                        }
+                        _ => v.push(byte),
+                    }
+                }
+                let frame = decode(&v, 100, 256);
+                for entry in &frame.entries {
+                    framed += 1;
+                    let want = walked_call(&v, entry);
+                    read += usize::from(want.is_some());
+                    assert_eq!(
+                        read_call(&v, entry),
+                        want,
+                        "{:?}",
+                        String::from_utf8_lossy(&v)
+                    );
+                }
+            }
+        }
+        // The mutations keep plenty of bodies framing, and of calls reading.
+        assert!(framed > 10_000 && read > 5_000, "{framed} {read}");
+    }
+
+    /// The `_meta` of a `tools/call` carrying `json` as framed, with the body its spans are in.
+    fn meta_of(json: &str) -> (String, Meta) {
+        let (body, call) = call_of(&format!(
+            r#"{{"name":"t","arguments":{{}},"_meta":{json}}}"#
+        ));
+        let meta = call
+            .and_then(|c| c.meta)
+            .unwrap_or_else(|| panic!("{json}"));
+        assert_eq!(meta.span.of(body.as_bytes()), json.trim().as_bytes());
+        (body, meta)
     }
 
     #[test]
@@ -576,7 +612,7 @@ mod tests {
             (r#"{"progress\u0054oken":1}"#.into(), false),
         ];
         for (meta, want) in cases {
-            assert_eq!(legacy_meta(&meta_of(meta)), *want, "{meta}");
+            assert_eq!(legacy_meta(&meta_of(meta).1), *want, "{meta}");
         }
     }
 
@@ -607,7 +643,8 @@ mod tests {
             (format!(r#"{{"{PV}":"a","{CC}":{{}},"x\u0041":1}}"#), None),
         ];
         for (meta, want) in cases {
-            let got = modern_version(meta.as_bytes(), &meta_of(meta));
+            let (body, m) = meta_of(meta);
+            let got = modern_version(body.as_bytes(), &m);
             assert_eq!(got.as_deref(), want.map(str::as_bytes), "{meta}");
         }
     }
@@ -633,8 +670,8 @@ mod tests {
             ),
         ];
         for (meta, want) in cases {
-            let data = meta.as_bytes();
-            let got = meta_of(meta).log_level.map(|span| span.of(data));
+            let (body, m) = meta_of(meta);
+            let got = m.log_level.map(|span| span.of(body.as_bytes()));
             assert_eq!(got, want.map(str::as_bytes), "{meta}");
         }
     }

@@ -281,25 +281,20 @@ thread_local! {
     static KEYS: RefCell<Vec<Slot>> = const { RefCell::new(Vec::new()) };
 }
 
-/// A hash of a zero-padded key of `len` bytes (the padding is part of it, harmlessly).
-#[inline]
-fn key_hash(padded: &[u8; KEY_MAX], len: usize) -> usize {
-    const K: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut h = len as u64;
-    for chunk in padded.chunks_exact(8).take(len.div_ceil(8)) {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        h = (h ^ u64::from_le_bytes(word)).wrapping_mul(K);
-        h ^= h >> 29;
-    }
-    (h ^ (h >> 32)) as usize
-}
+/// The key cache's hasher: ahash with fixed seeds (a slot only has to be spread well; a
+/// collision costs an eviction, never a wrong key, as the bytes are compared).
+static KEY_HASHER: ahash::RandomState = ahash::RandomState::with_seeds(
+    0x243F_6A88_85A3_08D3,
+    0x1319_8A2E_0370_7344,
+    0xA409_3822_299F_31D0,
+    0x082E_FA98_EC4E_6C89,
+);
 
 /// The interned str for `bytes`, from the cache when it is there.
 fn cached_key<'py>(py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PyAny>> {
     let mut padded = [0u8; KEY_MAX];
     padded[..bytes.len()].copy_from_slice(bytes);
-    let slot_index = key_hash(&padded, bytes.len()) & (KEY_SLOTS - 1);
+    let slot_index = KEY_HASHER.hash_one(bytes) as usize & (KEY_SLOTS - 1);
     let hit = KEYS.try_with(|cell| {
         let cache = cell.try_borrow().ok()?;
         let slot = cache.get(slot_index)?;

@@ -336,6 +336,7 @@ pub fn unescape(content: &[u8], out: &mut Vec<u8>) -> Option<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mutate::Mutator;
     use jiter::Jiter;
 
     #[test]
@@ -525,17 +526,11 @@ mod tests {
         // text.
         let base = br#"a\"b\\c\/d\be\ff\ng\rh\ti\u00e9j\ud83d\ude00k\u20ACl"#;
         let alphabet = b"\\\"/bfnrtu0123456789abcdefABCDEFdDxy ";
-        let mut seed: u64 = 0x9e37_79b9;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut mutator = Mutator::new(0x9e37_79b9);
         for _ in 0..20_000 {
             let mut v = base.to_vec();
-            for _ in 0..(1 + next() % 3) {
-                let r = next();
+            for _ in 0..(1 + mutator.next() % 3) {
+                let r = mutator.next();
                 let pos = (r as usize >> 8) % v.len();
                 v[pos] = alphabet[(r as usize >> 32) % alphabet.len()];
             }

@@ -94,6 +94,21 @@ pub struct Meta {
     pub log_level: Option<Span>,
 }
 
+impl Meta {
+    /// Nothing read yet of the object that starts at `start`.
+    pub fn empty(start: usize) -> Meta {
+        Meta {
+            span: Span { start, end: start },
+            escaped_key: false,
+            versions: 0,
+            version: None,
+            capabilities: 0,
+            capabilities_objects: true,
+            log_level: None,
+        }
+    }
+}
+
 /// The `_meta` keys of a 2026-07-28 request.
 pub const META_PROTOCOL_VERSION: &[u8] = b"io.modelcontextprotocol/protocolVersion";
 pub const META_CLIENT_CAPABILITIES: &[u8] = b"io.modelcontextprotocol/clientCapabilities";
@@ -624,16 +639,7 @@ impl<'b> Scanner<'b> {
     fn meta(&mut self, depth: usize) -> Scan<Meta> {
         let level = depth + 1;
         self.open(level)?;
-        let start = self.cur.pos;
-        let mut meta = Meta {
-            span: Span { start, end: start },
-            escaped_key: false,
-            versions: 0,
-            version: None,
-            capabilities: 0,
-            capabilities_objects: true,
-            log_level: None,
-        };
+        let mut meta = Meta::empty(self.cur.pos);
         let mut key = self.first_member(Self::meta_key)?;
         while let Some((k, escaped)) = key {
             meta.escaped_key |= escaped;
@@ -1010,6 +1016,7 @@ impl<'b> Scanner<'b> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mutate::Mutator;
     use jiter::Jiter;
 
     fn single(body: &str) -> Entry {
@@ -1537,13 +1544,7 @@ mod tests {
         ];
         let alphabet: &[u8] =
             b"{}[]:,\"\\/ \t\n\r0123456789-+.eEubfnrtlsaxDdcC\x00\x1f\x7f\xc3\xa9";
-        let mut seed: u64 = 0x1234_5678;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut mutator = Mutator::new(0x1234_5678);
         for base in bases {
             assert!(
                 jiter_accepts(base) || base.starts_with(b"[1e400"),
@@ -1551,20 +1552,7 @@ mod tests {
                 String::from_utf8_lossy(base)
             );
             for _ in 0..30_000 {
-                let mut v = base.to_vec();
-                for _ in 0..(1 + next() % 3) {
-                    let r = next();
-                    let pos = (r as usize >> 8) % (v.len() + 1);
-                    let byte = alphabet[(r as usize >> 40) % alphabet.len()];
-                    match r % 3 {
-                        0 if pos < v.len() => v[pos] = byte,
-                        1 => v.insert(pos, byte),
-                        _ if pos < v.len() => {
-                            v.remove(pos);
-                        }
-                        _ => v.push(byte),
-                    }
-                }
+                let v = mutator.mutated(base, 1, alphabet);
                 let f = decode(&v, 100, 256);
                 assert_eq!(
                     f.kind == FrameKind::ParseError,

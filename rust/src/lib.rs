@@ -10,6 +10,9 @@ pub mod frame;
 pub mod id;
 pub mod plan;
 
+#[cfg(test)]
+mod mutate;
+
 #[cfg(feature = "python")]
 mod py_build;
 #[cfg(feature = "python")]

@@ -297,6 +297,7 @@ fn base64(bytes: &[u8]) -> Vec<u8> {
 mod tests {
     use super::*;
     use crate::frame::{decode, FrameKind};
+    use crate::mutate::Mutator;
 
     const PV: &str = "io.modelcontextprotocol/protocolVersion";
     const CC: &str = "io.modelcontextprotocol/clientCapabilities";
@@ -496,16 +497,7 @@ mod tests {
 
     fn walked_meta(cur: &mut Cursor<'_>) -> Option<Meta> {
         cur.peek()?;
-        let start = cur.pos;
-        let mut meta = Meta {
-            span: Span { start, end: start },
-            escaped_key: false,
-            versions: 0,
-            version: None,
-            capabilities: 0,
-            capabilities_objects: true,
-            log_level: None,
-        };
+        let mut meta = Meta::empty(cur.pos);
         let mut more = cur.object_open()?;
         while more {
             let (key, escaped) = cur.key()?;
@@ -545,30 +537,11 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"arguments":{"x":null},"name":"n","_meta":{"progressToken":"p","io.modelcontextprotocol\/logLevel":"debug"}}}"#.to_string(),
         ];
         let alphabet: &[u8] = b"{}[]:,\" \\nu0123456789amet_\"";
-        let mut seed: u64 = 0x9e37_79b9;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut mutator = Mutator::new(0x9e37_79b9);
         let (mut framed, mut read) = (0usize, 0usize);
         for base in bases {
-            for round in 0..20_000 {
-                let mut v = base.as_bytes().to_vec();
-                for _ in 0..(round.min(1) + (next() % 3) as usize) {
-                    let r = next();
-                    let pos = (r as usize >> 8) % (v.len() + 1);
-                    let byte = alphabet[(r as usize >> 40) % alphabet.len()];
-                    match r % 3 {
-                        0 if pos < v.len() => v[pos] = byte,
-                        1 => v.insert(pos, byte),
-                        _ if pos < v.len() => {
-                            v.remove(pos);
-                        }
-                        _ => v.push(byte),
-                    }
-                }
+            for round in 0..20_000u64 {
+                let v = mutator.mutated(base.as_bytes(), round.min(1), alphabet);
                 let frame = decode(&v, 100, 256);
                 for entry in &frame.entries {
                     framed += 1;

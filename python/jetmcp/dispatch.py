@@ -282,43 +282,8 @@ class Dispatcher:
         own task, or runs it in a task)."""
         kind = frame.kind
         if kind == _FRAME_SINGLE:
-            # The hot path: a call of a plain tool, planned and run by the extension.
-            server = self.server
-            if self.planning and server.handlers.get("tools/call") is server.builtin_call_tool:
-                shape = self._shapes.get(ex.revision.version)
-                if shape is None or shape[0] != server.identity:
-                    shape = self._new_shape(ex.revision)
-                step = self.may_step(ex)
-                done = server.routes.answer(frame, shape[1], ex.headers, step)
-                if type(done) is _Plans:
-                    # A tool that takes a Context: planned, run with the one the runner makes.
-                    entry = frame.entries[0]
-                    runner = self.modern if ex.revision.modern else self.legacy
-                    served = runner.run_planned(done, entry, ex, step)
-                    if served is not None:
-                        if type(served) is bytes:
-                            return served
-                        if isinstance(served, Pending):
-                            return self._wait(served, entry, ex)
-                        return served
-                    done = None
-                if done is not None:
-                    self.fast += 1
-                    if type(done) is bytes:
-                        return done
-                    shaped = self.runner(ex.revision).outcome(done, ex.revision, True)  # type: ignore[arg-type]
-                    if isinstance(shaped, bytes):
-                        return shaped
-                    # An async tool's coroutine, started by the extension: awaited as below.
-                    return self._wait(shaped, frame.entries[0], ex)
-            runner = self.modern if ex.revision.modern else self.legacy
-            entry = frame.entries[0]
-            reply = runner.entry(entry, ex, False)
-            if reply is None or isinstance(reply, bytes):
-                if entry.kind == _INVALID and reply is not None:
-                    return Reply(reply, INVALID)
-                return reply
-            return self._wait(reply, entry, ex)
+            step = self.may_step(ex)
+            return self.resume(frame, ex, self.answer(frame, ex.revision, ex.headers, step), step)
 
         if kind == _FRAME_PARSE_ERROR:
             return Reply(_encode_error(None, -32700, f"Parse error: {frame.error}"), PARSE_ERROR)
@@ -352,6 +317,63 @@ class Dispatcher:
                 _encode_error(None, INVALID_REQUEST, f"Invalid Request: {frame.error}"), TOO_LARGE
             )
         return self._batch(frame, ex)
+
+    def answer(
+        self, frame: _wire.Frame, revision: Revision, headers: RoutingHeaders | None, step: bool
+    ) -> Any:
+        """The first half of :meth:`start` for a single message, which needs no
+        :class:`Exchange`: a call of a plain tool planned and run by the extension. Its
+        finished reply (``bytes``), or what :meth:`resume` takes on from: None when the
+        extension plans nothing (planning is off, ``tools/call`` is a handler of the
+        server's own, the message is no call of a tool it plans), the
+        :class:`~jetmcp._wire.Plans` of a tool that takes a Context (nothing ran), or the
+        outcome of one it ran. ``step``: :meth:`may_step` of the exchange to come.
+
+        The HTTP transport calls it before it makes an exchange (a usual POST is answered
+        with no more than this); everything else calls :meth:`start`."""
+        server = self.server
+        if not self.planning or server.handlers.get("tools/call") is not server.builtin_call_tool:
+            return None
+        shape = self._shapes.get(revision.version)
+        if shape is None or shape[0] != server.identity:
+            shape = self._new_shape(revision)
+        done = server.routes.answer(frame, shape[1], headers, step)
+        if type(done) is bytes:
+            self.fast += 1
+        return done
+
+    def resume(self, frame: _wire.Frame, ex: Exchange, done: Any, step: bool) -> Started:
+        """The rest of :meth:`start` for a single message, given what :meth:`answer` gave
+        for it (with the same ``step``)."""
+        if done is not None:
+            if type(done) is bytes:
+                return done
+            entry = frame.entries[0]
+            if type(done) is _Plans:
+                # A tool that takes a Context: planned, run with the one the runner makes.
+                runner = self.modern if ex.revision.modern else self.legacy
+                served = runner.run_planned(done, entry, ex, step)
+                if served is not None:
+                    if type(served) is bytes:
+                        return served
+                    if isinstance(served, Pending):
+                        return self._wait(served, entry, ex)
+                    return served
+            else:
+                self.fast += 1
+                shaped = self.runner(ex.revision).outcome(done, ex.revision, True)
+                if isinstance(shaped, bytes):
+                    return shaped
+                # An async tool's coroutine, started by the extension: awaited as below.
+                return self._wait(shaped, entry, ex)
+        runner = self.modern if ex.revision.modern else self.legacy
+        entry = frame.entries[0]
+        reply = runner.entry(entry, ex, False)
+        if reply is None or isinstance(reply, bytes):
+            if entry.kind == _INVALID and reply is not None:
+                return Reply(reply, INVALID)
+            return reply
+        return self._wait(reply, entry, ex)
 
     def _batch(self, frame: _wire.Frame, ex: Exchange) -> Started:
         """Every entry of an array in request order: planned calls run by the extension
@@ -489,11 +511,12 @@ class Dispatcher:
         """Whether a single request's coroutine may take its first step now, in the task
         that will await the rest (:attr:`Exchange.eager`): not while a cap on waiting
         requests is reached (:meth:`_finish` refuses the request then, before it runs)."""
-        inflight = ex.inflight
-        return (
-            ex.eager
-            and self.deadlines.count < self.max_inflight
-            and (inflight is None or inflight.waiting < self.max_session_inflight)
+        return ex.eager and self.can_step(ex.inflight)
+
+    def can_step(self, inflight: InFlight | None) -> bool:
+        """:meth:`may_step` of an eager exchange whose session keeps ``inflight``."""
+        return self.deadlines.count < self.max_inflight and (
+            inflight is None or inflight.waiting < self.max_session_inflight
         )
 
     def _register(self, entry: _wire.Entry, ex: Exchange) -> Running | None:

@@ -114,6 +114,10 @@ class ObservedHttpApp(McpHttpApp):
             self.metrics_files = m.MetricsFiles(directory) if directory else None
             self.collector = m.Collector(self.metrics_files, self.metrics.snapshot)
             m.instrument(self.dispatcher, self.metrics)
+        if self.tracer is not None or self.metrics is not None:
+            # Both observe what passes Dispatcher.start, which the usual POST's short way
+            # (McpHttpApp.__rsgi__) does not: every POST takes the general path here.
+            self.lane = False
         self.access = s.access_log
         if self.access and not access_log.handlers:
             # Workers are processes of their own: the log is set up where it is written.

@@ -52,7 +52,6 @@ from jetmcp.transports._http import (
     check_length,
     header,
     incomplete_body,
-    length_refusal,
     length_verdict,
     method_not_allowed,
     post_flags,
@@ -67,6 +66,7 @@ from jetmcp.transports.sse import Listener, PostStream, SessionStreams, hold_ope
 
 if TYPE_CHECKING:
     from jetmcp.auth.principal import Principal
+    from jetmcp.inflight import InFlight
     from jetmcp.transports.http_sse import LegacySse
 
 log = logging.getLogger("jetmcp.http")
@@ -82,6 +82,7 @@ _LEGACY_EXACT: dict[str, revisions.Revision] = {r.version: r for r in revisions.
 _MODERN_EXACT = frozenset(r.version for r in revisions.MODERN)
 _encode_error = _wire.encode_error
 _GONE = GONE
+_MODERN = revisions.R2026_07_28
 
 
 class McpHttpApp:
@@ -122,6 +123,10 @@ class McpHttpApp:
 
         #: The OAuth resource server in front of the MCP paths (None: auth is off).
         self.auth: BearerGuard | None = build_guard(self.settings, server)
+        #: Whether a usual POST takes the short way (:meth:`_usual`, then inline in :meth:`__rsgi__`):
+        #: not behind auth. False sends every request down the general path (which the
+        #: differential tests compare it with).
+        self.lane = self.auth is None
         #: The shutdown that ends listen subscriptions, kept so it is not collected early.
         self._closing: asyncio.Future[None] | None = None
         self._lifespan = LifespanScope(server)
@@ -150,42 +155,71 @@ class McpHttpApp:
     async def __rsgi__(self, scope: Any, proto: Any) -> None:
         if scope.proto != "http":
             return
-        refusal = self.guard.refusal(scope)
-        if refusal is not None:
-            status, why = refusal
-            proto.response_bytes(status, _JSON, _encode_error(None, INVALID_REQUEST, why))
-            return
-        headers = scope.headers
         try:
-            principal = None
-            auth = self.auth
-            if auth is not None:
-                path = scope.path
-                if path in auth.metadata_paths:
-                    auth.serve_metadata(proto, scope.method)
+            usual = (
+                self._usual(scope)
+                if self.lane and scope.method == "POST" and scope.path == self.path
+                else None
+            )
+            if usual is None:
+                await self._route(scope, proto)
+                return
+            # A usual POST (auth is off): the same reply as _post with fewer steps. A single
+            # call the extension answers at once goes straight back (no Exchange is made);
+            # whatever else the body holds, or a session this process cannot vouch for now,
+            # goes on as in _post from the decoded body. Inline: every usual POST pays for
+            # a coroutine of its own.
+            accept, revision, routing = usual
+            headers = scope.headers
+            settings = self.settings
+            # _read_sized, inline too.
+            reading = proto()
+            watch = self._reading
+            watch[reading] = self._clock
+            try:
+                body: bytes = await reading
+            except asyncio.CancelledError:
+                if _cancelling():
+                    raise
+                raise self._body_refusal() from None
+            except RuntimeError:  # granian's RSGIProtocolClosed: the body was cut short
+                raise incomplete_body() from None
+            finally:
+                watch.pop(reading, None)
+            frame = _decode(body, settings.max_depth, settings.max_batch)
+            if frame.kind != _FRAME_SINGLE or frame.initialize:
+                await self._post_frame(headers, proto, frame, accept, None)
+                return
+            dispatcher = self.dispatcher
+            session = None
+            inflight = None
+            if revision is None:
+                revision = _MODERN
+            elif not settings.stateless:
+                session_id = headers.get("mcp-session-id")
+                if session_id is not None:
+                    held = self.store.held(session_id)
+                    if (
+                        held is None
+                        or held.session.principal is not None
+                        or held.session.revision is not revision
+                    ):
+                        await self._post_frame(headers, proto, frame, accept, None)
+                        return
+                    session = held.session
+                    inflight = held.inflight
+                elif settings.require_session or "mcp-session-id" in headers:
+                    await self._post_frame(headers, proto, frame, accept, None)
                     return
-                if path == self.path or (self.legacy is not None and self.legacy.serves(path)):
-                    principal = auth.cached(headers)
-                    if principal is None:
-                        principal = await auth.principal(headers)
-            if scope.path == self.path:
-                method = scope.method
-                if method == "POST":
-                    await self._post(scope, proto, principal)
-                elif modern.is_modern_version(header(headers, "mcp-protocol-version")):
-                    # 2026-07-28 has no GET stream and no session to DELETE.
-                    method_not_allowed(proto, method, "POST")
-                elif method == "GET" and not self.settings.stateless:
-                    await self._get(scope, proto, principal)
-                elif method == "DELETE" and not self.settings.stateless:
-                    await self._delete(scope, proto, principal)
-                else:
-                    allow = "POST" if self.settings.stateless else "GET, POST, DELETE"
-                    method_not_allowed(proto, method, allow)
-            elif self.legacy is not None and self.legacy.serves(scope.path):
-                await self.legacy.handle(scope, proto, principal)
-            else:
-                proto.response_bytes(404, _JSON, _encode_error(None, INVALID_REQUEST, "Not found"))
+            step = dispatcher.can_step(inflight)
+            done = dispatcher.answer(frame, revision, routing, step)
+            if type(done) is bytes:
+                proto.response_bytes(200, _JSON, done)
+                return
+            ex = self._exchange(revision, session, accept, inflight, routing, None, proto)
+            rest = self._reply(proto, dispatcher.resume(frame, ex, done, step), ex)
+            if rest is not None:
+                await rest
         except AuthRefusal as denied:
             proto.response_bytes(denied.status, denied.headers, denied.body)
         except HttpError as exc:
@@ -205,6 +239,46 @@ class McpHttpApp:
                 proto.response_bytes(
                     500, _JSON, _encode_error(None, INTERNAL_ERROR, "Internal error")
                 )
+
+    async def _route(self, scope: Any, proto: Any) -> None:
+        """Every request but a usual POST (:meth:`_usual`): its Host and Origin checked, its
+        sender authenticated when auth is on, then served by path and method. Raises what
+        :meth:`__rsgi__` answers."""
+        refusal = self.guard.refusal(scope)
+        if refusal is not None:
+            status, why = refusal
+            proto.response_bytes(status, _JSON, _encode_error(None, INVALID_REQUEST, why))
+            return
+        headers = scope.headers
+        principal = None
+        auth = self.auth
+        if auth is not None:
+            path = scope.path
+            if path in auth.metadata_paths:
+                auth.serve_metadata(proto, scope.method)
+                return
+            if path == self.path or (self.legacy is not None and self.legacy.serves(path)):
+                principal = auth.cached(headers)
+                if principal is None:
+                    principal = await auth.principal(headers)
+        if scope.path == self.path:
+            method = scope.method
+            if method == "POST":
+                await self._post(scope, proto, principal)
+            elif modern.is_modern_version(header(headers, "mcp-protocol-version")):
+                # 2026-07-28 has no GET stream and no session to DELETE.
+                method_not_allowed(proto, method, "POST")
+            elif method == "GET" and not self.settings.stateless:
+                await self._get(scope, proto, principal)
+            elif method == "DELETE" and not self.settings.stateless:
+                await self._delete(scope, proto, principal)
+            else:
+                allow = "POST" if self.settings.stateless else "GET, POST, DELETE"
+                method_not_allowed(proto, method, allow)
+        elif self.legacy is not None and self.legacy.serves(scope.path):
+            await self.legacy.handle(scope, proto, principal)
+        else:
+            proto.response_bytes(404, _JSON, _encode_error(None, INVALID_REQUEST, "Not found"))
 
     def __rsgi_init__(self, loop: Any) -> None:
         """Enter the server's lifespan before the worker serves anything, start the watch on
@@ -292,7 +366,7 @@ class McpHttpApp:
 
     async def _read_sized(self, proto: Any) -> bytes:
         """The body of a request with a ``Content-Length`` (checked by the caller), within
-        ``body_timeout_seconds``. :meth:`_post` has the same lines inline."""
+        ``body_timeout_seconds``. :meth:`__rsgi__` has the same lines inline (a usual POST)."""
         reading = proto()
         watch = self._reading
         watch[reading] = self._clock
@@ -352,34 +426,61 @@ class McpHttpApp:
             raise incomplete_body() from None
         return b"".join(chunks)
 
+    def _usual(self, scope: Any) -> tuple[int, revisions.Revision | None, Any] | None:
+        """Whether a POST to the MCP path is the usual one, judged on its headers alone (no
+        side effect): one allowed Host (agreeing with ``:authority``), no Origin, JSON in,
+        an ``Accept`` that takes a reply, a ``Content-Length`` within the limit and an
+        ``MCP-Protocol-Version`` that names a served revision exactly. If so, its accept
+        flags, its revision (None: a 2026-07-28 one) and its routing headers (2026-07-28);
+        such a request passes every check of the general path and goes to
+        :meth:`__rsgi__`'s short way. Anything else, None: the general path judges it (and refuses
+        what it must). Only without auth (:attr:`lane`)."""
+        headers = scope.headers
+        hosts = headers.get_all("host")
+        if len(hosts) != 1:
+            return None
+        host = hosts[0]
+        authority = scope.authority
+        if (
+            (authority is not None and authority != host)
+            or not self.guard.host_allowed(host)
+            or "origin" in headers
+        ):
+            return None
+        accept = post_flags(headers.get("content-type"), headers.get("accept"))
+        length = headers.get("content-length")
+        if accept <= 0 or length is None or length_verdict(length, self.settings.max_body_bytes):
+            return None
+        version = headers.get("mcp-protocol-version")
+        revision = _LEGACY_EXACT.get(version)
+        if revision is not None:
+            return accept, revision, None
+        if version in _MODERN_EXACT:
+            return accept, None, _wire.Headers.from_map(headers)
+        return None
+
     async def _post(self, scope: Any, proto: Any, principal: Principal | None = None) -> None:
+        """A POST to the MCP path (its Host and Origin checked, its sender authenticated
+        when auth is on)."""
         headers = scope.headers
         accept = post_flags(headers.get("content-type"), headers.get("accept"))
         if accept <= 0:
             raise post_refusal(accept)
+        body = await self.read_body(headers, proto)
+        frame = _decode(body, self.settings.max_depth, self.settings.max_batch)
+        await self._post_frame(headers, proto, frame, accept, principal)
+
+    async def _post_frame(
+        self,
+        headers: Any,
+        proto: Any,
+        frame: _wire.Frame,
+        accept: int,
+        principal: Principal | None,
+    ) -> None:
+        """A POST's decoded body: its revision and session found (or refused) from the
+        headers, then dispatched and answered."""
         settings = self.settings
-        length = headers.get("content-length")
-        if length is not None:
-            verdict = length_verdict(length, settings.max_body_bytes)
-            if verdict:
-                raise length_refusal(verdict, settings.max_body_bytes)
-            # _read_sized, inline: every POST pays for this.
-            reading = proto()
-            watch = self._reading
-            watch[reading] = self._clock
-            try:
-                body: bytes = await reading
-            except asyncio.CancelledError:
-                if _cancelling():
-                    raise
-                raise self._body_refusal() from None
-            except RuntimeError:  # granian's RSGIProtocolClosed: the body was cut short
-                raise incomplete_body() from None
-            finally:
-                watch.pop(reading, None)
-        else:
-            body = await self._read_chunked(proto)
-        frame = _decode(body, settings.max_depth, settings.max_batch)
         version = headers.get("mcp-protocol-version")
         # The usual header names a legacy revision exactly: one lookup, no parsing.
         if version is not None:
@@ -421,18 +522,32 @@ class McpHttpApp:
             and not frame.initialize
         ):
             raise HttpError(400, INVALID_REQUEST, "Missing Mcp-Session-Id header")
+        ex = self._exchange(revision, session, accept, inflight, None, principal, proto)
+        rest = self._reply(proto, self.dispatcher.start(frame, ex), ex)
+        if rest is not None:
+            await rest
 
-        # The reply turns into an SSE stream only if a handler sends something before its
-        # result, and only for a client that takes one; otherwise notifications are dropped
-        # and server-to-client requests refused (NULL_SINK). The stream is made only when a
-        # handler first asks for it (_open_stream).
-        ex = Exchange(  # by position (see Exchange.__init__)
+    def _exchange(
+        self,
+        revision: revisions.Revision,
+        session: Session | None,
+        accept: int,
+        inflight: InFlight | None,
+        routing: _wire.Headers | None,
+        principal: Principal | None,
+        proto: Any,
+    ) -> Exchange:
+        """The exchange of a POST. Its reply turns into an SSE stream only if a handler
+        sends something before its result, and only for a client that takes one; otherwise
+        notifications are dropped and server-to-client requests refused (NULL_SINK). The
+        stream is made only when a handler first asks for it (:meth:`_open_stream`)."""
+        return Exchange(  # by position (see Exchange.__init__)
             revision,
             session,
             None if accept & ACCEPT_SSE else NULL_SINK,  # sink
             inflight,
             True,  # answer_cancelled: a POST that carried a request is always answered
-            None,  # headers
+            routing,  # headers
             False,  # sniff_meta
             None,  # outgoing
             principal,  # auth
@@ -440,15 +555,27 @@ class McpHttpApp:
             self._opener,
             proto,  # channel
         )
-        pending = self.dispatcher.start(frame, ex)
+
+    def _reply(
+        self, proto: Any, pending: Started, ex: Exchange
+    ) -> Coroutine[Any, Any, None] | None:
+        """Answer a POST with what the dispatcher gave back: at once (None), or else what
+        the caller awaits to finish it (:meth:`_reply_later`)."""
         # The usual answer, given at once (unless a handler's first step began a stream).
         if type(pending) is bytes and (ex.opened is None or _answered(ex)):
             ex.opener = None  # a handler still running sends into NULL_SINK from now on
             proto.response_bytes(200, _JSON, pending)
-            return
+            return None
+        return self._reply_later(proto, pending, ex)
+
+    async def _reply_later(self, proto: Any, pending: Started, ex: Exchange) -> None:
+        """:meth:`_reply` when it cannot answer at once: a new session (the reply to a
+        legacy ``initialize``) is stored first and named in ``Mcp-Session-Id``, then the
+        reply awaited and sent (:func:`_respond`)."""
+        settings = self.settings
         out_headers = _JSON
         new = pending.session if isinstance(pending, Reply) else None
-        if new is not None and not settings.stateless:
+        if new is not None and not settings.stateless and ex.revision.sessions:
             new.id = new_session_id()
             new.outbound = SessionStreams(settings)
             try:
@@ -495,27 +622,9 @@ class McpHttpApp:
                 body = _encode_error(None, exc.code, exc.message, exc.data)
                 proto.response_bytes(400, _JSON, body)
                 return None
-        ex = Exchange(  # by position (see Exchange.__init__)
-            revisions.R2026_07_28,
-            None,  # session
-            None if accept & ACCEPT_SSE else NULL_SINK,  # sink
-            None,  # inflight
-            True,  # answer_cancelled: a POST that carried a request is always answered
-            _wire.Headers.from_map(headers),
-            False,  # sniff_meta
-            None,  # outgoing
-            principal,  # auth
-            True,  # eager
-            self._opener,
-            proto,  # channel
-        )
-        pending = self.dispatcher.start(frame, ex)
-        # The usual answer, given at once (unless a handler's first step began a stream).
-        if type(pending) is bytes and (ex.opened is None or _answered(ex)):
-            ex.opener = None  # a handler still running sends into NULL_SINK from now on
-            proto.response_bytes(200, _JSON, pending)
-            return None
-        return _respond(proto, pending, ex, _JSON)
+        routing = _wire.Headers.from_map(headers)
+        ex = self._exchange(_MODERN, None, accept, None, routing, principal, proto)
+        return self._reply(proto, self.dispatcher.start(frame, ex), ex)
 
     # GET --------------------------------------------------------------------
 

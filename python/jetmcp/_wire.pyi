@@ -306,6 +306,33 @@ class Headers:
         ``Mcp-Param-*``) is present."""
 
 @final
+class Gate:
+    """The HTTP transport's verdicts on the header values of usual POSTs
+    (``McpHttpApp._usual``), learned from Python and given again in one call over the
+    scope. Only values Python judged first are known; the checks that vary per request (one
+    Host value, ``:authority`` equal to it, no Origin, a plain-digit ``Content-Length``
+    within ``max_body``) are made on every call. Keeps at most ``capacity`` verdicts, and
+    forgets them all when full."""
+
+    def __init__(self, max_body: int, capacity: int = 256) -> None: ...
+    def admit(self, scope: Any) -> tuple[int, Any, Headers | None] | None:
+        """``(accept, revision, routing)`` as ``_usual`` found them for the same header
+        values (``routing`` read now from this scope when the revision is None, a
+        2026-07-28 request), or None: not learned, or not usual."""
+    def learn(
+        self,
+        host: str,
+        content_type: str | None,
+        accept: str | None,
+        version: str,
+        flags: int,
+        revision: Any,
+    ) -> None:
+        """Remember that a POST with these values is usual, with accept ``flags`` and
+        ``revision`` (None: 2026-07-28)."""
+    def __len__(self) -> int: ...
+
+@final
 class Outcome:
     """A planned call the extension does not answer itself, for Python to shape exactly as
     the general path does (``tool.shape`` / ``tool.failure``, completion, encoding)."""

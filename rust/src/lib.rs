@@ -20,6 +20,8 @@ mod py_encode;
 #[cfg(feature = "python")]
 mod py_frame;
 #[cfg(feature = "python")]
+mod py_gate;
+#[cfg(feature = "python")]
 mod py_plan;
 #[cfg(feature = "python")]
 mod py_route;
@@ -62,6 +64,7 @@ fn wire_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<py_route::Routes>()?;
     m.add_class::<py_plan::Shape>()?;
     m.add_class::<py_plan::PyHeaders>()?;
+    m.add_class::<py_gate::Gate>()?;
     m.add_class::<py_plan::Plans>()?;
     m.add_class::<py_plan::Outcome>()?;
     m.add_function(wrap_pyfunction!(py_frame::decode, m)?)?;

@@ -192,7 +192,7 @@ impl Found {
 /// The MCP headers among `(name, value)` pairs, in order: the last value of each name, and
 /// each name sent more than once named once in `repeated`. `lower`: names are lower-cased
 /// first (Python's `str.lower`); else they are lower-case already.
-fn read_pairs(items: &Bound<'_, PyAny>, lower: bool) -> PyResult<PyHeaders> {
+pub(crate) fn read_pairs(items: &Bound<'_, PyAny>, lower: bool) -> PyResult<PyHeaders> {
     let py = items.py();
     let mut found = Found::default();
     // Whether each of the three routing headers was seen, and then whether it is already

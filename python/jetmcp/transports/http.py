@@ -123,10 +123,12 @@ class McpHttpApp:
 
         #: The OAuth resource server in front of the MCP paths (None: auth is off).
         self.auth: BearerGuard | None = build_guard(self.settings, server)
-        #: Whether a usual POST takes the short way (:meth:`_usual`, then inline in :meth:`__rsgi__`):
-        #: not behind auth. False sends every request down the general path (which the
-        #: differential tests compare it with).
+        #: Whether a usual POST takes the short way (:meth:`_usual`, then inline in
+        #: :meth:`__rsgi__`): not behind auth. False sends every request down the general
+        #: path (which the differential tests compare it with).
         self.lane = self.auth is None
+        #: The verdicts of :meth:`_usual`, learned and given again in one call.
+        self._gate = _wire.Gate(self.settings.max_body_bytes)
         #: The shutdown that ends listen subscriptions, kept so it is not collected early.
         self._closing: asyncio.Future[None] | None = None
         self._lifespan = LifespanScope(server)
@@ -156,11 +158,10 @@ class McpHttpApp:
         if scope.proto != "http":
             return
         try:
-            usual = (
-                self._usual(scope)
-                if self.lane and scope.method == "POST" and scope.path == self.path
-                else None
-            )
+            usual = None
+            if self.lane and scope.method == "POST" and scope.path == self.path:
+                # Header values seen before are judged in one call; others in Python.
+                usual = self._gate.admit(scope) or self._usual(scope)
             if usual is None:
                 await self._route(scope, proto)
                 return
@@ -427,14 +428,18 @@ class McpHttpApp:
         return b"".join(chunks)
 
     def _usual(self, scope: Any) -> tuple[int, revisions.Revision | None, Any] | None:
-        """Whether a POST to the MCP path is the usual one, judged on its headers alone (no
-        side effect): one allowed Host (agreeing with ``:authority``), no Origin, JSON in,
-        an ``Accept`` that takes a reply, a ``Content-Length`` within the limit and an
-        ``MCP-Protocol-Version`` that names a served revision exactly. If so, its accept
-        flags, its revision (None: a 2026-07-28 one) and its routing headers (2026-07-28);
-        such a request passes every check of the general path and goes to
-        :meth:`__rsgi__`'s short way. Anything else, None: the general path judges it (and refuses
-        what it must). Only without auth (:attr:`lane`)."""
+        """Whether a POST to the MCP path is the usual one, judged on its headers alone: one
+        allowed Host (agreeing with ``:authority``), no Origin, JSON in, an ``Accept`` that
+        takes a reply, a ``Content-Length`` within the limit and an ``MCP-Protocol-Version``
+        that names a served revision exactly. If so, its accept flags, its revision (None: a
+        2026-07-28 one) and its routing headers (2026-07-28), for :meth:`__rsgi__`'s short
+        way; such a request passes every check of the general path. Anything else, None:
+        the general path judges it (and refuses what it must). Only without auth
+        (:attr:`lane`).
+
+        The verdict on the header values is taught to the gate (:class:`jetmcp._wire.Gate`),
+        which gives it again for the next request that carries them, making the checks that
+        vary per request itself."""
         headers = scope.headers
         hosts = headers.get_all("host")
         if len(hosts) != 1:
@@ -447,17 +452,20 @@ class McpHttpApp:
             or "origin" in headers
         ):
             return None
-        accept = post_flags(headers.get("content-type"), headers.get("accept"))
+        content_type = headers.get("content-type")
+        accept_header = headers.get("accept")
+        accept = post_flags(content_type, accept_header)
         length = headers.get("content-length")
         if accept <= 0 or length is None or length_verdict(length, self.settings.max_body_bytes):
             return None
         version = headers.get("mcp-protocol-version")
         revision = _LEGACY_EXACT.get(version)
+        if revision is None and version not in _MODERN_EXACT:
+            return None
+        self._gate.learn(host, content_type, accept_header, version, accept, revision)
         if revision is not None:
             return accept, revision, None
-        if version in _MODERN_EXACT:
-            return accept, None, _wire.Headers.from_map(headers)
-        return None
+        return accept, None, _wire.Headers.from_map(headers)
 
     async def _post(self, scope: Any, proto: Any, principal: Principal | None = None) -> None:
         """A POST to the MCP path (its Host and Origin checked, its sender authenticated

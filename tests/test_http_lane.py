@@ -1,0 +1,415 @@
+"""The usual POST's short way (``McpHttpApp._usual``, ``jetmcp._wire.Gate`` and the lane in
+``__rsgi__``) against the general path (``lane`` off), byte for byte and side effect for
+side effect: status, headers and body of every reply, and the session store after it.
+
+Requests are driven through the RSGI callable in this process with a header map that
+behaves as Granian 2.8.9's (probed live: ``get`` gives a name's first value, None when
+Granian cannot read that value even if a later one is readable; ``get_all`` and ``items``
+give the readable values only; ``in`` sees every name). The lane's app serves each request
+twice: first judged in Python (which teaches the gate), then admitted by the gate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from typing import Any
+
+import orjson
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import BaseModel
+
+from jetmcp.server import Context, Server
+from jetmcp.sessions import MemorySessionStore
+from jetmcp.settings import Settings
+from jetmcp.transports.http import McpHttpApp
+
+#: A value Granian cannot read (bytes outside visible ASCII).
+UNREADABLE = object()
+
+server = Server("lane-tests", version="1.0.0")
+
+
+class Point(BaseModel):
+    x: float
+    y: float
+
+
+@server.tool()
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@server.tool()
+async def scale(point: Point, factor: float) -> Point:
+    """Scale a point."""
+    return Point(x=point.x * factor, y=point.y * factor)
+
+
+@server.tool()
+async def add_log(a: int, b: int, ctx: Context) -> int:
+    """Add, logging through the Context."""
+    await ctx.info("adding")
+    return a + b
+
+
+class GranianHeaders:
+    """Request headers as Granian's RSGI scope gives them (see the module docstring)."""
+
+    def __init__(self, pairs: list[tuple[str, Any]]) -> None:
+        self._pairs = pairs
+
+    def get(self, name: str, default: Any = None) -> Any:
+        for key, value in self._pairs:
+            if key == name:
+                return default if value is UNREADABLE else value
+        return default
+
+    def get_all(self, name: str) -> list[str]:
+        return [v for k, v in self._pairs if k == name and v is not UNREADABLE]
+
+    def items(self) -> list[tuple[str, str]]:
+        return [(k, v) for k, v in self._pairs if v is not UNREADABLE]
+
+    def keys(self) -> list[str]:
+        return list(dict.fromkeys(k for k, _ in self._pairs))
+
+    def __contains__(self, name: object) -> bool:
+        return any(k == name for k, _ in self._pairs)
+
+
+class Scope:
+    def __init__(self, pairs: list[tuple[str, Any]], authority: str | None) -> None:
+        self.proto = "http"
+        self.method = "POST"
+        self.path = "/mcp"
+        self.http_version = "1.1"
+        self.authority = authority
+        self.query_string = ""
+        self.headers = GranianHeaders(pairs)
+
+
+class Proto:
+    """Keeps what the app answered; the body is at hand at once."""
+
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+        self.sent: tuple[Any, ...] | None = None
+
+    async def __call__(self) -> bytes:
+        return self.body
+
+    async def client_disconnect(self) -> None:
+        await asyncio.Event().wait()
+
+    def response_bytes(self, status: int, headers: Any, body: bytes) -> None:
+        self.sent = (status, [tuple(h) for h in headers], body)
+
+    def response_empty(self, status: int, headers: Any) -> None:
+        self.sent = (status, [tuple(h) for h in headers], b"")
+
+    def response_stream(self, status: int, headers: Any) -> Stream:
+        stream = Stream()
+        self.sent = (status, [tuple(h) for h in headers], stream.events)
+        return stream
+
+
+class Stream:
+    """An SSE response's transport: its events, in order."""
+
+    def __init__(self) -> None:
+        self.events: list[bytes] = []
+
+    async def send_bytes(self, data: bytes) -> None:
+        self.events.append(data)
+
+
+def _meta(version: str) -> dict[str, Any]:
+    return {
+        "io.modelcontextprotocol/protocolVersion": version,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "lane", "version": "0"},
+    }
+
+
+def _call(name: str, arguments: Any, meta: str | None = None, id: Any = 7) -> dict[str, Any]:
+    params: dict[str, Any] = {"name": name, "arguments": arguments}
+    if meta is not None:
+        params["_meta"] = _meta(meta)
+    return {"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}
+
+
+BODIES: list[bytes] = [
+    orjson.dumps(b)
+    for b in [
+        _call("add", {"a": 1, "b": 2}),
+        _call("add", {"a": "x", "b": 2}),
+        _call("scale", {"point": {"x": 1, "y": 2}, "factor": 3}),
+        _call("add_log", {"a": 4, "b": 5}),
+        _call("nope", {}),
+        _call("add", {"a": 1, "b": 2}, "2026-07-28"),
+        _call("scale", {"point": {"x": 1, "y": 2}, "factor": 2}, "2026-07-28"),
+        _call("add_log", {"a": 1, "b": 1}, "2026-07-28", id="s"),
+        _call("add", {"a": 1, "b": 2}, "2025-06-18"),
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        [_call("add", {"a": 1, "b": 2}, id=1), _call("add", {"a": 2, "b": 2}, id=2)],
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "lane", "version": "0"},
+            },
+        },
+    ]
+] + [b"{not json", b"[]", b'{"jsonrpc":"2.0","id":1}']
+
+HOSTS = [[], ["127.0.0.1:8000"], ["localhost"], ["evil.example"], [UNREADABLE], ["a", "a"]]
+AUTHORITIES = [None, "same", "other.example"]
+ORIGINS = [[], ["http://localhost"], [UNREADABLE]]
+CONTENT_TYPES = [
+    [],
+    ["application/json"],
+    ["application/json; charset=utf-8"],
+    ["text/plain"],
+    [UNREADABLE],
+    [UNREADABLE, "application/json"],
+]
+ACCEPTS = [
+    [],
+    ["application/json, text/event-stream"],
+    ["application/json"],
+    ["text/event-stream"],
+    ["*/*"],
+    ["text/html"],
+    [UNREADABLE, "application/json"],
+]
+LENGTHS = ["exact", None, "+exact", " exact", "huge", "abc", "unreadable-first"]
+VERSIONS = [
+    [],
+    ["2025-06-18"],
+    ["2025-03-26"],
+    ["2026-07-28"],
+    [" 2025-06-18"],
+    ["1999-01-01"],
+    [UNREADABLE, "2025-06-18"],
+]
+SESSIONS = ["none", "known", "unknown", "unreadable"]
+ROUTING = [False, True]
+
+
+def _headers(choice: dict[str, Any], body: bytes, session_id: str) -> list[tuple[str, Any]]:
+    pairs: list[tuple[str, Any]] = [("host", h) for h in choice["host"]]
+    pairs += [("origin", o) for o in choice["origin"]]
+    pairs += [("content-type", c) for c in choice["content_type"]]
+    pairs += [("accept", a) for a in choice["accept"]]
+    length = choice["length"]
+    exact = str(len(body))
+    if length == "exact":
+        pairs.append(("content-length", exact))
+    elif length in ("+exact", " exact"):
+        pairs.append(("content-length", length.replace("exact", exact)))
+    elif length == "huge":
+        pairs.append(("content-length", str(10**12)))
+    elif length == "abc":
+        pairs.append(("content-length", "abc"))
+    elif length == "unreadable-first":
+        pairs += [("content-length", UNREADABLE), ("content-length", exact)]
+    pairs += [("mcp-protocol-version", v) for v in choice["version"]]
+    session = choice["session"]
+    if session == "known":
+        pairs.append(("mcp-session-id", session_id))
+    elif session == "unknown":
+        pairs.append(("mcp-session-id", "0" * 32))
+    elif session == "unreadable":
+        pairs.append(("mcp-session-id", UNREADABLE))
+    if choice["routing"]:
+        pairs += [("mcp-method", "tools/call"), ("mcp-name", "add")]
+    return pairs
+
+
+def _serve(app: McpHttpApp, scope: Scope, body: bytes) -> tuple[Any, ...]:
+    proto = Proto(body)
+    asyncio.run(app.__rsgi__(scope, proto))
+    assert proto.sent is not None
+    status, headers, out = proto.sent
+    # A new session's id is random: only whether one was named is compared.
+    headers = [(k, "<id>" if k == "mcp-session-id" else v) for k, v in headers]
+    return status, headers, out
+
+
+def _apps(**options: Any) -> tuple[McpHttpApp, McpHttpApp, str]:
+    """The general path's app and the lane's, sharing one session store that holds one
+    established session (its id returned)."""
+    base = Settings(host="127.0.0.1", **options)
+    store = MemorySessionStore(
+        base.max_sessions, base.session_idle_seconds, base.max_new_sessions, 0
+    )
+    general = McpHttpApp(server, base, store)
+    general.lane = False
+    lane = McpHttpApp(server, base, store)
+    assert lane.lane
+    init = BODIES[12]
+    proto = Proto(init)
+    usual = [
+        ("host", "localhost"),
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("content-length", str(len(init))),
+    ]
+    asyncio.run(general.__rsgi__(Scope(usual, None), proto))
+    assert proto.sent is not None and proto.sent[0] == 200, proto.sent
+    session_id = dict(proto.sent[1]).get("mcp-session-id", "none")  # none when stateless
+    # Promote it to an established session (its second request), as a client would.
+    note = orjson.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    pairs = [
+        *usual[:3],
+        ("content-length", str(len(note))),
+        ("mcp-session-id", session_id),
+        ("mcp-protocol-version", "2025-06-18"),
+    ]
+    asyncio.run(general.__rsgi__(Scope(pairs, None), Proto(note)))
+    return general, lane, session_id
+
+
+STATEFUL = _apps()
+STATELESS = _apps(stateless=True)
+REQUIRED = _apps(require_session=True)
+
+
+def mostly(usual: list[Any], others: list[Any]) -> st.SearchStrategy[Any]:
+    """Each usual value three times as likely as each other one: about one example in ten
+    is usual throughout (the lane's own path), the rest differ in a header or two."""
+    return st.sampled_from(usual * 3 + others)
+
+
+@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    which=st.sampled_from([STATEFUL, STATELESS, REQUIRED]),
+    body=mostly(BODIES[:9], BODIES[9:]),
+    host=mostly(HOSTS[1:3], HOSTS[:1] + HOSTS[3:]),
+    authority=mostly(AUTHORITIES[:2], AUTHORITIES[2:]),
+    origin=mostly(ORIGINS[:1], ORIGINS[1:]),
+    content_type=mostly(CONTENT_TYPES[1:3], CONTENT_TYPES[:1] + CONTENT_TYPES[3:]),
+    accept=mostly(ACCEPTS[:5], ACCEPTS[5:]),
+    length=mostly(LENGTHS[:1], LENGTHS[1:]),
+    version=mostly(VERSIONS[1:4], VERSIONS[:1] + VERSIONS[4:]),
+    session=mostly(SESSIONS[:2], SESSIONS[2:]),
+    routing=st.sampled_from(ROUTING),
+)
+def test_the_lane_answers_as_the_general_path(
+    which: tuple[McpHttpApp, McpHttpApp, str], body: bytes, **choice: Any
+) -> None:
+    general, lane, session_id = which
+    pairs = _headers(choice, body, session_id)
+    readable_host = [h for h in choice["host"] if h is not UNREADABLE]
+    authority = choice["authority"]
+    if authority == "same":
+        authority = readable_host[0] if readable_host else "localhost"
+    expected = _serve(general, Scope(pairs, authority), body)
+    first = _serve(lane, Scope(pairs, authority), body)
+    second = _serve(lane, Scope(pairs, authority), body)
+    assert first == expected
+    assert second == expected
+    # Whatever the gate admits, Python finds usual with the same verdict (it may leave to
+    # Python what Python admits: a Content-Length spelled "+5", say).
+    scope = Scope(pairs, authority)
+    admitted = lane._gate.admit(scope)
+    if admitted is not None:
+        verdict = lane._usual(scope)
+        assert verdict is not None
+        assert verdict[:2] == admitted[:2]
+        assert _routing(verdict[2]) == _routing(admitted[2])
+
+
+def _routing(headers: Any) -> Any:
+    if headers is None:
+        return None
+    names = ("protocol_version", "method", "name", "params", "repeated")
+    return tuple(getattr(headers, n) for n in names)
+
+
+def test_a_usual_call_never_reaches_start() -> None:
+    """The lane is taken: a usual call is answered with Dispatcher.start out of the way
+    (made to fail), both when Python judges it and when the gate admits it."""
+    _, lane, _ = _apps(stateless=True)
+    body = BODIES[0]
+    pairs = [
+        ("host", "localhost"),
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("content-length", str(len(body))),
+        ("mcp-protocol-version", "2025-06-18"),
+    ]
+
+    def fail(*args: Any) -> Any:
+        raise AssertionError("the general path was taken")
+
+    lane.dispatcher.start = fail  # type: ignore[method-assign]
+    for _ in range(2):
+        status, _, out = _serve(lane, Scope(pairs, None), body)
+        assert status == 200
+        assert orjson.loads(out)["result"]["content"][0]["text"] == "3"
+    assert len(lane._gate) == 1
+
+
+def test_the_gate_admits_only_what_python_taught_it() -> None:
+    _, lane, _ = _apps()
+    body = BODIES[0]
+    pairs = [
+        ("host", "localhost:9"),
+        ("content-type", "application/json"),
+        ("accept", "application/json"),
+        ("content-length", str(len(body))),
+        ("mcp-protocol-version", "2025-06-18"),
+    ]
+    scope = Scope(pairs, None)
+    assert lane._gate.admit(scope) is None  # nothing learned yet
+    assert lane._usual(scope) is not None
+    admitted = lane._gate.admit(scope)
+    assert admitted is not None and admitted[0] == 1  # JSON only: no SSE
+    # What varies per request is checked on every call, not learned.
+    for changed in (
+        [*pairs, ("origin", "http://localhost")],
+        [*pairs, ("origin", UNREADABLE)],
+        [*pairs, ("host", "localhost:9")],
+        [p for p in pairs if p[0] != "content-length"] + [("content-length", "+5")],
+        [p for p in pairs if p[0] != "content-length"] + [("content-length", str(2**40))],
+        [p if p[0] != "accept" else ("accept", "*/*") for p in pairs],
+        [(k, v) if k != "content-type" else (k, UNREADABLE) for k, v in pairs]
+        + [("content-type", "application/json")],
+    ):
+        assert lane._gate.admit(Scope(changed, None)) is None, changed
+    assert lane._gate.admit(Scope(pairs, "elsewhere:1")) is None
+
+
+def test_the_gate_is_bounded() -> None:
+    lane = McpHttpApp(server, Settings(allowed_hosts=["*"]))
+    for i in itertools.count():
+        pairs = [
+            ("host", f"h{i}.example"),
+            ("content-type", "application/json"),
+            ("content-length", "2"),
+            ("mcp-protocol-version", "2025-06-18"),
+        ]
+        assert lane._usual(Scope(pairs, None)) is not None
+        assert len(lane._gate) <= 256
+        if i == 600:
+            break
+    # Full, it forgot what it knew and learned again: the latest is known.
+    assert lane._gate.admit(Scope(pairs, None)) is not None
+
+
+def test_metrics_keep_the_general_path() -> None:
+    """Metrics count what passes Dispatcher.start: with them on, every POST goes there."""
+    from jetmcp.transports.http import make_app
+
+    assert make_app(server, Settings()).lane
+
+    observed = make_app(server, Settings(metrics_path="/metrics"))
+    assert not observed.lane

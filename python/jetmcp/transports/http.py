@@ -12,6 +12,15 @@ the 2024-11-05 HTTP+SSE transport on its own paths (:mod:`jetmcp.transports.http
 A request whose ``MCP-Protocol-Version`` is not a legacy revision is a 2026-07-28 one
 (:meth:`McpHttpApp._post_modern`): POST only, no session, its routing headers checked
 against the body by the dispatcher, and the request cancelled when its client disconnects.
+
+The usual POST takes a short way when auth is off (:attr:`McpHttpApp.lane`): headers whose
+values were judged before are admitted in one call (:class:`jetmcp._wire.Gate`, taught by
+:meth:`McpHttpApp._usual`), the body is read and decoded, and a single call the extension
+answers at once (:meth:`~jetmcp.dispatch.Dispatcher.answer`) goes back with no
+:class:`~jetmcp.dispatch.Exchange` made. Anything else on that way (a batch, ``initialize``,
+a session not held here, a tool whose reply Python shapes) continues exactly where the
+general path would be (:meth:`~jetmcp.dispatch.Dispatcher.resume`, :meth:`McpHttpApp._post_frame`);
+``tests/test_http_lane.py`` holds the two paths to the same bytes.
 """
 
 from __future__ import annotations

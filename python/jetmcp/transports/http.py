@@ -176,8 +176,8 @@ class McpHttpApp:
                 return
             # A usual POST (auth is off): the same reply as _post with fewer steps. A single
             # call the extension answers at once goes straight back (no Exchange is made);
-            # whatever else the body holds, or a session this process cannot vouch for now,
-            # goes on as in _post from the decoded body. Inline: every usual POST pays for
+            # an initialize, or a session this process cannot vouch for now, goes on as in
+            # _post from the decoded body. Inline: every usual POST pays for
             # a coroutine of its own.
             accept, revision, routing = usual
             headers = scope.headers
@@ -197,7 +197,7 @@ class McpHttpApp:
             finally:
                 watch.pop(reading, None)
             frame = _decode(body, settings.max_depth, settings.max_batch)
-            if frame.kind != _FRAME_SINGLE or frame.initialize:
+            if frame.initialize:
                 await self._post_frame(headers, proto, frame, accept, None)
                 return
             dispatcher = self.dispatcher
@@ -221,13 +221,20 @@ class McpHttpApp:
                 elif settings.require_session or "mcp-session-id" in headers:
                     await self._post_frame(headers, proto, frame, accept, None)
                     return
-            step = dispatcher.can_step(inflight)
-            done = dispatcher.answer(frame, revision, routing, step)
-            if type(done) is bytes:
-                proto.response_bytes(200, _JSON, done)
-                return
-            ex = self._exchange(revision, session, accept, inflight, routing, None, proto)
-            rest = self._reply(proto, dispatcher.resume(frame, ex, done, step), ex)
+            if frame.kind == _FRAME_SINGLE:
+                step = dispatcher.can_step(inflight)
+                done = dispatcher.answer(frame, revision, routing, step)
+                if type(done) is bytes:
+                    proto.response_bytes(200, _JSON, done)
+                    return
+                ex = self._exchange(revision, session, accept, inflight, routing, None, proto)
+                pending = dispatcher.resume(frame, ex, done, step)
+            else:
+                # An array or a parse error: as _post_frame would (an exact 2026-07-28
+                # version names a served revision, so an array is not refused whole).
+                ex = self._exchange(revision, session, accept, inflight, routing, None, proto)
+                pending = dispatcher.start(frame, ex)
+            rest = self._reply(proto, pending, ex)
             if rest is not None:
                 await rest
         except AuthRefusal as denied:

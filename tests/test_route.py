@@ -378,8 +378,15 @@ def test_removed_and_replaced_tools() -> None:
     async def t2(n: list[int]) -> int:
         return len(n)
 
-    server.add_tool(t2, name="t")  # not plain arguments: a route whose call Python makes
-    assert server.routes["t"].python_call
+    server.add_tool(t2, name="t")  # a model's arguments: validated by its validate_json
+    assert server.routes["t"].validates and not server.routes["t"].python_call
+    assert server.routes["t"] is server._tools["t"].route
+
+    async def t5(n: list[int] | str) -> int:
+        return len(n)
+
+    server.add_tool(t5, name="t")  # a union: a route whose call Python makes
+    assert server.routes["t"].python_call and not server.routes["t"].validates
     assert server.routes["t"] is server._tools["t"].route
 
     def t4(n: int) -> int:

@@ -91,6 +91,10 @@ def decode(body: bytes, max_depth: int = ..., max_batch: int = ...) -> Frame:
     even past ``max_batch``, is FRAME_PARSE_ERROR). Raises TypeError only for a non-``bytes``
     body. Bodies of 64 KiB and more are scanned with the GIL released."""
 
+#: ``ToolRoute``'s ``model_out``: the model class, then the text and dump functions, each with
+#: its keyword arguments.
+_ModelOut = tuple[type, Callable[..., Any], dict[str, Any], Callable[..., Any], dict[str, Any]]
+
 @final
 class RawJSON:
     """Bytes that are already JSON; the encoder writes them verbatim."""
@@ -156,6 +160,9 @@ class ToolRoute:
         context: str | None = None,
         python_call: bool = False,
         step: bool = False,
+        validate: Callable[[bytes], Any] | None = None,
+        fields: list[str] = ...,
+        model_out: _ModelOut | None = None,
     ) -> None:
         """``params``: (name, type, default, whether None is allowed) in signature order,
         ``required`` standing for "no default"; ``fast_types``: the return types (of int,
@@ -170,7 +177,16 @@ class ToolRoute:
         reads the arguments and calls the tool (``params`` must be empty); ``step``: the
         coroutine an ``async`` function gives back may take its first step in the extension
         when the caller allows it (``Plans.run(step=True)``; not for a tool whose awaiting
-        a timeout wraps)."""
+        a timeout wraps); ``validate``: the tool's parameters are the ``fields`` of a
+        pydantic model (in signature order) and this, its ``validate_json``, reads them from
+        the ``arguments`` bytes when the call runs (``params`` must be empty, no context, not
+        ``python_call``): a call whose arguments it refuses runs nothing and gives None, for
+        the general path to answer; ``model_out``: (the declared return model, a text
+        function and its keywords, a dump function and its keywords): a value of exactly
+        that class is written as ``{"content":[{"type":"text","text":text(value)}],``
+        ``"structuredContent":dump(value),"isError":false}`` (the structured content only
+        where ``structured`` and the revision allow), as Python's shaping writes it; when
+        either raises, the value goes back to Python."""
     @property
     def names(self) -> list[str]: ...
     @property
@@ -181,6 +197,9 @@ class ToolRoute:
     def positional(self) -> bool: ...
     @property
     def modern(self) -> bool: ...
+    @property
+    def validates(self) -> bool:
+        """Whether the arguments are read by the model's ``validate_json`` (``validate``)."""
     @property
     def tool(self) -> Any:
         """The ``tool`` given to the constructor."""

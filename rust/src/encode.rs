@@ -325,6 +325,37 @@ pub fn write_text_result(
     buf.extend_from_slice(b"}}");
 }
 
+/// The whole reply to a `tools/call` whose tool returned a model, as the Python shaping
+/// builds it: `{"content":[{"type":"text","text":<text>}],` then, when `structured` is given,
+/// `"structuredContent":<what it writes>,`, then `"isError":false`, and the 2026-07-28
+/// completion when `server_info` is given.
+pub fn write_model_result<E>(
+    buf: &mut Vec<u8>,
+    raw_id: &[u8],
+    text: &str,
+    structured: Option<impl FnOnce(&mut Vec<u8>) -> Result<(), E>>,
+    server_info: Option<&[u8]>,
+) -> Result<(), E> {
+    const TEXT_HEAD: &[u8] = br#","result":{"content":[{"type":"text","text":"#;
+    const STRUCTURED: &[u8] = br#","structuredContent":"#;
+    const NOT_AN_ERROR: &[u8] = br#","isError":false"#;
+    buf.reserve(HEAD.len() + raw_id.len() + 96 + text.len() * 2);
+    write_head(buf, Some(raw_id));
+    buf.extend_from_slice(TEXT_HEAD);
+    write_str(buf, text);
+    buf.extend_from_slice(b"}]");
+    if let Some(structured) = structured {
+        buf.extend_from_slice(STRUCTURED);
+        structured(buf)?;
+    }
+    buf.extend_from_slice(NOT_AN_ERROR);
+    if let Some(info) = server_info {
+        write_completion(buf, info);
+    }
+    buf.extend_from_slice(b"}}");
+    Ok(())
+}
+
 /// A closure that writes bytes as they are (for the byte-level envelope helpers).
 #[inline]
 fn verbatim(bytes: &[u8]) -> impl FnOnce(&mut Vec<u8>) -> Result<(), Infallible> + '_ {
@@ -662,6 +693,40 @@ mod tests {
             let info = completed.then_some(INFO);
             assert_eq!(text_result(value, structured, info), want, "{value:?}");
         }
+    }
+
+    #[test]
+    fn tool_model_results() {
+        let text = "{\n  \"x\": 3.0\n}";
+        let dump = |buf: &mut Vec<u8>| -> Result<(), ()> {
+            buf.extend_from_slice(br#"{"x":3.0}"#);
+            Ok(())
+        };
+        let mut buf = Vec::new();
+        write_model_result(&mut buf, b"7", text, Some(dump), None).unwrap();
+        assert_eq!(
+            String::from_utf8(buf).unwrap(),
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"{\n  \"x\": 3.0\n}"}],"structuredContent":{"x":3.0},"isError":false}}"#
+        );
+        let mut buf = Vec::new();
+        write_model_result(
+            &mut buf,
+            b"\"a\"",
+            "{}",
+            None::<fn(&mut Vec<u8>) -> Result<(), ()>>,
+            Some(INFO),
+        )
+        .unwrap();
+        assert_eq!(
+            String::from_utf8(buf).unwrap(),
+            r#"{"jsonrpc":"2.0","id":"a","result":{"content":[{"type":"text","text":"{}"}],"isError":false,"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"srv","version":"1"}}}}"#
+        );
+        // A dump that fails stops the writing and says so.
+        let fail = |_: &mut Vec<u8>| -> Result<(), &str> { Err("no") };
+        assert_eq!(
+            write_model_result(&mut Vec::new(), b"1", "{}", Some(fail), None),
+            Err("no")
+        );
     }
 
     #[test]

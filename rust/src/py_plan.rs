@@ -13,7 +13,7 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-use pyo3::exceptions::{PyIndexError, PyValueError};
+use pyo3::exceptions::{PyException, PyIndexError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
@@ -25,11 +25,12 @@ use crate::encode::{self, BatchOut};
 use crate::frame::{self, FrameKind};
 use crate::plan::{Era, Headers};
 use crate::py_build::build;
-use crate::py_encode::encode_with;
+use crate::py_encode::{encode_with, write_value};
 use crate::py_frame::PyFrame;
 use crate::py_route::{
-    batch_out, call_tool, is_coroutine, plan_entry, plannable_kind, primitive,
-    step as step_coroutine, structured, tool_of, Called, Memo, Plan, Routes, Rules, ToolRoute,
+    batch_out, call_tool, is_coroutine, model_args, model_result, plan_entry, plannable_kind,
+    primitive, step as step_coroutine, structured, tool_of, Called, Memo, Plan, Routes, Rules,
+    ToolRoute,
 };
 
 /// What results look like at one revision. Built once per revision by the dispatcher.
@@ -535,7 +536,7 @@ pub(crate) fn answer_single<'py>(
     Ok(match ran? {
         Ran::Written => reply.map(Bound::into_any),
         Ran::Outcome(outcome) => Some(outcome.into_any()),
-        Ran::Stale => None,
+        Ran::Stale | Ran::Declined => None,
     })
 }
 
@@ -569,6 +570,8 @@ enum Ran<'py> {
     Outcome(Bound<'py, Outcome>),
     /// The tools changed under the plan and the entry no longer plans: nothing ran.
     Stale,
+    /// The route's model refused the arguments: nothing of the tool ran.
+    Declined,
 }
 
 /// Call `plan` (entry `i` of a frame whose body is `body`): its reply, written as `shape`
@@ -587,7 +590,19 @@ fn call_plan<'py>(
     out: Out<'_, 'py>,
 ) -> PyResult<Ran<'py>> {
     let route = plan.route.get();
-    let (called, stepped) = match call_tool(py, route, &plan.args, context)? {
+    let validated;
+    let args: &[Py<PyAny>] = if route.validates() {
+        match model_args(py, route, plan.arguments.of(body))? {
+            Some(values) => {
+                validated = values;
+                &validated
+            }
+            None => return Ok(Ran::Declined),
+        }
+    } else {
+        &plan.args
+    };
+    let (called, stepped) = match call_tool(py, route, args, context)? {
         Called::Returned(value) if step && route.steps() && is_coroutine(&value) => {
             (step_coroutine(value)?, true)
         }
@@ -612,6 +627,43 @@ fn call_plan<'py>(
                     }
                 }
                 return Ok(Ran::Written);
+            }
+            let structured = structured(route, shape.structured);
+            if let Some((text, dumped)) = model_result(route, &value, structured)? {
+                let info = shape.server_info.as_deref();
+                // `model_result` checked that the text is UTF-8.
+                let text = std::str::from_utf8(text.as_bytes()).unwrap_or_default();
+                let write = |buf: &mut Vec<u8>| {
+                    let dumped = dumped
+                        .as_ref()
+                        .map(|d| |b: &mut Vec<u8>| write_value(b, d, 0));
+                    encode::write_model_result(buf, raw_id, text, dumped, info)
+                };
+                match out {
+                    Out::Single(reply) => {
+                        // A dump JSON cannot carry (it raises here): Python shapes the value.
+                        match encode_with(py, write) {
+                            Ok(bytes) => {
+                                *reply = Some(bytes);
+                                return Ok(Ran::Written);
+                            }
+                            Err(err) if err.is_instance_of::<PyException>(py) => {}
+                            Err(err) => return Err(err),
+                        }
+                    }
+                    Out::Batch(batch) => {
+                        // Written aside first: a dump that raises leaves the batch as it was.
+                        let mut one = Vec::new();
+                        match write(&mut one) {
+                            Ok(()) => {
+                                batch.reply().extend_from_slice(&one);
+                                return Ok(Ran::Written);
+                            }
+                            Err(err) if err.is_instance_of::<PyException>(py) => {}
+                            Err(err) => return Err(err),
+                        }
+                    }
+                }
             }
             (value, false)
         }
@@ -717,7 +769,14 @@ impl Plans {
         let body = self.frame.get().body(py).as_bytes();
         let ran = call_plan(py, body, self.shape.get(), i, &plan, context, step, out);
         plan.release(py);
-        ran
+        match ran? {
+            Ran::Declined => {
+                // Served the general way, as an entry that no longer plans.
+                self.slots()[i] = Slot::Unplanned;
+                Ok(Ran::Stale)
+            }
+            ran => Ok(ran),
+        }
     }
 
     /// The span `pick` finds in entry `i`'s plan, built into Python objects by the one
@@ -774,7 +833,7 @@ impl Plans {
             match self.execute(py, i, context, step, Out::Single(&mut reply))? {
                 Ran::Written => reply.map(Bound::into_any),
                 Ran::Outcome(outcome) => Some(outcome.into_any()),
-                Ran::Stale => None,
+                Ran::Stale | Ran::Declined => None,
             },
         )
     }
@@ -879,7 +938,8 @@ impl Plans {
                     finished = false;
                     items.push(Item::Outcome(outcome));
                 }
-                Ran::Stale => {
+                // (execute gives Declined as Stale: from there on Python serves the entries)
+                Ran::Stale | Ran::Declined => {
                     finished = false;
                     items.resize_with(n, || Item::NotRun);
                     break;

@@ -3,8 +3,12 @@
 //! A `tools/call` whose tool is a synchronous function of `str`/`int`/`float`/`bool`
 //! parameters (no Context, no `**kwargs`) needs no Python of jetmcp's own: the arguments are
 //! read from the body, checked, passed to the function, and a primitive return value is
-//! written as the reply. Everything else about the request goes exactly as the Python path
-//! would take it:
+//! written as the reply. A tool whose parameters are a pydantic model's fields (where that
+//! model reads JSON as it reads the objects built from it) needs none either: its
+//! `arguments` bytes go to the model's `validate_json` (what it refuses, the general path
+//! answers, nothing having run), and a value of exactly its declared return model is
+//! written with the model's own serializer, called as Python's shaping calls it.
+//! Everything else about the request goes exactly as the Python path would take it:
 //!
 //! * whatever the rules of [`crate::plan`] are not sure of (another method, other members
 //!   in `params`, an argument of another type than the parameter's, a missing one, a
@@ -18,7 +22,7 @@
 //!
 //! This module holds the tool table (`Routes`, `ToolRoute`), the reading of arguments and
 //! the call; `Routes.plan` and the `Plans` it gives ([`crate::py_plan`]) are the way in. It
-//! never calls jetmcp's own Python: only the tool functions.
+//! never calls jetmcp's own Python: only the tool functions (and pydantic-core's).
 
 use std::collections::HashMap;
 use std::os::raw::c_int;
@@ -27,7 +31,7 @@ use std::ptr;
 use pyo3::exceptions::{PyException, PyKeyError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyInt, PyString, PyTuple, PyType};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyString, PyTuple, PyType};
 use pyo3::{PyTraverseError, PyVisit};
 use smallvec::SmallVec;
 
@@ -119,6 +123,73 @@ pub struct ToolRoute {
     /// Whether the coroutine an `async` function gives back may take its first step here
     /// when the caller allows it (no timeout wraps the tool's awaiting).
     step: bool,
+    /// For a tool whose parameters are the fields of a pydantic model: the model's
+    /// `validate_json`, given the `arguments` span at run time. The values of `names` are
+    /// read from the model it gives; a call whose arguments it refuses runs nothing (the
+    /// general path answers it).
+    validate: Option<Py<PyAny>>,
+    /// How a return value of exactly the declared model is written here.
+    model_out: Option<ModelOut>,
+}
+
+/// A call of a Python function with one positional argument and fixed keyword arguments.
+struct KwCall {
+    func: Py<PyAny>,
+    kwnames: Py<PyTuple>,
+    values: Vec<Py<PyAny>>,
+}
+
+impl KwCall {
+    fn new(func: Py<PyAny>, kwargs: &Bound<'_, PyDict>) -> PyResult<Self> {
+        let py = kwargs.py();
+        let mut names = Vec::with_capacity(kwargs.len());
+        let mut values = Vec::with_capacity(kwargs.len());
+        for (k, v) in kwargs.iter() {
+            names.push(k.cast_into::<PyString>()?);
+            values.push(v.unbind());
+        }
+        Ok(KwCall {
+            func,
+            kwnames: PyTuple::new(py, names)?.unbind(),
+            values,
+        })
+    }
+
+    fn call<'py>(&self, arg: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let py = arg.py();
+        let mut ptrs: SmallVec<[*mut ffi::PyObject; 4]> = SmallVec::new();
+        ptrs.push(arg.as_ptr());
+        ptrs.extend(self.values.iter().map(|v| v.as_ptr()));
+        // SAFETY: `func`, the keyword-name tuple and the values are live objects owned here,
+        // `arg` is borrowed for the call; one positional argument, then one value per
+        // keyword name. The result is a new reference or NULL with an exception set.
+        unsafe {
+            let r = ffi::PyObject_Vectorcall(
+                self.func.as_ptr(),
+                ptrs.as_ptr(),
+                1,
+                self.kwnames.as_ptr(),
+            );
+            Bound::from_owned_ptr_or_err(py, r)
+        }
+    }
+
+    fn traverse(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.func)?;
+        for v in &self.values {
+            visit.call(v)?;
+        }
+        Ok(())
+    }
+}
+
+/// A declared pydantic return model the extension writes itself: the text content is what
+/// `text` makes of the value (JSON bytes), the structured content what `dump` makes of it
+/// (JSON-ready Python objects), both called exactly as Python's shaping calls them.
+struct ModelOut {
+    tp: Py<PyType>,
+    text: KwCall,
+    dump: KwCall,
 }
 
 #[pymethods]
@@ -130,7 +201,7 @@ impl ToolRoute {
     /// calls at 2026-07-28 may be planned; `context`: the keyword the tool takes a context
     /// object by (its calls then run only with one, given by the caller).
     #[new]
-    #[pyo3(signature = (tool, func, params, required, fast_types, structured, positional = false, modern = false, context = None, python_call = false, step = false))]
+    #[pyo3(signature = (tool, func, params, required, fast_types, structured, positional = false, modern = false, context = None, python_call = false, step = false, validate = None, fields = Vec::new(), model_out = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -145,13 +216,34 @@ impl ToolRoute {
         context: Option<String>,
         python_call: bool,
         step: bool,
+        validate: Option<Py<PyAny>>,
+        fields: Vec<String>,
+        model_out: Option<ModelOutArgs<'_>>,
     ) -> PyResult<Self> {
         if python_call && !params.is_empty() {
             return Err(PyValueError::new_err(
                 "a route whose calls Python makes reads no parameters: give none",
             ));
         }
-        let mut names = Vec::with_capacity(params.len());
+        if validate.is_some() && (python_call || context.is_some() || !params.is_empty()) {
+            return Err(PyValueError::new_err(
+                "a route that validates its arguments with a model takes its fields, not \
+                 params, and neither a context nor python_call",
+            ));
+        }
+        if validate.is_none() && !fields.is_empty() {
+            return Err(PyValueError::new_err("fields are given with validate"));
+        }
+        let model_out = match model_out {
+            Some((tp, text, text_kw, dump, dump_kw)) => Some(ModelOut {
+                tp: tp.unbind(),
+                text: KwCall::new(text, &text_kw)?,
+                dump: KwCall::new(dump, &dump_kw)?,
+            }),
+            None => None,
+        };
+        let mut names = Vec::with_capacity(params.len() + fields.len());
+        names.extend(fields);
         let mut kinds = Vec::with_capacity(params.len());
         let mut nullable = Vec::with_capacity(params.len());
         let mut defaults = Vec::with_capacity(params.len());
@@ -204,6 +296,8 @@ impl ToolRoute {
             ctx_kwname,
             python_call,
             step,
+            validate,
+            model_out,
         };
         for tp in &fast_types {
             match Kind::of(tp)? {
@@ -252,15 +346,39 @@ impl ToolRoute {
         self.tool.clone_ref(py)
     }
 
+    /// Whether the arguments are validated with a model's `validate_json` (`validate`).
+    #[getter(validates)]
+    fn validates_py(&self) -> bool {
+        self.validate.is_some()
+    }
+
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
         visit.call(&self.tool)?;
         visit.call(&self.func)?;
         for default in &self.defaults {
             visit.call(default)?;
         }
+        if let Some(v) = &self.validate {
+            visit.call(v)?;
+        }
+        if let Some(out) = &self.model_out {
+            visit.call(&out.tp)?;
+            out.text.traverse(&visit)?;
+            out.dump.traverse(&visit)?;
+        }
         Ok(())
     }
 }
+
+/// `model_out` as given to `ToolRoute`: (the model class, the text function and its
+/// keyword arguments, the dump function and its keyword arguments).
+type ModelOutArgs<'py> = (
+    Bound<'py, PyType>,
+    Py<PyAny>,
+    Bound<'py, PyDict>,
+    Py<PyAny>,
+    Bound<'py, PyDict>,
+);
 
 impl ToolRoute {
     /// Whether a call is planned but left to the caller to run: with a context object it
@@ -272,6 +390,11 @@ impl ToolRoute {
     /// Whether the coroutine of a call may take its first step in the extension.
     pub(crate) fn steps(&self) -> bool {
         self.step
+    }
+
+    /// Whether the arguments are read by the model's `validate_json` at run time.
+    pub(crate) fn validates(&self) -> bool {
+        self.validate.is_some()
     }
 }
 
@@ -480,7 +603,7 @@ pub(crate) fn plan_entry<'b, 'py>(
     if matches!(rules.era, Era::Modern { .. }) && !route.get().modern {
         return Ok(None);
     }
-    let values = if route.get().python_call {
+    let values = if route.get().python_call || route.get().validate.is_some() {
         Some(Args::new())
     } else {
         read_arguments(py, route.get(), call.arguments.of(body))?
@@ -695,6 +818,93 @@ pub(crate) fn primitive<'a>(
     } else {
         None
     }
+}
+
+/// The arguments of a call of a route that validates them with a model (`validate`): the
+/// value of each field from the model `validate_json` makes of the `arguments` span, in
+/// signature order, as Python's general path takes them (`dict(model.__dict__)`). None when
+/// the route does not validate, or the model refuses the arguments (or raises anything
+/// else that is an `Exception`): nothing of the tool ran, and the general path answers the
+/// call (its retry of JSON-encoded strings included). Errs only for what is not an
+/// `Exception`, as the general path would.
+pub(crate) fn model_args(py: Python<'_>, route: &ToolRoute, data: &[u8]) -> PyResult<Option<Args>> {
+    let Some(validate) = &route.validate else {
+        return Ok(None);
+    };
+    let not_exception = |err: PyErr| -> PyResult<Option<Args>> {
+        if err.is_instance_of::<PyException>(py) {
+            Ok(None)
+        } else {
+            Err(err)
+        }
+    };
+    let model = match validate.bind(py).call1((PyBytes::new(py, data),)) {
+        Ok(model) => model,
+        Err(err) => return not_exception(err),
+    };
+    let fields = match model.getattr(pyo3::intern!(py, "__dict__")) {
+        Ok(fields) => fields,
+        Err(err) => return not_exception(err),
+    };
+    let Ok(fields) = fields.cast_into::<PyDict>() else {
+        return Ok(None);
+    };
+    let mut args = Args::with_capacity(route.names.len());
+    for name in route.kwnames.bind(py).iter() {
+        match fields.get_item(&name) {
+            Ok(Some(value)) => args.push(value.unbind()),
+            Ok(None) => return Ok(None),
+            Err(err) => return not_exception(err),
+        }
+    }
+    Ok(Some(args))
+}
+
+/// A model return value made ready to be written: its text (UTF-8 JSON) and its dump.
+pub(crate) type ModelWritten<'py> = (Bound<'py, PyBytes>, Option<Bound<'py, PyAny>>);
+
+/// A return value of exactly the route's declared model (`model_out`), made ready to be
+/// written: its text (JSON, UTF-8) and, when `structured`, its JSON-ready dump. None for
+/// any other value, or when either call raises an `Exception`: Python shapes the value (and
+/// reports what went wrong) as the general path does.
+pub(crate) fn model_result<'py>(
+    route: &ToolRoute,
+    value: &Bound<'py, PyAny>,
+    structured: bool,
+) -> PyResult<Option<ModelWritten<'py>>> {
+    let Some(out) = &route.model_out else {
+        return Ok(None);
+    };
+    if value.get_type_ptr() != out.tp.as_ptr().cast::<ffi::PyTypeObject>() {
+        return Ok(None);
+    }
+    let py = value.py();
+    let not_exception = |err: PyErr| -> PyResult<Option<_>> {
+        if err.is_instance_of::<PyException>(py) {
+            Ok(None)
+        } else {
+            Err(err)
+        }
+    };
+    let text = match out.text.call(value) {
+        Ok(text) => text,
+        Err(err) => return not_exception(err),
+    };
+    let Ok(text) = text.cast_into::<PyBytes>() else {
+        return Ok(None);
+    };
+    if std::str::from_utf8(text.as_bytes()).is_err() {
+        return Ok(None); // Python's decode reports it
+    }
+    let dumped = if structured {
+        match out.dump.call(value) {
+            Ok(dumped) => Some(dumped),
+            Err(err) => return not_exception(err),
+        }
+    } else {
+        None
+    };
+    Ok(Some((text, dumped)))
 }
 
 /// Whether a route's primitive results carry `structuredContent` where the revision has it.

@@ -165,9 +165,14 @@ def text_block(text: str) -> dict[str, Any]:
     return {"type": "text", "text": text}
 
 
+#: ``pydantic_core.to_json``'s keyword arguments for the text of a value (the extension
+#: calls it with them too, for a tool's declared model: ``ToolRoute(model_out=...)``).
+TEXT_JSON: dict[str, Any] = {"fallback": str, "indent": 2}
+
+
 def to_json_text(value: Any) -> str:
     """JSON text for a value shown to the model, indented like the official SDK's."""
-    return pydantic_core.to_json(value, fallback=str, indent=2).decode()
+    return pydantic_core.to_json(value, **TEXT_JSON).decode()
 
 
 def to_jsonable(value: Any) -> Any:

@@ -15,6 +15,7 @@ import typing
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any, get_args, get_origin
 
+import annotated_types
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 from pydantic.fields import FieldInfo
@@ -282,6 +283,67 @@ class Arguments:
                         changed = dict(arguments)
                     changed[key] = parsed
         return changed
+
+
+#: The types whose values ``validate_json`` makes exactly as ``validate_python`` makes them
+#: from the objects the extension builds out of the same JSON (lax mode).
+_JSON_ALIKE_LEAVES: frozenset[Any] = frozenset({str, int, float, bool, type(None)})
+
+
+def validates_json_alike(model: type[BaseModel], _seen: frozenset[type] = frozenset()) -> bool:
+    """Whether ``model.__pydantic_validator__.validate_json(raw)`` gives what
+    ``validate_python`` gives for the objects the extension builds from ``raw`` (and refuses
+    what it refuses), judged from the model alone: no strict mode and no configuration that
+    reads JSON apart, no validators of its own (they would see the input), and fields of
+    ``str``/``int``/``float``/``bool``/None, ``X | None``, ``list[X]``, ``dict[str, X]`` and
+    models like this one, constrained by ``annotated_types`` only. Anything else (unions,
+    enums, dates, decimals, bytes, ``Any``...) is read differently in JSON mode, or may be:
+    such a model's arguments are validated from the built objects."""
+    if model in _seen:
+        return True
+    seen = _seen | {model}
+    config = model.model_config
+    if (
+        config.get("strict")
+        or config.get("coerce_numbers_to_str")
+        or config.get("val_json_bytes", "utf8") != "utf8"
+    ):
+        return False
+    decorators = model.__pydantic_decorators__
+    if (
+        decorators.validators
+        or decorators.field_validators
+        or decorators.root_validators
+        or decorators.model_validators
+    ):
+        return False
+    for field in model.model_fields.values():
+        if not _plain_metadata(field.metadata) or not _json_alike(field.annotation, seen):
+            return False
+    return True
+
+
+def _plain_metadata(metadata: Sequence[Any]) -> bool:
+    return all(isinstance(m, annotated_types.BaseMetadata) for m in metadata)
+
+
+def _json_alike(annotation: Any, seen: frozenset[type]) -> bool:
+    if annotation in _JSON_ALIKE_LEAVES:
+        return True
+    origin = get_origin(annotation)
+    args = get_args(annotation)
+    if origin is Annotated:
+        return _plain_metadata(args[1:]) and _json_alike(args[0], seen)
+    if origin is typing.Union or origin is types.UnionType:
+        kinds = [a for a in args if a is not type(None)]
+        return len(kinds) == 1 and len(args) == 2 and _json_alike(kinds[0], seen)
+    if origin is list and len(args) == 1:
+        return _json_alike(args[0], seen)
+    if origin is dict and len(args) == 2:
+        return args[0] is str and _json_alike(args[1], seen)
+    if origin is None and isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return validates_json_alike(annotation, seen)
+    return False
 
 
 def build_arguments(

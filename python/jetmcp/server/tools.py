@@ -9,6 +9,7 @@ import types
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, Literal
 
+import pydantic_core
 from pydantic import BaseModel, ValidationError
 
 from jetmcp import _wire
@@ -19,6 +20,7 @@ from jetmcp.protocol.revisions import Revision
 from jetmcp.server.access import check_scopes
 from jetmcp.server.caching import CacheScope, check_hint
 from jetmcp.server.content import (
+    TEXT_JSON,
     content_blocks,
     is_content,
     is_content_type,
@@ -37,11 +39,16 @@ from jetmcp.server.schema import (
     component_name,
     doc_whole,
     signature,
+    validates_json_alike,
     validation_message,
 )
 
 if TYPE_CHECKING:
     from jetmcp.server.app import Server
+
+#: The serializer's ``to_python`` keyword arguments for a declared model's structured
+#: content (``model_dump(mode="json", by_alias=True)``; the extension calls it alike).
+STRUCTURED_DUMP: dict[str, Any] = {"mode": "json", "by_alias": True}
 
 log = logging.getLogger("jetmcp")
 
@@ -219,18 +226,44 @@ class Tool:
         # request's headers: Python serves such calls there.
         modern = self.task_support == "forbidden" and not x_mcp_headers(self.input_schema)
         plain = self.arguments.plain
+        output = self.output
+        structured = output is not None and self.structured_output is not False
+        if plain is None and self._validates_json():
+            # The extension reads the arguments with the model's validate_json (what that
+            # refuses, the general path answers), calls the function and writes a value of
+            # exactly the declared model as shape() does.
+            model_out = self.model_out
+            return _wire.ToolRoute(
+                self,
+                self.fn,
+                [],
+                _REQUIRED,
+                [],
+                structured,
+                modern=modern,
+                step=self.is_async and self.timeout is None,
+                validate=self.arguments.model.__pydantic_validator__.validate_json,
+                fields=list(self.arguments.names),
+                model_out=None
+                if model_out is None
+                else (
+                    model_out,
+                    pydantic_core.to_json,
+                    dict(TEXT_JSON),
+                    model_out.__pydantic_serializer__.to_python,
+                    dict(STRUCTURED_DUMP),
+                ),
+            )
         if plain is None or self.arguments.var_keyword:
             # Python reads the arguments and calls the tool (Tool.call); the extension
             # plans single calls of it, sparing them the general path's steps.
             return _wire.ToolRoute(
                 self, self.fn, [], _REQUIRED, [], False, False, modern, None, True
             )
-        output = self.output
         if output is None:
             fast: list[type] = [int, str, bool]
         else:
             fast = [output.fast_type] if output.fast_type in (int, str, bool) else []
-        structured = output is not None and self.structured_output is not False
         return _wire.ToolRoute(
             self,
             self.fn,
@@ -242,6 +275,22 @@ class Tool:
             modern,
             self.context_param,
             step=self.is_async and self.timeout is None,
+        )
+
+    def _validates_json(self) -> bool:
+        """Whether the extension may validate this tool's arguments with the model's
+        ``validate_json`` over their bytes (:func:`validates_json_alike`): a tool called as
+        :meth:`call` calls it, shaped by this class's :meth:`shape`, with no Context, no
+        ``**kwargs`` and no renamed parameter."""
+        arguments = self.arguments
+        return (
+            self.startable
+            and type(self).shape is Tool.shape
+            and type(self).failure is Tool.failure
+            and arguments.context_param is None
+            and not arguments.var_keyword
+            and not arguments.renames
+            and validates_json_alike(arguments.model)
         )
 
     @property
@@ -381,9 +430,7 @@ class Tool:
             if revision.structured_output and self.structured_output is not False:
                 try:
                     # model_dump's own call (the class keeps BaseModel's: _plain_model).
-                    dumped = kind.__pydantic_serializer__.to_python(
-                        value, mode="json", by_alias=True
-                    )
+                    dumped = kind.__pydantic_serializer__.to_python(value, **STRUCTURED_DUMP)
                 except ValidationError as exc:
                     return error_result(
                         f"Tool {self.name} returned a value that does not match its output "

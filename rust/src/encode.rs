@@ -326,13 +326,13 @@ pub fn write_text_result(
 }
 
 /// The whole reply to a `tools/call` whose tool returned a model, as the Python shaping
-/// builds it: `{"content":[{"type":"text","text":<text>}],` then, when `structured` is given,
+/// builds it (`text` is UTF-8): `{"content":[{"type":"text","text":<text>}],` then, when `structured` is given,
 /// `"structuredContent":<what it writes>,`, then `"isError":false`, and the 2026-07-28
 /// completion when `server_info` is given.
 pub fn write_model_result<E>(
     buf: &mut Vec<u8>,
     raw_id: &[u8],
-    text: &str,
+    text: &[u8],
     structured: Option<impl FnOnce(&mut Vec<u8>) -> Result<(), E>>,
     server_info: Option<&[u8]>,
 ) -> Result<(), E> {
@@ -342,7 +342,7 @@ pub fn write_model_result<E>(
     buf.reserve(HEAD.len() + raw_id.len() + 96 + text.len() * 2);
     write_head(buf, Some(raw_id));
     buf.extend_from_slice(TEXT_HEAD);
-    write_str(buf, text);
+    write_str_bytes(buf, text);
     buf.extend_from_slice(b"}]");
     if let Some(structured) = structured {
         buf.extend_from_slice(STRUCTURED);
@@ -703,7 +703,7 @@ mod tests {
             Ok(())
         };
         let mut buf = Vec::new();
-        write_model_result(&mut buf, b"7", text, Some(dump), None).unwrap();
+        write_model_result(&mut buf, b"7", text.as_bytes(), Some(dump), None).unwrap();
         assert_eq!(
             String::from_utf8(buf).unwrap(),
             r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"{\n  \"x\": 3.0\n}"}],"structuredContent":{"x":3.0},"isError":false}}"#
@@ -712,7 +712,7 @@ mod tests {
         write_model_result(
             &mut buf,
             b"\"a\"",
-            "{}",
+            b"{}",
             None::<fn(&mut Vec<u8>) -> Result<(), ()>>,
             Some(INFO),
         )
@@ -724,7 +724,7 @@ mod tests {
         // A dump that fails stops the writing and says so.
         let fail = |_: &mut Vec<u8>| -> Result<(), &str> { Err("no") };
         assert_eq!(
-            write_model_result(&mut Vec::new(), b"1", "{}", Some(fail), None),
+            write_model_result(&mut Vec::new(), b"1", b"{}", Some(fail), None),
             Err("no")
         );
     }

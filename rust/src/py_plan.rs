@@ -632,7 +632,7 @@ fn call_plan<'py>(
             if let Some((text, dumped)) = model_result(route, &value, structured)? {
                 let info = shape.server_info.as_deref();
                 // `model_result` checked that the text is UTF-8.
-                let text = std::str::from_utf8(text.as_bytes()).unwrap_or_default();
+                let text = text.as_bytes();
                 let write = |buf: &mut Vec<u8>| {
                     let dumped = dumped
                         .as_ref()
@@ -769,14 +769,12 @@ impl Plans {
         let body = self.frame.get().body(py).as_bytes();
         let ran = call_plan(py, body, self.shape.get(), i, &plan, context, step, out);
         plan.release(py);
-        match ran? {
-            Ran::Declined => {
-                // Served the general way, as an entry that no longer plans.
-                self.slots()[i] = Slot::Unplanned;
-                Ok(Ran::Stale)
-            }
-            ran => Ok(ran),
+        let ran = ran?;
+        if matches!(ran, Ran::Declined) {
+            // Served the general way, as an entry that no longer plans.
+            self.slots()[i] = Slot::Unplanned;
         }
+        Ok(ran)
     }
 
     /// The span `pick` finds in entry `i`'s plan, built into Python objects by the one
@@ -938,7 +936,7 @@ impl Plans {
                     finished = false;
                     items.push(Item::Outcome(outcome));
                 }
-                // (execute gives Declined as Stale: from there on Python serves the entries)
+                // From here on Python serves the entries, in order.
                 Ran::Stale | Ran::Declined => {
                     finished = false;
                     items.resize_with(n, || Item::NotRun);

@@ -820,6 +820,16 @@ pub(crate) fn primitive<'a>(
     }
 }
 
+/// `None` for an `Exception` (the caller hands the call to the general path), the error
+/// itself for anything else (it propagates, as on the general path).
+fn declined<T>(py: Python<'_>, err: PyErr) -> PyResult<Option<T>> {
+    if err.is_instance_of::<PyException>(py) {
+        Ok(None)
+    } else {
+        Err(err)
+    }
+}
+
 /// The arguments of a call of a route that validates them with a model (`validate`): the
 /// value of each field from the model `validate_json` makes of the `arguments` span, in
 /// signature order, as Python's general path takes them (`dict(model.__dict__)`). None when
@@ -831,20 +841,13 @@ pub(crate) fn model_args(py: Python<'_>, route: &ToolRoute, data: &[u8]) -> PyRe
     let Some(validate) = &route.validate else {
         return Ok(None);
     };
-    let not_exception = |err: PyErr| -> PyResult<Option<Args>> {
-        if err.is_instance_of::<PyException>(py) {
-            Ok(None)
-        } else {
-            Err(err)
-        }
-    };
     let model = match validate.bind(py).call1((PyBytes::new(py, data),)) {
         Ok(model) => model,
-        Err(err) => return not_exception(err),
+        Err(err) => return declined(py, err),
     };
     let fields = match model.getattr(pyo3::intern!(py, "__dict__")) {
         Ok(fields) => fields,
-        Err(err) => return not_exception(err),
+        Err(err) => return declined(py, err),
     };
     let Ok(fields) = fields.cast_into::<PyDict>() else {
         return Ok(None);
@@ -854,7 +857,7 @@ pub(crate) fn model_args(py: Python<'_>, route: &ToolRoute, data: &[u8]) -> PyRe
         match fields.get_item(&name) {
             Ok(Some(value)) => args.push(value.unbind()),
             Ok(None) => return Ok(None),
-            Err(err) => return not_exception(err),
+            Err(err) => return declined(py, err),
         }
     }
     Ok(Some(args))
@@ -879,16 +882,9 @@ pub(crate) fn model_result<'py>(
         return Ok(None);
     }
     let py = value.py();
-    let not_exception = |err: PyErr| -> PyResult<Option<_>> {
-        if err.is_instance_of::<PyException>(py) {
-            Ok(None)
-        } else {
-            Err(err)
-        }
-    };
     let text = match out.text.call(value) {
         Ok(text) => text,
-        Err(err) => return not_exception(err),
+        Err(err) => return declined(py, err),
     };
     let Ok(text) = text.cast_into::<PyBytes>() else {
         return Ok(None);
@@ -899,7 +895,7 @@ pub(crate) fn model_result<'py>(
     let dumped = if structured {
         match out.dump.call(value) {
             Ok(dumped) => Some(dumped),
-            Err(err) => return not_exception(err),
+            Err(err) => return declined(py, err),
         }
     } else {
         None

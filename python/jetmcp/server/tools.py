@@ -249,9 +249,9 @@ class Tool:
                 else (
                     model_out,
                     pydantic_core.to_json,
-                    dict(TEXT_JSON),
+                    TEXT_JSON,
                     model_out.__pydantic_serializer__.to_python,
-                    dict(STRUCTURED_DUMP),
+                    STRUCTURED_DUMP,
                 ),
             )
         if plain is None or self.arguments.var_keyword:

@@ -35,6 +35,7 @@ from jetmcp.protocol import revisions
 from jetmcp.protocol.modern import RoutingHeaders
 from jetmcp.protocol.revisions import R2026_07_28
 from jetmcp.server import Context, Server
+from jetmcp.server.mrtr import RoundCall
 
 LEGACY = revisions.BY_VERSION["2025-06-18"]
 
@@ -561,6 +562,60 @@ def test_a_planned_context_reads_the_log_level_and_meta_as_the_general_path(
     asyncio.run(both())
 
 
+def test_a_planned_context_makes_its_call_only_when_asked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A 2026-07-28 Context tool run from the extension's plan gets a Context whose call
+    (and round) is made only when the tool needs it: a message below the request's log
+    level needs none; one that goes out, or a look at the request id, makes it once."""
+    made: list[int] = []
+    first = RoundCall.first
+
+    def counted(*args: Any) -> RoundCall:
+        made.append(1)
+        return first(*args)
+
+    monkeypatch.setattr(RoundCall, "first", counted)
+    server = Server("lazy")
+    seen: list[str] = []
+
+    @server.tool()
+    async def quiet(n: int, ctx: Context) -> int:
+        await ctx.debug("below the level")
+        return n
+
+    @server.tool()
+    async def loud(n: int, ctx: Context) -> int:
+        await ctx.error("at the level")
+        seen.append(f"{ctx.request_id} {ctx.request_id}")
+        return n
+
+    dispatcher = Dispatcher(server)
+    for tool, calls in (("quiet", 0), ("loud", 1)):
+        made.clear()
+        meta = dict(MODERN_META) | {META_LOG_LEVEL: "warning"}
+        body = orjson.dumps(
+            request("tools/call", {"name": tool, "arguments": {"n": 1}, "_meta": meta}, id=4)
+        )
+        headers = RoutingHeaders.from_items(
+            [
+                ("mcp-method", "tools/call"),
+                ("mcp-name", tool),
+                ("mcp-protocol-version", "2026-07-28"),
+            ]
+        )
+        sink = ListSink()
+        fast = dispatcher.fast
+        got = dispatcher.start(
+            _wire.decode(body), Exchange(R2026_07_28, None, sink, headers=headers, eager=True)
+        )
+        assert isinstance(got, bytes) and dispatcher.fast == fast + 1
+        assert orjson.loads(got)["result"]["structuredContent"] == {"result": 1}
+        assert len(made) == calls, tool
+        assert [m["params"]["level"] for m in sink.messages] == (["error"] if calls else [])
+    assert seen == ["4 4"]
+
+
 def test_async_plain_tools_are_planned() -> None:
     log: list[str] = []
     server = async_app(True, log)
@@ -633,6 +688,17 @@ def ask_app(fast: bool, log: list[str]) -> Server:
         return f"{n} {answer.action} {answer.data!r}"
 
     @server.tool()
+    async def a_late_ask(n: int, ctx: Context) -> str:
+        # Asks after it waited: the question ends the round of a call still being awaited.
+        log.append(f"late {n}")
+        await asyncio.sleep(0)
+        answer = await ctx.elicit(
+            "name?", {"type": "object", "properties": {"name": {"type": "string"}}}
+        )
+        log.append(f"answered {answer.action}")
+        return f"{n} {answer.action} {answer.data!r}"
+
+    @server.tool()
     def s_ask(n: int, ctx: Context) -> str:
         log.append(f"sync {n} {ctx.protocol_version}")
         return str(n)
@@ -640,7 +706,7 @@ def ask_app(fast: bool, log: list[str]) -> Server:
     return server
 
 
-@pytest.mark.parametrize("tool", ["a_ask", "s_ask"])
+@pytest.mark.parametrize("tool", ["a_ask", "a_late_ask", "s_ask"])
 @async_test
 async def test_2026_context_tools_planned_by_the_extension_ask_in_rounds(tool: str) -> None:
     """A 2026-07-28 call of a Context tool is planned by the extension and run with the

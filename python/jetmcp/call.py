@@ -310,6 +310,12 @@ class Outgoing:
         return True
 
 
+def log_wanted(level: str, floor: object) -> bool:
+    """Whether a message at ``level`` goes to a client whose request named ``floor`` as its
+    log level (a revision whose requests carry it): nothing when it named none."""
+    return isinstance(floor, str) and LOG_RANK.get(level, 0) >= LOG_RANK.get(floor, 0)
+
+
 class Call:
     """One request being served."""
 
@@ -432,8 +438,7 @@ class Call:
             plans = self._plans
             meta = self._meta
             floor = plans.log_level(0) if plans is not None else (meta or {}).get(META_LOG_LEVEL)
-            if not isinstance(floor, str):
-                return False
+            return log_wanted(level, floor)
         else:
             floor = self.session.log_level if self.session is not None else None
             if floor is None:

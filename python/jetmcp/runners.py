@@ -101,7 +101,7 @@ class Pending:
         revision: Revision,
         runner: Runner,
         tool: Tool | None = None,
-        rounds: RoundCall | None = None,
+        rounds: Context | None = None,
         stepped: bool = False,
     ) -> None:
         # Made by position on the waiting paths: a class called with keywords builds a dict
@@ -110,7 +110,7 @@ class Pending:
         self.revision = revision
         self.runner = runner
         self.tool = tool
-        #: A 2026-07-28 tool's call, whose input round a question it asks ends.
+        #: A 2026-07-28 tool's Context, whose call's input round a question it asks ends.
         self.rounds = rounds
         #: Whether the awaitable's first step already ran (the extension took it): what is
         #: left is awaited, never stepped again.
@@ -120,7 +120,7 @@ class Pending:
         """The ``InputRequiredResult`` when ``exc`` is a question the tool's round asks;
         else None (the exception is not this Pending's to answer)."""
         if self.rounds is not None and isinstance(exc, InputRequired):
-            return _round_of(self.rounds).result(exc.requests)
+            return _round_of(self.rounds.call).result(exc.requests)
         return None
 
     def settled(self, value: Any) -> dict[str, Any]:
@@ -315,31 +315,28 @@ class Runner:
             return self.internal_error(raw_id, True)
 
     def _run_with(
-        self,
-        plans: _wire.Plans,
-        context: Context,
-        revision: Revision,
-        step: bool,
-        rounds: RoundCall | None = None,
+        self, plans: _wire.Plans, context: Context, revision: Revision, step: bool
     ) -> bytes | Pending | None:
         """Run ``plans``' only entry with ``context`` (its coroutine's first step too, when
-        ``step``: :meth:`Dispatcher.may_step`), then as :meth:`outcome` does."""
+        ``step``: :meth:`Dispatcher.may_step`), then as :meth:`outcome` does. At a revision
+        with input rounds, a question the tool asks is answered from its call's round."""
         try:
             done = plans.run(0, context, step)
         except InputRequired as exc:
-            if rounds is None:
+            if not revision.mrtr:
                 raise
             self.dispatcher.fast += 1  # run here: it asked (in its first step, if stepped)
-            raw_id: bytes = context.call.raw_id  # type: ignore[assignment]  # a request's
-            return self.encode(raw_id, _round_of(rounds).result(exc.requests), revision)
-        if done is None or type(done) is bytes:
-            if done is not None:
-                self.dispatcher.fast += 1
-            return done
+            call = context.call
+            raw_id: bytes = call.raw_id  # type: ignore[assignment]  # a request's
+            return self.encode(raw_id, _round_of(call).result(exc.requests), revision)
+        if done is None:
+            return None
         self.dispatcher.fast += 1
+        if type(done) is bytes:
+            return done
         out = self.outcome(done, revision, True)  # type: ignore[arg-type]  # an Outcome
-        if type(out) is Pending:
-            out.rounds = rounds
+        if revision.mrtr and type(out) is Pending:
+            out.rounds = context
         return out
 
     def error(self, raw_id: bytes, exc: McpError, single: bool) -> bytes:
@@ -384,8 +381,9 @@ def _failed(body: bytes, code: int) -> bytes:
     return Reply(body, FAILED, code)
 
 
-def _round_of(call: RoundCall) -> InputRound:
+def _round_of(call: Call) -> InputRound:
     """The input round of a 2026-07-28 call (what a question it asked needs answered)."""
+    assert isinstance(call, RoundCall)
     inputs = call.inputs
     assert isinstance(inputs, InputRound)
     return inputs
@@ -650,16 +648,9 @@ class ModernRunner(Runner):
             call.meta_from(plans)
             params = _params(entry)
             return self._call_planned(tool, params["arguments"], params, call)
-        rcall = RoundCall.first(
-            self.server._rounds,
-            entry.params,  # an object (planned), so no _params check; no closure made
-            entry.raw_id,
-            revision,
-            ex.call_sink,
-            plans,
-            ex.auth,
-        )
-        return self._run_with(plans, Context(rcall, self.server), revision, step, rcall)
+        # Its Call is made only if the tool asks for it (most never do: Context.planned).
+        context = Context.planned(self.server, plans, entry, ex, revision)
+        return self._run_with(plans, context, revision, step)
 
     def _tool_headers(self, params: dict[str, Any], ex: Exchange) -> tuple[modern.XHeader, ...]:
         """The ``x-mcp-header`` properties of the tool a ``tools/call`` names (none for an

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from jetmcp.call import LOG_RANK, META_CLIENT_INFO, NULL_SINK, Call
+from jetmcp.call import LOG_RANK, META_CLIENT_INFO, NULL_SINK, Call, log_wanted
 from jetmcp.errors import INTERNAL_ERROR, MISSING_CLIENT_CAPABILITY, McpError
 from jetmcp.protocol.revisions import Revision
 from jetmcp.server.elicitation import (
@@ -36,10 +36,15 @@ from jetmcp.server.sdk_context import RequestContextView, SessionView
 from jetmcp.server.tasks import TaskCall, related
 
 if TYPE_CHECKING:
+    from jetmcp._wire import Plans
     from jetmcp.auth.principal import Principal
     from jetmcp.server.app import Server
 
 T = TypeVar("T")
+
+#: What :meth:`Context.planned` makes its call from: the plans, the request's entry, its
+#: exchange and revision.
+_Plan = tuple["Plans", Any, Any, Revision]
 
 
 def missing_capability(what: str, required: dict[str, Any], detail: str = "") -> McpError:
@@ -69,12 +74,57 @@ class Context:
     transport cannot carry them (a plain JSON reply) they are dropped.
     """
 
-    __slots__ = ("_call", "_server", "_state")
+    __slots__ = ("_made", "_plan", "_server", "_state")
 
     def __init__(self, call: Call, server: Server | None = None) -> None:
-        self._call = call
+        self._made: Call | None = call
+        #: What :attr:`_call` is made from, while it is not made yet (:meth:`planned`).
+        self._plan: _Plan | None = None
         self._server = server
         self._state: dict[str, Any] | None = None
+
+    @classmethod
+    def planned(
+        cls, server: Server, plans: Plans, entry: Any, ex: Any, revision: Revision
+    ) -> Context:
+        """The Context of the ``tools/call`` a 2026-07-28 request ``entry`` makes, which the
+        extension planned (``plans``, one entry, no input round fields) and the exchange
+        ``ex`` carries. Its :class:`RoundCall` is made only when something asks for it
+        (:meth:`RoundCall.first`): a tool that just logs below the level the request asked
+        for, or does not touch its Context at all, needs none. Its log level is read from
+        ``plans`` (the revision carries it per request)."""
+        made = cls.__new__(cls)
+        made._made = None
+        made._plan = (plans, entry, ex, revision)
+        made._server = server
+        made._state = None
+        return made
+
+    @property
+    def _call(self) -> Call:
+        call = self._made
+        if call is None:
+            plan = self._plan
+            assert plan is not None and self._server is not None
+            plans, entry, ex, revision = plan
+            call = self._made = RoundCall.first(
+                self._server._rounds,
+                entry.params,  # an object (planned): no params check, no closure made
+                entry.raw_id,
+                revision,
+                ex.call_sink,
+                plans,
+                ex.auth,
+            )
+            self._plan = None
+        return call
+
+    def _wants_log(self, level: str) -> bool:
+        """:meth:`Call.wants_log` of this Context's call, with no call made for it."""
+        plan = self._plan
+        if plan is None:
+            return self._call.wants_log(level)
+        return log_wanted(level, plan[0].log_level(0))
 
     def __class_getitem__(cls, item: Any) -> type[Context]:
         # ``Context[ServerSession, None]`` and ``Context[State]`` annotations, as the SDK's.
@@ -239,7 +289,7 @@ class Context:
         warning, error, critical, alert, emergency), unless the client asked for less."""
         if level not in LOG_RANK:
             raise ValueError(f"unknown log level {level!r}")
-        if not self._call.wants_log(level):
+        if not self._wants_log(level):
             return
         params: dict[str, Any] = {"level": level}
         if logger_name is not None:

@@ -634,14 +634,14 @@ class ModernRunner(Runner):
         revision = _MODERN_BY_VERSION.get(plans.version(0))
         if revision is None:
             return None
-        tool = route.tool
-        if route.python_call and tool.context_param is None and _made_at_once(tool, revision):
-            # Nothing of a Call is used: none is made (nor its _meta built).
-            raw_id: bytes = entry.raw_id  # type: ignore[assignment]  # a request's
-            return self._start_planned(tool, plans.arguments(0), raw_id, revision, None, step)
-        # Its _meta is read from the plans only if the tool asks (a log level check reads
-        # just that member).
         if route.python_call:
+            tool = route.tool
+            if tool.context_param is None and _made_at_once(tool, revision):
+                # Nothing of a Call is used: none is made (nor its _meta built).
+                raw_id: bytes = entry.raw_id  # type: ignore[assignment]  # a request's
+                return self._start_planned(tool, plans.arguments(0), raw_id, revision, None, step)
+            # Its _meta is read from the plans only if the tool asks (a log level check
+            # reads just that member).
             call = Call(
                 "tools/call", entry.raw_id, revision, None, ex.call_sink, None, None, ex.auth
             )

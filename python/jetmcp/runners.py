@@ -93,7 +93,7 @@ class Pending:
     tool's function gave back (started by the extension), so its value (or exception) is
     still to be shaped by that tool, as :meth:`Tool.call` would have."""
 
-    __slots__ = ("awaitable", "revision", "rounds", "runner", "stepped", "tool")
+    __slots__ = ("awaitable", "context", "revision", "runner", "stepped", "tool")
 
     def __init__(
         self,
@@ -101,7 +101,7 @@ class Pending:
         revision: Revision,
         runner: Runner,
         tool: Tool | None = None,
-        rounds: Context | None = None,
+        context: Context | None = None,
         stepped: bool = False,
     ) -> None:
         # Made by position on the waiting paths: a class called with keywords builds a dict
@@ -111,7 +111,7 @@ class Pending:
         self.runner = runner
         self.tool = tool
         #: A 2026-07-28 tool's Context, whose call's input round a question it asks ends.
-        self.rounds = rounds
+        self.context = context
         #: Whether the awaitable's first step already ran (the extension took it): what is
         #: left is awaited, never stepped again.
         self.stepped = stepped
@@ -119,8 +119,8 @@ class Pending:
     def asked(self, exc: BaseException) -> dict[str, Any] | None:
         """The ``InputRequiredResult`` when ``exc`` is a question the tool's round asks;
         else None (the exception is not this Pending's to answer)."""
-        if self.rounds is not None and isinstance(exc, InputRequired):
-            return _round_of(self.rounds.call).result(exc.requests)
+        if self.context is not None and isinstance(exc, InputRequired):
+            return _round_of(self.context.call).result(exc.requests)
         return None
 
     def settled(self, value: Any) -> dict[str, Any]:
@@ -336,7 +336,7 @@ class Runner:
             return done
         out = self.outcome(done, revision, True)  # type: ignore[arg-type]  # an Outcome
         if revision.mrtr and type(out) is Pending:
-            out.rounds = context
+            out.context = context
         return out
 
     def error(self, raw_id: bytes, exc: McpError, single: bool) -> bytes:

@@ -36,7 +36,7 @@ from jetmcp.server.sdk_context import RequestContextView, SessionView
 from jetmcp.server.tasks import TaskCall, related
 
 if TYPE_CHECKING:
-    from jetmcp._wire import Plans
+    from jetmcp._wire import Entry, Plans
     from jetmcp.auth.principal import Principal
     from jetmcp.server.app import Server
 
@@ -44,7 +44,7 @@ T = TypeVar("T")
 
 #: What :meth:`Context.planned` makes its call from: the plans, the request's entry, its
 #: exchange and revision.
-_Plan = tuple["Plans", Any, Any, Revision]
+_Plan = tuple["Plans", "Entry", Any, Revision]
 
 
 def missing_capability(what: str, required: dict[str, Any], detail: str = "") -> McpError:
@@ -85,7 +85,7 @@ class Context:
 
     @classmethod
     def planned(
-        cls, server: Server, plans: Plans, entry: Any, ex: Any, revision: Revision
+        cls, server: Server, plans: Plans, entry: Entry, ex: Any, revision: Revision
     ) -> Context:
         """The Context of the ``tools/call`` a 2026-07-28 request ``entry`` makes, which the
         extension planned (``plans``, one entry, no input round fields) and the exchange
@@ -121,9 +121,11 @@ class Context:
 
     def _wants_log(self, level: str) -> bool:
         """:meth:`Call.wants_log` of this Context's call, with no call made for it."""
+        call = self._made
+        if call is not None:
+            return call.wants_log(level)
         plan = self._plan
-        if plan is None:
-            return self._call.wants_log(level)
+        assert plan is not None
         return log_wanted(level, plan[0].log_level(0))
 
     def __class_getitem__(cls, item: Any) -> type[Context]:
@@ -298,7 +300,7 @@ class Context:
         call = self._call
         if isinstance(call, TaskCall):
             params["_meta"] = related(call.task.id)
-        await self._call.notify("notifications/message", params)
+        await call.notify("notifications/message", params)
 
     # The level methods hand back log()'s coroutine (awaited as one): no coroutine of their
     # own per message.

@@ -5,8 +5,10 @@ side effect: status, headers and body of every reply, and the session store afte
 Requests are driven through the RSGI callable in this process with a header map that
 behaves as Granian 2.8.9's (probed live: ``get`` gives a name's first value, None when
 Granian cannot read that value even if a later one is readable; ``get_all`` and ``items``
-give the readable values only; ``in`` sees every name). The lane's app serves each request
-twice: first judged in Python (which teaches the gate), then admitted by the gate.
+give the readable values only; ``in`` sees every name). Both paths take a header's first
+readable value (``jetmcp.transports._http.first``; the gate reads them from ``items``).
+The lane's app serves each request twice: first judged in Python (which teaches the
+gate), then admitted by the gate.
 """
 
 from __future__ import annotations
@@ -381,11 +383,21 @@ def test_the_gate_admits_only_what_python_taught_it() -> None:
         [p for p in pairs if p[0] != "content-length"] + [("content-length", "+5")],
         [p for p in pairs if p[0] != "content-length"] + [("content-length", str(2**40))],
         [p if p[0] != "accept" else ("accept", "*/*") for p in pairs],
-        [(k, v) if k != "content-type" else (k, UNREADABLE) for k, v in pairs]
-        + [("content-type", "application/json")],
+        [(k, v) if k != "content-type" else (k, UNREADABLE) for k, v in pairs],
     ):
         assert lane._gate.admit(Scope(changed, None)) is None, changed
     assert lane._gate.admit(Scope(pairs, "elsewhere:1")) is None
+    # A header's value is its first readable one, for the gate (which reads them all from
+    # one items() call) as for Python: an unreadable Content-Type before a JSON one is JSON.
+    shadowed = Scope(
+        [(k, v) if k != "content-type" else (k, UNREADABLE) for k, v in pairs]
+        + [("content-type", "application/json")],
+        None,
+    )
+    admitted = lane._gate.admit(shadowed)
+    assert admitted is not None and admitted[:3] == lane._usual(shadowed)[:3]  # type: ignore[index]
+    # The scope's header map is handed back: the lane reads no more of the scope.
+    assert admitted[3] is shadowed.headers
 
 
 def test_the_gate_is_bounded() -> None:

@@ -334,10 +334,13 @@ class Gate:
     forgets them all when full."""
 
     def __init__(self, max_body: int, capacity: int = 256) -> None: ...
-    def admit(self, scope: Any) -> tuple[int, Any, Headers | None] | None:
-        """``(accept, revision, routing)`` as ``_usual`` found them for the same header
-        values (``routing`` read now from this scope when the revision is None, a
-        2026-07-28 request), or None: not learned, or not usual."""
+    def admit(self, scope: Any) -> tuple[int, Any, Headers | None, Any] | None:
+        """``(accept, revision, routing, headers)`` as ``_usual`` found them for the same
+        header values (``routing`` read now from this scope when the revision is None, a
+        2026-07-28 request; ``headers``: ``scope.headers``, read once), or None: not
+        learned, or not usual. Every header is read from one ``headers.items()`` call, its
+        first readable value as ``jetmcp.transports._http.first`` reads it (``Origin``
+        also with ``in``: one Granian cannot read is still an Origin)."""
     def learn(
         self,
         host: str,

@@ -5,8 +5,11 @@
 //! deployment carry the same few of those values, so the verdict on them is learned: once
 //! Python finds a request usual it tells the gate (`learn`) the accept flags and revision it
 //! found for those values, and `admit` gives the same verdict for the next request that
-//! carries them, reading each header as the general path does (`get_all("host")`, `get` of
-//! the others). The checks that vary per request (how many Host values, `:authority`,
+//! carries them, reading each header as the general path does (every readable Host, the
+//! first readable value of the others: `jetmcp.transports._http.first`), all from one
+//! `items()` call: Granian makes a new Python string for every value asked for, and a new
+//! header map each time `scope.headers` is read, which `admit` hands back to the caller.
+//! The checks that vary per request (how many Host values, `:authority`,
 //! whether an Origin came, the body's length) are made here every time. Nothing here calls jetmcp's own Python, and nothing here judges a value Python has
 //! not judged first: a request `admit` does not know goes to Python.
 
@@ -14,9 +17,9 @@ use std::collections::HashMap;
 
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyString, PyTuple};
+use pyo3::types::{PyList, PyString, PyTuple};
 
-use crate::py_plan::read_pairs;
+use crate::py_plan::Pairs;
 
 /// Stands for an absent header in a key (a readable value is visible ASCII).
 const ABSENT: char = '\u{1}';
@@ -65,6 +68,48 @@ fn length_within(value: &str, limit: u64) -> bool {
         && value.parse::<u64>().is_ok_and(|n| n <= limit)
 }
 
+/// What [`Gate::admit`] reads of a header map's readable `(name, value)` pairs: how many
+/// Host values and the first, the first value of each other header it checks (the first
+/// readable one, as `jetmcp.transports._http.first` reads it), and the MCP headers.
+#[derive(Default)]
+struct Read<'py> {
+    hosts: usize,
+    host: Option<Bound<'py, PyString>>,
+    content_type: Option<Bound<'py, PyString>>,
+    accept: Option<Bound<'py, PyString>>,
+    length: Option<Bound<'py, PyString>>,
+    version: Option<Bound<'py, PyString>>,
+    pairs: Pairs,
+}
+
+impl<'py> Read<'py> {
+    fn pair(&mut self, item: &Bound<'py, PyAny>) -> PyResult<()> {
+        let item = item.cast::<PyTuple>()?;
+        let key = item.get_item(0)?.cast_into::<PyString>()?;
+        let value = item.get_item(1)?.cast_into::<PyString>()?;
+        let name = key.to_str()?;
+        let first = match name {
+            "host" => {
+                self.hosts += 1;
+                &mut self.host
+            }
+            "content-type" => &mut self.content_type,
+            "accept" => &mut self.accept,
+            "content-length" => &mut self.length,
+            _ => {
+                if name == "mcp-protocol-version" && self.version.is_none() {
+                    self.version = Some(value.clone());
+                }
+                return self.pairs.take(name, &key, value.as_any());
+            }
+        };
+        if first.is_none() {
+            *first = Some(value);
+        }
+        Ok(())
+    }
+}
+
 #[pymethods]
 impl Gate {
     /// A gate for bodies of at most `max_body` bytes that keeps at most `capacity` verdicts
@@ -79,48 +124,56 @@ impl Gate {
         }
     }
 
-    /// `(accept, revision, routing)` for a POST whose header values were learned and whose
-    /// per-request checks pass (`routing`: the routing headers of a 2026-07-28 one, whose
-    /// revision is None), else None.
+    /// `(accept, revision, routing, headers)` for a POST whose header values were learned
+    /// and whose per-request checks pass (`routing`: the routing headers of a 2026-07-28
+    /// one, whose revision is None; `headers`: the scope's header map, read once here, for
+    /// the caller to read more of), else None.
     fn admit<'py>(&self, scope: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyTuple>>> {
         if self.known.is_empty() {
             return Ok(None);
         }
         let py = scope.py();
+        // Granian makes a new header map each time `scope.headers` is read, and a new
+        // string for each value asked for: every readable pair is read in one call.
         let headers = scope.getattr(intern!(py, "headers"))?;
-        // The values the general path reads, read the same way: every readable Host, and
-        // the first value of the others (None when absent or when Granian cannot read it).
-        let hosts = headers.call_method1(intern!(py, "get_all"), (intern!(py, "host"),))?;
-        if hosts.len()? != 1 {
-            return Ok(None);
+        let items = headers.call_method0(intern!(py, "items"))?;
+        let mut read = Read::default();
+        if let Ok(list) = items.cast::<PyList>() {
+            for item in list.iter() {
+                read.pair(&item)?;
+            }
+        } else {
+            for item in items.try_iter()? {
+                read.pair(&item?)?;
+            }
         }
-        let host = hosts.get_item(0)?;
-        let host = host.cast::<PyString>()?.to_str()?;
+        let Read {
+            hosts,
+            host,
+            content_type,
+            accept,
+            length,
+            version,
+            pairs,
+        } = read;
+        let (1, Some(host)) = (hosts, host) else {
+            return Ok(None);
+        };
+        let host = host.to_str()?;
         let authority = scope.getattr(intern!(py, "authority"))?;
         if !authority.is_none() && authority.cast::<PyString>()?.to_str()? != host {
             return Ok(None);
         }
+        // Any Origin, even one whose value cannot be read (which `items` leaves out).
         if headers.contains(intern!(py, "origin"))? {
             return Ok(None);
         }
-        let get = |name: &Bound<'py, PyString>| -> PyResult<Option<Bound<'py, PyString>>> {
-            let value = headers.call_method1(intern!(py, "get"), (name,))?;
-            if value.is_none() {
-                return Ok(None);
-            }
-            Ok(Some(value.cast_into::<PyString>()?))
-        };
-        let (Some(length), Some(version)) = (
-            get(intern!(py, "content-length"))?,
-            get(intern!(py, "mcp-protocol-version"))?,
-        ) else {
+        let (Some(length), Some(version)) = (length, version) else {
             return Ok(None);
         };
         if !length_within(length.to_str()?, self.max_body) {
             return Ok(None);
         }
-        let content_type = get(intern!(py, "content-type"))?;
-        let accept = get(intern!(py, "accept"))?;
         let key = key_of(
             host,
             content_type.as_ref().map(|v| v.to_str()).transpose()?,
@@ -131,12 +184,16 @@ impl Gate {
             return Ok(None);
         };
         let routing = if verdict.modern {
-            let items = headers.call_method0(intern!(py, "items"))?;
-            Bound::new(py, read_pairs(&items, false)?)?.into_any()
+            Bound::new(py, pairs.finish())?.into_any()
         } else {
             py.None().into_bound(py)
         };
-        let out = (verdict.accept, verdict.revision.bind(py).clone(), routing);
+        let out = (
+            verdict.accept,
+            verdict.revision.bind(py).clone(),
+            routing,
+            headers,
+        );
         Ok(Some(out.into_pyobject(py)?))
     }
 

@@ -190,29 +190,30 @@ impl Found {
     }
 }
 
-/// The MCP headers among `(name, value)` pairs, in order: the last value of each name, and
-/// each name sent more than once named once in `repeated`. `lower`: names are lower-cased
-/// first (Python's `str.lower`); else they are lower-case already.
-pub(crate) fn read_pairs(items: &Bound<'_, PyAny>, lower: bool) -> PyResult<PyHeaders> {
-    let py = items.py();
-    let mut found = Found::default();
-    // Whether each of the three routing headers was seen, and then whether it is already
-    // named as repeated (no allocation for the usual request); every other MCP name seen,
-    // and the same.
-    let mut usual = [(false, false); 3];
-    let mut seen: Vec<(String, bool)> = Vec::new();
-    for item in items.try_iter()? {
-        let (key, value): (Bound<'_, PyString>, Bound<'_, PyAny>) = item?.extract()?;
-        let lowered;
-        let spelled = if lower {
-            lowered = key.call_method0(intern!(py, "lower"))?;
-            lowered.cast::<PyString>()?.to_cow()?
-        } else {
-            key.to_cow()?
-        };
-        let name: &str = &spelled;
+/// Reads the MCP headers among `(name, value)` pairs, one pair at a time ([`Pairs::take`]),
+/// until [`Pairs::finish`] makes the `Headers` of them: the last value of each name, and
+/// each name sent more than once named once in `repeated`.
+#[derive(Default)]
+pub(crate) struct Pairs {
+    found: Found,
+    /// Whether each of the three routing headers was seen, and then whether it is already
+    /// named as repeated (no allocation for the usual request).
+    usual: [(bool, bool); 3],
+    /// Every other MCP name seen, and the same.
+    seen: Vec<(String, bool)>,
+}
+
+impl Pairs {
+    /// One pair whose name, lower-case, is `name` (spelled `key`); pairs not named `mcp-*`
+    /// are passed over.
+    pub(crate) fn take(
+        &mut self,
+        name: &str,
+        key: &Bound<'_, PyString>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
         if !name.starts_with("mcp-") {
-            continue;
+            return Ok(());
         }
         let slot = match name {
             "mcp-protocol-version" => Some(0),
@@ -222,22 +223,44 @@ pub(crate) fn read_pairs(items: &Bound<'_, PyAny>, lower: bool) -> PyResult<PyHe
         };
         let (was_seen, named) = match slot {
             Some(i) => {
-                let (was_seen, named) = &mut usual[i];
+                let (was_seen, named) = &mut self.usual[i];
                 (std::mem::replace(was_seen, true), named)
             }
-            None => match seen.iter().position(|(n, _)| n == name) {
-                Some(i) => (true, &mut seen[i].1),
+            None => match self.seen.iter().position(|(n, _)| n == name) {
+                Some(i) => (true, &mut self.seen[i].1),
                 None => {
-                    seen.push((name.to_owned(), false));
-                    let last = seen.len() - 1;
-                    (false, &mut seen[last].1)
+                    self.seen.push((name.to_owned(), false));
+                    let last = self.seen.len() - 1;
+                    (false, &mut self.seen[last].1)
                 }
             },
         };
         let repeated = was_seen && !std::mem::replace(named, true);
-        found.take(name, &key, &value, repeated)?;
+        self.found.take(name, key, value, repeated)
     }
-    Ok(found.finish())
+
+    pub(crate) fn finish(self) -> PyHeaders {
+        self.found.finish()
+    }
+}
+
+/// The MCP headers among `(name, value)` pairs, in order ([`Pairs`]). `lower`: names are
+/// lower-cased first (Python's `str.lower`); else they are lower-case already.
+pub(crate) fn read_pairs(items: &Bound<'_, PyAny>, lower: bool) -> PyResult<PyHeaders> {
+    let py = items.py();
+    let mut pairs = Pairs::default();
+    for item in items.try_iter()? {
+        let (key, value): (Bound<'_, PyString>, Bound<'_, PyAny>) = item?.extract()?;
+        let lowered;
+        let spelled = if lower {
+            lowered = key.call_method0(intern!(py, "lower"))?;
+            lowered.cast::<PyString>()?.to_cow()?
+        } else {
+            key.to_cow()?
+        };
+        pairs.take(&spelled, &key, &value)?;
+    }
+    Ok(pairs.finish())
 }
 
 #[pymethods]

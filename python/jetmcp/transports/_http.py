@@ -107,10 +107,20 @@ def status_headers(status: int, headers: list[tuple[str, str]]) -> list[tuple[st
 # ---------------------------------------------------------------------------- headers
 
 
+def first(headers: Any, name: str) -> str | None:
+    """A header's value: the first of its values Granian can read (None when it has none).
+    Granian hands over a value with bytes outside visible ASCII as absent, and its ``get``
+    gives None when the first value is such, even if a later one is readable. The HTTP
+    transports read the headers of MCP requests this way instead (``Authorization`` is the
+    bearer guard's), as ``jetmcp._wire.Gate`` reads them all from one ``items()`` call."""
+    values: list[str] = headers.get_all(name)
+    return values[0] if values else None
+
+
 def header(headers: Any, name: str) -> str | None:
-    """A header's value, None when absent; 400 when present but unreadable (granian hands
-    over a value with bytes outside visible ASCII as absent: it must not count as such)."""
-    value: str | None = headers.get(name)
+    """:func:`first`; 400 when the header was sent but none of its values can be read (it
+    must not count as absent)."""
+    value = first(headers, name)
     if value is None:
         unreadable(headers, name)
     return value

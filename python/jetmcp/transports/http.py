@@ -59,6 +59,7 @@ from jetmcp.transports._http import (
     HttpError,
     accept_flags,
     check_length,
+    first,
     header,
     incomplete_body,
     length_verdict,
@@ -179,8 +180,7 @@ class McpHttpApp:
             # an initialize, or a session this process cannot vouch for now, goes on as in
             # _post from the decoded body. Inline: every usual POST pays for
             # a coroutine of its own.
-            accept, revision, routing = usual
-            headers = scope.headers
+            accept, revision, routing, headers = usual
             settings = self.settings
             # _read_sized, inline too.
             reading = proto()
@@ -416,7 +416,7 @@ class McpHttpApp:
     async def read_body(self, headers: Any, proto: Any) -> bytes:
         """A request's whole body, within ``max_body_bytes`` and ``body_timeout_seconds``
         (the HTTP errors those call for raised as :class:`HttpError`)."""
-        length = headers.get("content-length")
+        length = first(headers, "content-length")
         if length is not None:
             check_length(length, self.settings.max_body_bytes)
             return await self._read_sized(proto)
@@ -443,15 +443,15 @@ class McpHttpApp:
             raise incomplete_body() from None
         return b"".join(chunks)
 
-    def _usual(self, scope: Any) -> tuple[int, revisions.Revision | None, Any] | None:
+    def _usual(self, scope: Any) -> tuple[int, revisions.Revision | None, Any, Any] | None:
         """Whether a POST to the MCP path is the usual one, judged on its headers alone: one
         allowed Host (agreeing with ``:authority``), no Origin, JSON in, an ``Accept`` that
         takes a reply, a ``Content-Length`` within the limit and an ``MCP-Protocol-Version``
         that names a served revision exactly. If so, its accept flags, its revision (None: a
-        2026-07-28 one) and its routing headers (2026-07-28), for :meth:`__rsgi__`'s short
-        way; such a request passes every check of the general path. Anything else, None:
-        the general path judges it (and refuses what it must). Only without auth
-        (:attr:`lane`).
+        2026-07-28 one), its routing headers (2026-07-28) and its header map, for
+        :meth:`__rsgi__`'s short way; such a request passes every check of the general
+        path. Anything else, None: the general path judges it (and refuses what it must).
+        Only without auth (:attr:`lane`).
 
         The verdict on the header values is taught to the gate (:class:`jetmcp._wire.Gate`),
         which gives it again for the next request that carries them, making the checks that
@@ -468,26 +468,28 @@ class McpHttpApp:
             or "origin" in headers
         ):
             return None
-        content_type = headers.get("content-type")
-        accept_header = headers.get("accept")
+        content_type = first(headers, "content-type")
+        accept_header = first(headers, "accept")
         accept = post_flags(content_type, accept_header)
-        length = headers.get("content-length")
+        length = first(headers, "content-length")
         if accept <= 0 or length is None or length_verdict(length, self.settings.max_body_bytes):
             return None
-        version = headers.get("mcp-protocol-version")
+        version = first(headers, "mcp-protocol-version")
+        if version is None:
+            return None
         revision = _LEGACY_EXACT.get(version)
         if revision is None and version not in _MODERN_EXACT:
             return None
         self._gate.learn(host, content_type, accept_header, version, accept, revision)
         if revision is not None:
-            return accept, revision, None
-        return accept, None, _wire.Headers.from_map(headers)
+            return accept, revision, None, headers
+        return accept, None, _wire.Headers.from_map(headers), headers
 
     async def _post(self, scope: Any, proto: Any, principal: Principal | None = None) -> None:
         """A POST to the MCP path (its Host and Origin checked, its sender authenticated
         when auth is on)."""
         headers = scope.headers
-        accept = post_flags(headers.get("content-type"), headers.get("accept"))
+        accept = post_flags(first(headers, "content-type"), first(headers, "accept"))
         if accept <= 0:
             raise post_refusal(accept)
         body = await self.read_body(headers, proto)
@@ -505,7 +507,7 @@ class McpHttpApp:
         """A POST's decoded body: its revision and session found (or refused) from the
         headers, then dispatched and answered."""
         settings = self.settings
-        version = headers.get("mcp-protocol-version")
+        version = first(headers, "mcp-protocol-version")
         # The usual header names a legacy revision exactly: one lookup, no parsing.
         if version is not None:
             header_rev = _LEGACY_EXACT.get(version)
@@ -522,7 +524,7 @@ class McpHttpApp:
 
         session = None
         inflight = None
-        session_id = None if settings.stateless else headers.get("mcp-session-id")
+        session_id = None if settings.stateless else first(headers, "mcp-session-id")
         if session_id is not None:
             # A session known here: no coroutine to await.
             held = self.store.held(session_id)
@@ -656,7 +658,7 @@ class McpHttpApp:
         """The session's standalone SSE stream, or the resumption of one of its streams
         (``Last-Event-ID``)."""
         headers = scope.headers
-        accept = headers.get("accept")
+        accept = first(headers, "accept")
         if accept is not None and not accept_flags(accept) & ACCEPT_SSE:
             raise HttpError(406, INVALID_REQUEST, "Not Acceptable: GET serves text/event-stream")
         session_id = header(headers, "mcp-session-id")
@@ -668,7 +670,7 @@ class McpHttpApp:
         if not isinstance(hub, SessionStreams) or hub.closed:
             raise HttpError(404, INVALID_REQUEST, "Session not found")
         try:
-            resume = await hub.find_resume(headers.get("last-event-id"))
+            resume = await hub.find_resume(first(headers, "last-event-id"))
         except LookupError:
             raise HttpError(
                 400, INVALID_REQUEST, "Last-Event-ID names no stream this session can replay"

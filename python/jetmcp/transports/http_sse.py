@@ -34,6 +34,7 @@ from jetmcp.transports._http import (
     RETRY_AFTER,
     HttpError,
     accept_flags,
+    first,
     is_json,
     method_not_allowed,
     reply_status,
@@ -123,7 +124,7 @@ class LegacySse:
     # GET: the event stream -----------------------------------------------------------
 
     async def _stream(self, scope: Any, proto: Any, principal: Principal | None) -> None:
-        accept = scope.headers.get("accept")
+        accept = first(scope.headers, "accept")
         if accept is not None and not accept_flags(accept) & ACCEPT_SSE:
             raise HttpError(406, INVALID_REQUEST, "Not Acceptable: this is a text/event-stream")
         settings = self.settings
@@ -160,7 +161,7 @@ class LegacySse:
         if conn is None or conn.closed or not _same(conn.principal, principal):
             raise HttpError(404, INVALID_REQUEST, "Session not found")
         headers = scope.headers
-        if not is_json(headers.get("content-type")):
+        if not is_json(first(headers, "content-type")):
             raise HttpError(415, INVALID_REQUEST, "Content-Type must be application/json")
         body = await self.app.read_body(headers, proto)
         settings = self.settings

@@ -119,15 +119,6 @@ class Context:
             self._plan = None
         return call
 
-    def _wants_log(self, level: str) -> bool:
-        """:meth:`Call.wants_log` of this Context's call, with no call made for it."""
-        call = self._made
-        if call is not None:
-            return call.wants_log(level)
-        plan = self._plan
-        assert plan is not None
-        return log_wanted(level, plan[0].log_level(0))
-
     def __class_getitem__(cls, item: Any) -> type[Context]:
         # ``Context[ServerSession, None]`` and ``Context[State]`` annotations, as the SDK's.
         return cls
@@ -291,13 +282,22 @@ class Context:
         warning, error, critical, alert, emergency), unless the client asked for less."""
         if level not in LOG_RANK:
             raise ValueError(f"unknown log level {level!r}")
-        if not self._wants_log(level):
-            return
+        call = self._made
+        if call is not None:
+            if not call.wants_log(level):
+                return
+        else:
+            # A planned Context (see planned): the level is read from the plans, and the
+            # call made only for a message that goes out.
+            plan = self._plan
+            assert plan is not None
+            if not log_wanted(level, plan[0].log_level(0)):
+                return
+            call = self._call
         params: dict[str, Any] = {"level": level}
         if logger_name is not None:
             params["logger"] = logger_name
         params["data"] = data
-        call = self._call
         if isinstance(call, TaskCall):
             params["_meta"] = related(call.task.id)
         await call.notify("notifications/message", params)

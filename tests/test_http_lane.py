@@ -425,3 +425,72 @@ def test_metrics_keep_the_general_path() -> None:
 
     observed = make_app(server, Settings(metrics_path="/metrics"))
     assert not observed.lane
+
+
+#: Header lines (bytes, as sent) of POSTs whose values Granian cannot all read, for the live
+#: check below: an unreadable value before a readable one, and unreadable values alone (a
+#: JSON Content-Type and a 2025-06-18 version header are added where a case has none).
+_LIVE_CASES: list[list[bytes]] = [
+    [],
+    [b"Content-Type: \xff\xfe", b"Content-Type: application/json"],
+    [b"Content-Type: \xff"],
+    [b"Accept: \xff", b"Accept: application/json"],
+    [b"MCP-Protocol-Version: \xff", b"MCP-Protocol-Version: 2025-06-18"],
+    [b"MCP-Protocol-Version: \xff"],
+    [b"Origin: \xff"],
+    [b"Host: \xff"],
+    [
+        b"MCP-Protocol-Version: 2026-07-28",
+        b"Mcp-Method: tools/call",
+        b"Mcp-Name: \xff",
+        b"Mcp-Name: add",
+    ],
+]
+
+
+def _raw_post(port: int, lines: list[bytes], body: bytes) -> tuple[bytes, bytes]:
+    """One POST with ``lines`` as sent (Host and Content-Length added unless given): the
+    status line and the body of the reply."""
+    import socket
+
+    head = [b"POST /mcp HTTP/1.1"]
+    if not any(line.lower().startswith(b"host:") for line in lines):
+        head.append(b"Host: 127.0.0.1:%d" % port)
+    if not any(line.lower().startswith(b"accept:") for line in lines):
+        head.append(b"Accept: application/json, text/event-stream")
+    head += [*lines, b"Content-Length: %d" % len(body), b"Connection: close"]
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(b"\r\n".join(head) + b"\r\n\r\n" + body)
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    reply_head, _, reply_body = data.partition(b"\r\n\r\n")
+    return reply_head.split(b"\r\n", 1)[0], reply_body
+
+
+def test_live_granian_reads_headers_alike_on_both_paths() -> None:
+    """On a real Granian, values it cannot read are treated alike by the lane (judged in
+    Python, then admitted by the gate) and by the general path (the lane off: metrics on),
+    status and body."""
+    from conftest import AppServer
+
+    app = "bench/load/jetmcp_server.py:app"
+    lane = AppServer(app, "--stateless", label="lane server")
+    general = AppServer(app, "--stateless", "--metrics-path", "/metrics", label="general server")
+    body = BODIES[0]
+    modern_body = orjson.dumps(_call("add", {"a": 1, "b": 2}, "2026-07-28"))
+    try:
+        for lines in _LIVE_CASES:
+            sent = modern_body if b"Mcp-Method: tools/call" in lines else body
+            for name, usual in (
+                (b"content-type:", b"Content-Type: application/json"),
+                (b"mcp-protocol-version:", b"MCP-Protocol-Version: 2025-06-18"),
+            ):
+                if not any(line.lower().startswith(name) for line in lines):
+                    lines = [usual, *lines]
+            expected = _raw_post(general.port, lines, sent)
+            for _ in range(2):
+                assert _raw_post(lane.port, lines, sent) == expected, lines
+    finally:
+        lane.stop()
+        general.stop()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import socket
 from typing import Any
 
 import orjson
@@ -451,8 +452,6 @@ _LIVE_CASES: list[list[bytes]] = [
 def _raw_post(port: int, lines: list[bytes], body: bytes) -> tuple[bytes, bytes]:
     """One POST with ``lines`` as sent (Host and Content-Length added unless given): the
     status line and the body of the reply."""
-    import socket
-
     head = [b"POST /mcp HTTP/1.1"]
     if not any(line.lower().startswith(b"host:") for line in lines):
         head.append(b"Host: 127.0.0.1:%d" % port)

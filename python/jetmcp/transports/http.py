@@ -221,39 +221,22 @@ class McpHttpApp:
                 elif settings.require_session or "mcp-session-id" in headers:
                     await self._post_frame(headers, proto, frame, accept, None)
                     return
-            single = frame.kind == _FRAME_SINGLE
-            if single:
+            if frame.kind == _FRAME_SINGLE:
                 step = dispatcher.can_step(inflight)
                 done = dispatcher.answer(frame, revision, routing, step)
                 if type(done) is bytes:
                     proto.response_bytes(200, _JSON, done)
                     return
-            # _exchange and _reply, inline too.
-            ex = Exchange(
-                revision,
-                session,
-                None if accept & ACCEPT_SSE else NULL_SINK,
-                inflight,
-                True,
-                routing,
-                False,
-                None,
-                None,
-                True,
-                self._opener,
-                proto,
-            )
-            if single:
+                ex = self._exchange(revision, session, accept, inflight, routing, None, proto)
                 pending = dispatcher.resume(frame, ex, done, step)
             else:
                 # An array or a parse error: as _post_frame would (an exact 2026-07-28
                 # version names a served revision, so an array is not refused whole).
+                ex = self._exchange(revision, session, accept, inflight, routing, None, proto)
                 pending = dispatcher.start(frame, ex)
-            if type(pending) is bytes and (ex.opened is None or _answered(ex)):
-                ex.opener = None
-                proto.response_bytes(200, _JSON, pending)
-                return
-            await self._reply_later(proto, pending, ex)
+            rest = self._reply(proto, pending, ex)
+            if rest is not None:
+                await rest
         except AuthRefusal as denied:
             proto.response_bytes(denied.status, denied.headers, denied.body)
         except HttpError as exc:

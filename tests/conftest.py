@@ -597,3 +597,51 @@ def stdio() -> Iterator[StdioServer]:
         yield server
     finally:
         server.stop()
+
+
+# --------------------------------------------------------------------------- memory guard
+
+#: The resident size (MiB) at which the suite stops itself, naming the test that was
+#: running and where every thread stood: a test that runs away with memory would otherwise
+#: grow until the kernel's OOM killer ends the run with no word of which test it was.
+#: ``JETMCP_TEST_MAX_RSS_MB`` changes it (0 turns the guard off).
+MAX_RSS_MB = int(os.environ.get("JETMCP_TEST_MAX_RSS_MB", "4096"))
+_running: list[str] = ["(collecting)"]
+
+
+def _rss_mb() -> int:
+    with open("/proc/self/statm", "rb") as statm:
+        pages = int(statm.read().split()[1])
+    return pages * os.sysconf("SC_PAGE_SIZE") // (1024 * 1024)
+
+
+def _guard(limit: int, config: pytest.Config) -> None:
+    import faulthandler
+
+    while True:
+        time.sleep(0.25)
+        rss = _rss_mb()
+        if rss > limit:
+            # Out of pytest's capture, or the words would go down with the process.
+            capture = config.pluginmanager.getplugin("capturemanager")
+            if capture is not None:
+                capture.suspend_global_capture()
+            sys.stderr.write(
+                f"\nmemory guard: pytest holds {rss} MiB (limit {limit} MiB, "
+                f"JETMCP_TEST_MAX_RSS_MB) while running {_running[0]}; every thread:\n"
+            )
+            sys.stderr.flush()
+            faulthandler.dump_traceback(sys.stderr, all_threads=True)
+            os._exit(3)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if MAX_RSS_MB > 0 and os.path.exists("/proc/self/statm"):
+        threading.Thread(
+            target=_guard, args=(MAX_RSS_MB, config), name="memory-guard", daemon=True
+        ).start()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    _running[0] = item.nodeid

@@ -58,6 +58,36 @@ async def add_log(a: int, b: int, ctx: Context) -> int:
     return a + b
 
 
+@server.tool()
+async def add_later(a: int, b: int, ctx: Context) -> int:
+    """Add after a turn of the loop, then log (the reply waits; its exchange is made)."""
+    await asyncio.sleep(0)
+    await ctx.info("added later")
+    return a + b
+
+
+@server.tool()
+def add_named(a: int, b: int, ctx: Context) -> str:
+    """Add, naming the request (the Context's call is made at once)."""
+    return f"{ctx.request_id}: {a + b}"
+
+
+#: The tasks add_then_log leaves behind.
+LATE: list[asyncio.Task[None]] = []
+
+
+@server.tool()
+def add_then_log(a: int, b: int, ctx: Context) -> int:
+    """Add, and leave behind a task that logs through the Context after the reply."""
+
+    async def later() -> None:
+        await asyncio.sleep(0)
+        await ctx.info("after the reply")
+
+    LATE.append(asyncio.get_running_loop().create_task(later()))
+    return a + b
+
+
 class GranianHeaders:
     """Request headers as Granian's RSGI scope gives them (see the module docstring)."""
 
@@ -137,13 +167,29 @@ def _meta(version: str) -> dict[str, Any]:
     }
 
 
-def _call(name: str, arguments: Any, meta: str | None = None, id: Any = 7) -> dict[str, Any]:
+def _call(
+    name: str, arguments: Any, meta: str | None = None, id: Any = 7, level: str | None = None
+) -> dict[str, Any]:
     params: dict[str, Any] = {"name": name, "arguments": arguments}
     if meta is not None:
         params["_meta"] = _meta(meta)
+        if level is not None:
+            params["_meta"]["io.modelcontextprotocol/logLevel"] = level
     return {"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}
 
 
+INITIALIZE = orjson.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "lane", "version": "0"},
+        },
+    }
+)
 BODIES: list[bytes] = [
     orjson.dumps(b)
     for b in [
@@ -155,22 +201,18 @@ BODIES: list[bytes] = [
         _call("add", {"a": 1, "b": 2}, "2026-07-28"),
         _call("scale", {"point": {"x": 1, "y": 2}, "factor": 2}, "2026-07-28"),
         _call("add_log", {"a": 1, "b": 1}, "2026-07-28", id="s"),
+        _call("add_log", {"a": 1, "b": 1}, "2026-07-28", id="d", level="debug"),
+        _call("add_log", {"a": 1, "b": 1}, "2026-07-28", level="error"),
+        _call("add_later", {"a": 2, "b": 3}, "2026-07-28"),
+        _call("add_later", {"a": 2, "b": 3}, "2026-07-28", level="info"),
+        _call("add_named", {"a": 2, "b": 3}, "2026-07-28", id="n"),
+        _call("add_later", {"a": 2, "b": 3}),
         _call("add", {"a": 1, "b": 2}, "2025-06-18"),
         {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         [_call("add", {"a": 1, "b": 2}, id=1), _call("add", {"a": 2, "b": 2}, id=2)],
-        {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "lane", "version": "0"},
-            },
-        },
     ]
-] + [b"{not json", b"[]", b'{"jsonrpc":"2.0","id":1}']
+] + [INITIALIZE, b"{not json", b"[]", b'{"jsonrpc":"2.0","id":1}']
 
 HOSTS = [[], ["127.0.0.1:8000"], ["localhost"], ["evil.example"], [UNREADABLE], ["a", "a"]]
 AUTHORITIES = [None, "same", "other.example"]
@@ -232,8 +274,20 @@ def _headers(choice: dict[str, Any], body: bytes, session_id: str) -> list[tuple
     elif session == "unreadable":
         pairs.append(("mcp-session-id", UNREADABLE))
     if choice["routing"]:
-        pairs += [("mcp-method", "tools/call"), ("mcp-name", "add")]
+        pairs += [("mcp-method", "tools/call"), ("mcp-name", _tool_named(body) or "add")]
     return pairs
+
+
+def _tool_named(body: bytes) -> str | None:
+    """The tool a single ``tools/call`` body names (what its Mcp-Name header says)."""
+    try:
+        message = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(message, dict) or message.get("method") != "tools/call":
+        return None
+    name = message["params"]["name"]
+    return name if isinstance(name, str) else None
 
 
 def _serve(app: McpHttpApp, scope: Scope, body: bytes) -> tuple[Any, ...]:
@@ -257,7 +311,7 @@ def _apps(**options: Any) -> tuple[McpHttpApp, McpHttpApp, str]:
     general.lane = False
     lane = McpHttpApp(server, base, store)
     assert lane.lane
-    init = BODIES[12]
+    init = INITIALIZE
     proto = Proto(init)
     usual = [
         ("host", "localhost"),
@@ -493,3 +547,37 @@ def test_live_granian_reads_headers_alike_on_both_paths() -> None:
     finally:
         lane.stop()
         general.stop()
+
+
+def test_a_context_used_after_the_reply_sends_nothing() -> None:
+    """A task a Context tool left behind logs once the reply went out (at a level the
+    request asked for): nothing is sent, on the lane (whose exchange was never made while
+    the tool ran) as on the general path, and nothing fails."""
+    body = orjson.dumps(_call("add_then_log", {"a": 1, "b": 2}, "2026-07-28", level="debug"))
+    pairs = [
+        ("host", "localhost"),
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("content-length", str(len(body))),
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "add_then_log"),
+    ]
+    general, lane, _ = _apps(stateless=True)
+    for app in (general, lane):
+        proto = Proto(body)
+
+        async def serve(app: McpHttpApp = app, proto: Proto = proto) -> None:
+            await app.__rsgi__(Scope(pairs, None), proto)
+            assert proto.sent is not None
+            sent = proto.sent[2]
+            await asyncio.gather(*LATE)  # raises what the late log raised
+            LATE.clear()
+            assert proto.sent[2] is sent
+
+        asyncio.run(serve())
+        assert proto.sent is not None
+        status, headers, out = proto.sent
+        assert status == 200
+        assert ("content-type", "application/json") in headers
+        assert orjson.loads(out)["result"]["content"][0]["text"] == "3"

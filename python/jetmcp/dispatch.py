@@ -25,6 +25,11 @@ takes that step itself (``step``, allowed by :meth:`Dispatcher.may_step`), so a 
 returned at once is written as a synchronous tool's; the outcome of one that suspends says
 so, and the rest is awaited, never stepped again.
 
+The HTTP transport's usual POST asks :meth:`Dispatcher.answer` first and needs no
+:class:`Exchange` for a call the extension answers. Anything else goes on in
+:meth:`Dispatcher.resume` with a :class:`LazyExchange`: a tool that takes a Context runs
+with it, and the exchange is made only if the tool touches its call.
+
 Handlers may return their result directly (work that never waits) or an awaitable. In a
 batch, direct results are taken in place and only awaitables become tasks that run
 concurrently (``asyncio.gather``); the reply lists every entry in request order. Only
@@ -192,6 +197,10 @@ class Exchange:
         sink = self.opened
         return self if sink is None else sink
 
+    def exchange(self) -> Exchange:
+        """This exchange (what :meth:`LazyExchange.exchange` makes)."""
+        return self
+
     async def send(self, message: bytes) -> None:
         """Send through :attr:`sink` (made now if need be): what :attr:`call_sink` needs."""
         await self.sink.send(message)
@@ -201,6 +210,50 @@ class Exchange:
         close = getattr(self.sink, "close_stream", None)
         if close is not None:
             await close(retry_ms)
+
+
+class LazyExchange:
+    """An :class:`Exchange` made only when something asks for it (:meth:`exchange`): a
+    transport's function that makes it and its arguments, and the revision meanwhile.
+
+    :meth:`Dispatcher.resume` takes one where it takes an exchange. A call of a tool that
+    takes a Context runs with it; the tool needs a real exchange only when it touches its
+    call (to send, or to read its session, auth or ``_meta``), and most never do (a log
+    message below the request's level, or no use of the Context at all). Anything else
+    :meth:`~Dispatcher.resume` does makes the exchange first. :attr:`made` is what was made,
+    if anything. Once the transport has answered with no exchange made, :attr:`answered`
+    is set, and one made later (a task the tool left behind logs) sends nothing, as an
+    exchange does once its reply went out."""
+
+    __slots__ = ("_args", "_make", "answered", "made", "revision")
+
+    def __init__(
+        self, revision: Revision, make: Callable[..., Exchange], args: tuple[Any, ...]
+    ) -> None:
+        self.revision = revision
+        self._make = make
+        self._args = args
+        self.made: Exchange | None = None
+        self.answered = False
+
+    def exchange(self) -> Exchange:
+        """The exchange, made now if nothing made it yet."""
+        ex = self.made
+        if ex is None:
+            ex = self.made = self._make(*self._args)
+            if self.answered:
+                ex.opener = None  # its sink is NULL_SINK
+        return ex
+
+    @property
+    def call_sink(self) -> Sink:
+        """:attr:`Exchange.call_sink` of the exchange (made now)."""
+        return self.exchange().call_sink
+
+    @property
+    def auth(self) -> Principal | None:
+        """:attr:`Exchange.auth` of the exchange (made now)."""
+        return self.exchange().auth
 
 
 #: What :meth:`Dispatcher.start` gives back.
@@ -342,9 +395,13 @@ class Dispatcher:
             self.fast += 1
         return done
 
-    def resume(self, frame: _wire.Frame, ex: Exchange, done: Any, step: bool) -> Started:
+    def resume(
+        self, frame: _wire.Frame, ex: Exchange | LazyExchange, done: Any, step: bool
+    ) -> Started:
         """The rest of :meth:`start` for a single message, given what :meth:`answer` gave
-        for it (with the same ``step``)."""
+        for it (with the same ``step``). A :class:`LazyExchange` is made into its exchange
+        only where something needs one: a planned call of a tool that takes a Context runs
+        with it as it is."""
         if done is not None:
             if type(done) is bytes:
                 return done
@@ -357,7 +414,7 @@ class Dispatcher:
                     if type(served) is bytes:
                         return served
                     if isinstance(served, Pending):
-                        return self._wait(served, entry, ex)
+                        return self._wait(served, entry, ex.exchange())
                     return served
             else:
                 self.fast += 1
@@ -365,7 +422,8 @@ class Dispatcher:
                 if isinstance(shaped, bytes):
                     return shaped
                 # An async tool's coroutine, started by the extension: awaited as below.
-                return self._wait(shaped, entry, ex)
+                return self._wait(shaped, entry, ex.exchange())
+        ex = ex.exchange()
         runner = self.modern if ex.revision.modern else self.legacy
         entry = frame.entries[0]
         reply = runner.entry(entry, ex, False)

@@ -46,7 +46,7 @@ from jetmcp.server.mrtr import InputRequired, InputRound, RoundCall
 
 if TYPE_CHECKING:
     from jetmcp.call import Session
-    from jetmcp.dispatch import Dispatcher, Exchange
+    from jetmcp.dispatch import Dispatcher, Exchange, LazyExchange
     from jetmcp.server.tools import Tool
     from jetmcp.sessions.base import Relay
 
@@ -247,7 +247,7 @@ class Runner:
             return self.internal_error(raw_id, single)
 
     def run_planned(
-        self, plans: _wire.Plans, entry: _wire.Entry, ex: Exchange, step: bool
+        self, plans: _wire.Plans, entry: _wire.Entry, ex: Exchange | LazyExchange, step: bool
     ) -> bytes | Pending | None:
         """Run a single call the extension planned but left to run with a Context (the tool
         takes one): its reply, what is still to await, or None (nothing ran) to serve it
@@ -461,11 +461,12 @@ class LegacyRunner(Runner):
         return _encode_result(raw_id, result)
 
     def run_planned(
-        self, plans: _wire.Plans, entry: _wire.Entry, ex: Exchange, step: bool
+        self, plans: _wire.Plans, entry: _wire.Entry, ex: Exchange | LazyExchange, step: bool
     ) -> bytes | Pending | None:
         route = plans.route(0)
         if route is None:
             return None
+        ex = ex.exchange()
         tool = route.tool
         if route.python_call and tool.context_param is None and _made_at_once(tool, ex.revision):
             # Nothing of a Call is used: none is made.
@@ -623,7 +624,7 @@ class ModernRunner(Runner):
             cancel(self.dispatcher, entry, ex)
 
     def run_planned(
-        self, plans: _wire.Plans, entry: _wire.Entry, ex: Exchange, step: bool
+        self, plans: _wire.Plans, entry: _wire.Entry, ex: Exchange | LazyExchange, step: bool
     ) -> bytes | Pending | None:
         # What prepare and the tools/call handler would make for this request: the Call
         # (the extension checked _meta and the headers as prepare does) and its input round
@@ -642,13 +643,15 @@ class ModernRunner(Runner):
                 return self._start_planned(tool, plans.arguments(0), raw_id, revision, None, step)
             # Its _meta is read from the plans only if the tool asks (a log level check
             # reads just that member).
+            ex = ex.exchange()
             call = Call(
                 "tools/call", entry.raw_id, revision, None, ex.call_sink, None, None, ex.auth
             )
             call.meta_from(plans)
             params = _params(entry)
             return self._call_planned(tool, params["arguments"], params, call)
-        # Its Call is made only if the tool asks for it (most never do: Context.planned).
+        # Its Call is made only if the tool asks for it (most never do: Context.planned),
+        # and so is a LazyExchange's exchange.
         context = Context.planned(self.server, plans, entry, ex, revision)
         return self._run_with(plans, context, revision, step)
 

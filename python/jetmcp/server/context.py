@@ -89,7 +89,8 @@ class Context:
     ) -> Context:
         """The Context of the ``tools/call`` a 2026-07-28 request ``entry`` makes, which the
         extension planned (``plans``, one entry, no input round fields) and the exchange
-        ``ex`` carries. Its :class:`RoundCall` is made only when something asks for it
+        ``ex`` carries (a :class:`~jetmcp.dispatch.LazyExchange` is made only when its call
+        is). Its :class:`RoundCall` is made only when something asks for it
         (:meth:`RoundCall.first`): a tool that just logs below the level the request asked
         for, or does not touch its Context at all, needs none. Its log level is read from
         ``plans`` (the revision carries it per request)."""
@@ -291,7 +292,8 @@ class Context:
             # call made only for a message that goes out.
             plan = self._plan
             assert plan is not None
-            if not log_wanted(level, plan[0].log_level(0)):
+            floor = plan[0].log_level(0)
+            if floor is None or not log_wanted(level, floor):  # None: the request named none
                 return
             call = self._call
         params: dict[str, Any] = {"level": level}

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from jetmcp import _wire
 from jetmcp.call import NULL_SINK, Session
 from jetmcp.deadlines import STOP_SHUTDOWN
-from jetmcp.dispatch import Dispatcher, Exchange, Started
+from jetmcp.dispatch import Dispatcher, Exchange, LazyExchange, Started
 from jetmcp.errors import INTERNAL_ERROR, INVALID_REQUEST, SERVER_ERROR
 from jetmcp.protocol import modern, revisions
 from jetmcp.reply import Reply
@@ -227,8 +227,20 @@ class McpHttpApp:
                 if type(done) is bytes:
                     proto.response_bytes(200, _JSON, done)
                     return
-                ex = self._exchange(revision, session, accept, inflight, routing, None, proto)
-                pending = dispatcher.resume(frame, ex, done, step)
+                # Its exchange is made only if something asks: a tool that takes a Context
+                # and touches nothing of its call answers with none made.
+                later = LazyExchange(
+                    revision,
+                    self._exchange,
+                    (revision, session, accept, inflight, routing, None, proto),
+                )
+                pending = dispatcher.resume(frame, later, done, step)
+                made = later.made
+                if made is None and type(pending) is bytes:
+                    later.answered = True
+                    proto.response_bytes(200, _JSON, pending)
+                    return
+                ex = later.exchange() if made is None else made
             else:
                 # An array or a parse error: as _post_frame would (an exact 2026-07-28
                 # version names a served revision, so an array is not refused whole).

@@ -822,3 +822,56 @@ def test_a_tasks_result_on_the_other_host_carries_the_task_s_requests(pair: Host
         assert final["result"]["content"][0]["text"] == "accept:{'name': 'Ada'}", final
 
     run(main)
+
+
+def test_a_worker_just_started_serves_its_first_requests() -> None:
+    """A request that reaches a worker before its pub/sub link is up (the worker just
+    started) waits for the link, at most the Redis timeout, and is served: before, it was
+    refused with 503 (seen with ``--workers 2``, whose second worker the readiness probe
+    never reached). Once the worker has been up longer than that, a link that is down is
+    refused at once, as before."""
+    from jetmcp.call import Session
+    from jetmcp.demo import app
+    from jetmcp.protocol import revisions
+    from jetmcp.sessions.base import StateUnavailable, new_session_id
+    from jetmcp.sessions.redis import RedisSessionStore
+    from jetmcp.settings import Settings
+
+    revision = revisions.lookup("2025-11-25")
+    assert revision is not None
+    prefix = new_prefix()
+
+    async def first_requests() -> None:
+        store = RedisSessionStore(app, Settings(redis_url=REDIS_URL, redis_prefix=prefix))
+        store.state.start_on(asyncio.get_running_loop())
+        assert not store.state.healthy  # nothing has run yet: the link is not up
+        session = Session(new_session_id(), revision)
+        await store.add(session)
+        assert store.state.healthy
+        assert session.id is not None
+        assert await store.get(session.id) is session
+        assert await store.remove(session.id)
+        await store.close()
+
+    async def dead_redis() -> None:
+        dead = f"redis://127.0.0.1:{_closed_port()}/0"
+        settings = Settings(redis_url=dead, redis_prefix=prefix, redis_timeout_seconds=0.5)
+        store = RedisSessionStore(app, settings)
+        store.state.start_on(asyncio.get_running_loop())
+        began = time.monotonic()
+        with pytest.raises(StateUnavailable):
+            await store.add(Session(new_session_id(), revision))
+        assert time.monotonic() - began < 5  # no longer than the start-up window, then 503
+        await asyncio.sleep(0.6)  # the window is over: refused without waiting on the link
+        waited = asyncio.ensure_future(store.add(Session(new_session_id(), revision)))
+        await asyncio.sleep(0)
+        assert waited.done()
+        with pytest.raises(StateUnavailable):
+            waited.result()
+        await store.close()
+
+    try:
+        asyncio.run(first_requests())
+        asyncio.run(dead_redis())
+    finally:
+        drop_keys(prefix)

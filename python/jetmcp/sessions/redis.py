@@ -150,6 +150,8 @@ class RedisState:
         self._ids = itertools.count(1)
         self._started = False
         self._up = asyncio.Event()
+        #: When the background work started (monotonic), None before (see :meth:`ready`).
+        self._since: float | None = None
 
     def key(self, name: str) -> str:
         return self.prefix + name
@@ -169,9 +171,12 @@ class RedisState:
         if self._started:
             return
         self._started = True
+        self._since = time.monotonic()
         loop.call_soon(self._start)
 
     def _start(self) -> None:
+        if self._since is None:
+            self._since = time.monotonic()
         self.spawn(self._listen())
         self.spawn(self._heartbeat())
         self.spawn(self._sweep())
@@ -185,6 +190,24 @@ class RedisState:
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(self.settings.redis_timeout_seconds):
                 await self._up.wait()
+
+    async def ready(self) -> bool:
+        """Whether the pub/sub link is up. Within the Redis timeout of the worker's start,
+        while its first link is still being made, this waits for it (for what is left of
+        that time): the first requests a worker takes are served, not refused because they
+        came before its link did. Later, a link that is down is answered at once (503)."""
+        if self.epoch:
+            return True
+        since = self._since
+        if since is None:
+            return False
+        left = since + self.settings.redis_timeout_seconds - time.monotonic()
+        if left <= 0:
+            return False
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(left):
+                await self._up.wait()
+        return self.epoch != 0
 
     async def close(self) -> None:
         for task in list(self._tasks):
@@ -376,7 +399,7 @@ class RedisSessionStore:
     async def add(self, session: Session) -> None:
         sid = session.id
         assert sid is not None
-        if not self.state.healthy:
+        if not self.state.healthy and not await self.state.ready():
             raise StateUnavailable("the session store (Redis) is unavailable")
         settings = self.settings
         fields: list[Any] = []
@@ -414,7 +437,7 @@ class RedisSessionStore:
         state = self.state
         if len(session_id) != _ID_LENGTH:
             return None  # not an id this store mints (and no key of another kind to probe)
-        if not state.healthy:
+        if not state.healthy and not await state.ready():
             raise StateUnavailable("the session store (Redis) is unavailable")
         epoch = state.epoch
         fields = await state.run("touch", session_id, self._idle_ms, "1")

@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
+from conftest import initialize_request
 from jetmcp.server import Context, Server
 from jetmcp.sessions import MemorySessionStore
 from jetmcp.settings import Settings
@@ -178,18 +179,7 @@ def _call(
     return {"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}
 
 
-INITIALIZE = orjson.dumps(
-    {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "lane", "version": "0"},
-        },
-    }
-)
+INITIALIZE = orjson.dumps(initialize_request("2025-06-18", id=0))
 BODIES: list[bytes] = [
     orjson.dumps(b)
     for b in [
@@ -288,6 +278,17 @@ def _tool_named(body: bytes) -> str | None:
         return None
     name = message["params"]["name"]
     return name if isinstance(name, str) else None
+
+
+def _usual_pairs(body: bytes, version: str) -> list[tuple[str, Any]]:
+    """The headers of a usual POST of ``body`` at ``version`` (the lane's own path)."""
+    return [
+        ("host", "localhost"),
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("content-length", str(len(body))),
+        ("mcp-protocol-version", version),
+    ]
 
 
 def _serve(app: McpHttpApp, scope: Scope, body: bytes) -> tuple[Any, ...]:
@@ -396,13 +397,7 @@ def test_a_usual_call_never_reaches_start() -> None:
     (made to fail), both when Python judges it and when the gate admits it."""
     _, lane, _ = _apps(stateless=True)
     body = BODIES[0]
-    pairs = [
-        ("host", "localhost"),
-        ("content-type", "application/json"),
-        ("accept", "application/json, text/event-stream"),
-        ("content-length", str(len(body))),
-        ("mcp-protocol-version", "2025-06-18"),
-    ]
+    pairs = _usual_pairs(body, "2025-06-18")
 
     def fail(*args: Any) -> Any:
         raise AssertionError("the general path was taken")
@@ -555,11 +550,7 @@ def test_a_context_used_after_the_reply_sends_nothing() -> None:
     the tool ran) as on the general path, and nothing fails."""
     body = orjson.dumps(_call("add_then_log", {"a": 1, "b": 2}, "2026-07-28", level="debug"))
     pairs = [
-        ("host", "localhost"),
-        ("content-type", "application/json"),
-        ("accept", "application/json, text/event-stream"),
-        ("content-length", str(len(body))),
-        ("mcp-protocol-version", "2026-07-28"),
+        *_usual_pairs(body, "2026-07-28"),
         ("mcp-method", "tools/call"),
         ("mcp-name", "add_then_log"),
     ]

@@ -148,7 +148,6 @@ class RedisState:
         self.on_connect: Callable[[], None] = lambda: None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._ids = itertools.count(1)
-        self._started = False
         self._up = asyncio.Event()
         #: When the background work started (monotonic), None before (see :meth:`ready`).
         self._since: float | None = None
@@ -168,15 +167,12 @@ class RedisState:
 
     def start_on(self, loop: asyncio.AbstractEventLoop) -> None:
         """Start the pub/sub link, the heartbeat and the sweep of idle sessions on ``loop``."""
-        if self._started:
+        if self._since is not None:
             return
-        self._started = True
         self._since = time.monotonic()
         loop.call_soon(self._start)
 
     def _start(self) -> None:
-        if self._since is None:
-            self._since = time.monotonic()
         self.spawn(self._listen())
         self.spawn(self._heartbeat())
         self.spawn(self._sweep())
@@ -184,12 +180,10 @@ class RedisState:
     async def ensure_started(self) -> None:
         """Start the background work on the running loop (embedded servers, tests) and wait
         for the pub/sub link, at most the Redis timeout."""
-        if not self._started:
-            self._started = True
+        if self._since is None:
+            self._since = time.monotonic()
             self._start()
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(self.settings.redis_timeout_seconds):
-                await self._up.wait()
+        await self._link_within(self.settings.redis_timeout_seconds)
 
     async def ready(self) -> bool:
         """Whether the pub/sub link is up. Within the Redis timeout of the worker's start,
@@ -202,10 +196,12 @@ class RedisState:
         if since is None:
             return False
         left = since + self.settings.redis_timeout_seconds - time.monotonic()
-        if left <= 0:
-            return False
+        return left > 0 and await self._link_within(left)
+
+    async def _link_within(self, seconds: float) -> bool:
+        """Wait for the pub/sub link, at most ``seconds``: whether it is up."""
         with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(left):
+            async with asyncio.timeout(seconds):
                 await self._up.wait()
         return self.epoch != 0
 

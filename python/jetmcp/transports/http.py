@@ -235,12 +235,11 @@ class McpHttpApp:
                     (revision, session, accept, inflight, routing, None, proto),
                 )
                 pending = dispatcher.resume(frame, later, done, step)
-                made = later.made
-                if made is None and type(pending) is bytes:
+                if later.made is None and type(pending) is bytes:
                     later.answered = True
                     proto.response_bytes(200, _JSON, pending)
                     return
-                ex = later.exchange() if made is None else made
+                ex = later.exchange()
             else:
                 # An array or a parse error: as _post_frame would (an exact 2026-07-28
                 # version names a served revision, so an array is not refused whole).

@@ -662,6 +662,10 @@ def test_version_is_the_protocol_version_meta_names() -> None:
         plans = plan_of(body, R_MODERN)
         assert plans.version(0) == "2026-07-28" == plans.meta(0)[META_PROTOCOL_VERSION]
         assert plans.version(1) is None  # no such entry
+        # Written without escapes, it is the shape's own (interned) string, not one made
+        # for this request; an escaped one is decoded into a string of its own.
+        again = plan_of(body, R_MODERN).version(0)
+        assert (again is plans.version(0)) is (written == '"2026-07-28"')
     legacy = plan_of(_wire.dumps(message(1, {"name": "add", "arguments": {"a": 1, "b": 2}})))
     assert legacy.version(0) is None
 

@@ -405,16 +405,14 @@ class Dispatcher:
         if done is not None:
             if type(done) is bytes:
                 return done
-            entry = frame.entries[0]
             if type(done) is _Plans:
                 # A tool that takes a Context: planned, run with the one the runner makes.
-                runner = self.modern if ex.revision.modern else self.legacy
-                served = runner.run_planned(done, entry, ex, step)
+                served = self.runner(ex.revision).run_planned(done, frame, ex, step)
                 if served is not None:
                     if type(served) is bytes:
                         return served
                     if isinstance(served, Pending):
-                        return self._wait(served, entry, ex.exchange())
+                        return self._wait(served, frame.entries[0], ex.exchange())
                     return served
             else:
                 self.fast += 1
@@ -422,9 +420,9 @@ class Dispatcher:
                 if isinstance(shaped, bytes):
                     return shaped
                 # An async tool's coroutine, started by the extension: awaited as below.
-                return self._wait(shaped, entry, ex.exchange())
+                return self._wait(shaped, frame.entries[0], ex.exchange())
         ex = ex.exchange()
-        runner = self.modern if ex.revision.modern else self.legacy
+        runner = self.runner(ex.revision)
         entry = frame.entries[0]
         reply = runner.entry(entry, ex, False)
         if reply is None or isinstance(reply, bytes):
@@ -436,7 +434,7 @@ class Dispatcher:
     def _batch(self, frame: _wire.Frame, ex: Exchange) -> Started:
         """Every entry of an array in request order: planned calls run by the extension
         (all at once when every entry is one), the others by the era runner."""
-        runner = self.modern if ex.revision.modern else self.legacy
+        runner = self.runner(ex.revision)
         revision = ex.revision
         plans = self._plan(frame, ex)
         done: Any = None

@@ -41,7 +41,7 @@ from jetmcp.inflight import is_request_id
 from jetmcp.protocol import modern, revisions
 from jetmcp.protocol.revisions import Revision
 from jetmcp.reply import FAILED, OK, Reply
-from jetmcp.server.context import Context
+from jetmcp.server.context import Context, planned_context
 from jetmcp.server.mrtr import InputRequired, InputRound, RoundCall
 
 if TYPE_CHECKING:
@@ -247,12 +247,12 @@ class Runner:
             return self.internal_error(raw_id, single)
 
     def run_planned(
-        self, plans: _wire.Plans, entry: _wire.Entry, ex: Exchange | LazyExchange, step: bool
+        self, plans: _wire.Plans, frame: _wire.Frame, ex: Exchange | LazyExchange, step: bool
     ) -> bytes | Pending | None:
-        """Run a single call the extension planned but left to run with a Context (the tool
-        takes one): its reply, what is still to await, or None (nothing ran) to serve it
-        the general way. ``step``: whether a coroutine's first step runs now
-        (:meth:`Dispatcher.may_step`)."""
+        """Run the single call ``frame`` holds, which the extension planned but left to run
+        with a Context (the tool takes one) or to Python (``python_call``): its reply, what
+        is still to await, or None (nothing ran) to serve it the general way. ``step``:
+        whether a coroutine's first step runs now (:meth:`Dispatcher.may_step`)."""
         return None
 
     def _call_planned(
@@ -461,12 +461,13 @@ class LegacyRunner(Runner):
         return _encode_result(raw_id, result)
 
     def run_planned(
-        self, plans: _wire.Plans, entry: _wire.Entry, ex: Exchange | LazyExchange, step: bool
+        self, plans: _wire.Plans, frame: _wire.Frame, ex: Exchange | LazyExchange, step: bool
     ) -> bytes | Pending | None:
         route = plans.route(0)
         if route is None:
             return None
         ex = ex.exchange()
+        entry = frame.entries[0]
         tool = route.tool
         if route.python_call and tool.context_param is None and _made_at_once(tool, ex.revision):
             # Nothing of a Call is used: none is made.
@@ -624,7 +625,7 @@ class ModernRunner(Runner):
             cancel(self.dispatcher, entry, ex)
 
     def run_planned(
-        self, plans: _wire.Plans, entry: _wire.Entry, ex: Exchange | LazyExchange, step: bool
+        self, plans: _wire.Plans, frame: _wire.Frame, ex: Exchange | LazyExchange, step: bool
     ) -> bytes | Pending | None:
         # What prepare and the tools/call handler would make for this request: the Call
         # (the extension checked _meta and the headers as prepare does) and its input round
@@ -637,6 +638,7 @@ class ModernRunner(Runner):
             return None
         if route.python_call:
             tool = route.tool
+            entry = frame.entries[0]
             if tool.context_param is None and _made_at_once(tool, revision):
                 # Nothing of a Call is used: none is made (nor its _meta built).
                 raw_id: bytes = entry.raw_id  # type: ignore[assignment]  # a request's
@@ -650,9 +652,9 @@ class ModernRunner(Runner):
             call.meta_from(plans)
             params = _params(entry)
             return self._call_planned(tool, params["arguments"], params, call)
-        # Its Call is made only if the tool asks for it (most never do: Context.planned),
+        # Its Call is made only if the tool asks for it (most never do: planned_context),
         # and so is a LazyExchange's exchange.
-        context = Context.planned(self.server, plans, entry, ex, revision)
+        context = planned_context(self.server, plans, frame, ex, revision)
         return self._run_with(plans, context, revision, step)
 
     def _tool_headers(self, params: dict[str, Any], ex: Exchange) -> tuple[modern.XHeader, ...]:

@@ -40,6 +40,9 @@ pub struct Shape {
     /// The server info JSON of a 2026-07-28 shape (results are completed with it).
     server_info: Option<Box<[u8]>>,
     versions: Vec<Box<[u8]>>,
+    /// `versions` as the interned strings `Plans.version` hands back (no string is made
+    /// per request, and a lookup by one finds its hash already computed).
+    version_strs: Vec<Py<PyString>>,
 }
 
 impl Shape {
@@ -58,7 +61,12 @@ impl Shape {
 impl Shape {
     #[new]
     #[pyo3(signature = (structured, server_info = None, versions = Vec::new()))]
-    fn new(structured: bool, server_info: Option<&[u8]>, versions: Vec<String>) -> PyResult<Self> {
+    fn new(
+        py: Python<'_>,
+        structured: bool,
+        server_info: Option<&[u8]>,
+        versions: Vec<String>,
+    ) -> PyResult<Self> {
         if let Some(info) = server_info {
             let frame = frame::decode(info, frame::DEFAULT_MAX_DEPTH, 1);
             let is_object = info
@@ -78,6 +86,10 @@ impl Shape {
         Ok(Shape {
             structured,
             server_info: server_info.map(Box::from),
+            version_strs: versions
+                .iter()
+                .map(|v| PyString::intern(py, v).unbind())
+                .collect(),
             versions: versions
                 .into_iter()
                 .map(|v| v.into_bytes().into_boxed_slice())
@@ -927,7 +939,25 @@ impl Plans {
     /// The protocol version entry `i`'s `_meta` names, decoded (None when it names none, or
     /// the entry is not planned): at 2026-07-28, one the planning found among those served.
     fn version<'py>(&self, py: Python<'py>, i: usize) -> PyResult<Option<Bound<'py, PyAny>>> {
-        self.build_of(py, i, |plan| plan.version)
+        let span = match self.slots().get(i) {
+            Some(Slot::Planned(plan)) => plan.version,
+            _ => None,
+        };
+        let Some(span) = span else {
+            return Ok(None);
+        };
+        // Written without escapes (as clients do), it is one of the shape's own strings.
+        let lexeme = span.of(self.frame.get().body(py).as_bytes());
+        let shape = self.shape.get();
+        if let Some(content) = lexeme
+            .strip_prefix(b"\"")
+            .and_then(|l| l.strip_suffix(b"\""))
+        {
+            if let Some(k) = shape.versions.iter().position(|v| **v == *content) {
+                return Ok(Some(shape.version_strs[k].bind(py).clone().into_any()));
+            }
+        }
+        self.built(py, Some(span))
     }
 
     /// Run every entry in order (only when `complete`): the whole reply when every entry

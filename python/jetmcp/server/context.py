@@ -36,15 +36,15 @@ from jetmcp.server.sdk_context import RequestContextView, SessionView
 from jetmcp.server.tasks import TaskCall, related
 
 if TYPE_CHECKING:
-    from jetmcp._wire import Entry, Plans
+    from jetmcp._wire import Frame, Plans
     from jetmcp.auth.principal import Principal
     from jetmcp.server.app import Server
 
 T = TypeVar("T")
 
-#: What :meth:`Context.planned` makes its call from: the plans, the request's entry, its
-#: exchange and revision.
-_Plan = tuple["Plans", "Entry", Any, Revision]
+#: What :func:`planned_context` makes its call from: the plans, the request's frame (its
+#: one entry is read only then), its exchange and revision.
+_Plan = tuple["Plans", "Frame", Any, Revision]
 
 
 def missing_capability(what: str, required: dict[str, Any], detail: str = "") -> McpError:
@@ -56,6 +56,28 @@ def missing_capability(what: str, required: dict[str, Any], detail: str = "") ->
         f"{message}: {detail}" if detail else message,
         {"requiredCapabilities": required},
     )
+
+
+def planned_context(
+    server: Server, plans: Plans, frame: Frame, ex: Any, revision: Revision
+) -> Context:
+    """The Context of the ``tools/call`` the 2026-07-28 request ``frame`` holds, which the
+    extension planned (``plans``, one entry, no input round fields) and the exchange ``ex``
+    carries (a :class:`~jetmcp.dispatch.LazyExchange` is made only when its call is). Its
+    :class:`RoundCall` is made only when something asks for it (:meth:`RoundCall.first`): a
+    tool that just logs below the level the request asked for, or does not touch its Context
+    at all, needs none. Its log level is read from ``plans`` (the revision carries it per
+    request). A function, not a classmethod, and no ``__init__``: it runs once per such
+    call, and each of those costs."""
+    made: Context = _new_object(Context)
+    made._made = None
+    made._plan = (plans, frame, ex, revision)
+    made._server = server
+    made._state = None
+    return made
+
+
+_new_object = object.__new__
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,28 +100,10 @@ class Context:
 
     def __init__(self, call: Call, server: Server | None = None) -> None:
         self._made: Call | None = call
-        #: What :attr:`_call` is made from, while it is not made yet (:meth:`planned`).
+        #: What :attr:`_call` is made from, while it is not made yet (:func:`planned_context`).
         self._plan: _Plan | None = None
         self._server = server
         self._state: dict[str, Any] | None = None
-
-    @classmethod
-    def planned(
-        cls, server: Server, plans: Plans, entry: Entry, ex: Any, revision: Revision
-    ) -> Context:
-        """The Context of the ``tools/call`` a 2026-07-28 request ``entry`` makes, which the
-        extension planned (``plans``, one entry, no input round fields) and the exchange
-        ``ex`` carries (a :class:`~jetmcp.dispatch.LazyExchange` is made only when its call
-        is). Its :class:`RoundCall` is made only when something asks for it
-        (:meth:`RoundCall.first`): a tool that just logs below the level the request asked
-        for, or does not touch its Context at all, needs none. Its log level is read from
-        ``plans`` (the revision carries it per request)."""
-        made = cls.__new__(cls)
-        made._made = None
-        made._plan = (plans, entry, ex, revision)
-        made._server = server
-        made._state = None
-        return made
 
     @property
     def _call(self) -> Call:
@@ -107,7 +111,8 @@ class Context:
         if call is None:
             plan = self._plan
             assert plan is not None and self._server is not None
-            plans, entry, ex, revision = plan
+            plans, frame, ex, revision = plan
+            entry = frame.entries[0]
             call = self._made = RoundCall.first(
                 self._server._rounds,
                 entry.params,  # an object (planned): no params check, no closure made
@@ -288,7 +293,7 @@ class Context:
             if not call.wants_log(level):
                 return
         else:
-            # A planned Context (see planned): the level is read from the plans, and the
+            # A planned Context (see planned_context): the level is read from the plans, and the
             # call made only for a message that goes out.
             plan = self._plan
             assert plan is not None

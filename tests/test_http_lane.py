@@ -73,6 +73,20 @@ def add_named(a: int, b: int, ctx: Context) -> str:
     return f"{ctx.request_id}: {a + b}"
 
 
+@server.tool()
+async def add_asks(a: int, b: int, ctx: Context) -> int:
+    """Add once the user says so: an input round at 2026-07-28 (a -32021 error without the
+    client's elicitation capability)."""
+    answer = await ctx.elicit("Add them?", bool)
+    return a + b if answer.action == "accept" else 0
+
+
+@server.tool()
+def add_fails(a: int, b: int, ctx: Context) -> int:
+    """Refuse to add (an error result)."""
+    raise ValueError(f"will not add {a} and {b}")
+
+
 #: The tasks add_then_log leaves behind.
 LATE: list[asyncio.Task[None]] = []
 
@@ -160,20 +174,25 @@ class Stream:
         self.events.append(data)
 
 
-def _meta(version: str) -> dict[str, Any]:
+def _meta(version: str, caps: dict[str, Any] | None = None) -> dict[str, Any]:
     return {
         "io.modelcontextprotocol/protocolVersion": version,
-        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientCapabilities": caps or {},
         "io.modelcontextprotocol/clientInfo": {"name": "lane", "version": "0"},
     }
 
 
 def _call(
-    name: str, arguments: Any, meta: str | None = None, id: Any = 7, level: str | None = None
+    name: str,
+    arguments: Any,
+    meta: str | None = None,
+    id: Any = 7,
+    level: str | None = None,
+    caps: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     params: dict[str, Any] = {"name": name, "arguments": arguments}
     if meta is not None:
-        params["_meta"] = _meta(meta)
+        params["_meta"] = _meta(meta, caps)
         if level is not None:
             params["_meta"]["io.modelcontextprotocol/logLevel"] = level
     return {"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}
@@ -197,6 +216,10 @@ BODIES: list[bytes] = [
         _call("add_later", {"a": 2, "b": 3}, "2026-07-28", level="info"),
         _call("add_named", {"a": 2, "b": 3}, "2026-07-28", id="n"),
         _call("add_later", {"a": 2, "b": 3}),
+        _call("add_asks", {"a": 2, "b": 3}, "2026-07-28", caps={"elicitation": {}}),
+        _call("add_asks", {"a": 2, "b": 3}, "2026-07-28"),
+        _call("add_fails", {"a": 2, "b": 3}, "2026-07-28"),
+        _call("add_fails", {"a": 2, "b": 3}),
         _call("add", {"a": 1, "b": 2}, "2025-06-18"),
         {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
         {"jsonrpc": "2.0", "method": "notifications/initialized"},

@@ -250,14 +250,18 @@ class Routes:
         (one call instead of ``plan`` then ``Plans.run(0, step=step)``). The reply, its
         :class:`Outcome`, or None when it does not plan (nothing ran; also for any other
         kind of frame). A call of a tool that takes a context is planned, not run: its
-        :class:`Plans`, for the caller to run with the context it makes."""
+        :class:`Plans`, for the caller to run (:meth:`Plans.run_context`)."""
 
 @final
 class Shape:
     """What results look like at one revision; build one per revision and keep it."""
 
     def __init__(
-        self, structured: bool, server_info: bytes | None = None, versions: list[str] = ...
+        self,
+        structured: bool,
+        server_info: bytes | None = None,
+        versions: list[str] = ...,
+        context: tuple[Any, type, list[Any]] | None = None,
     ) -> None:
         """``structured``: results carry ``structuredContent`` (``revision.structured_output``).
         ``server_info`` makes a 2026-07-28 shape: the JSON text of the server's
@@ -266,7 +270,14 @@ class Shape:
         (``"resultType":"complete"`` and ``_meta`` holding it, after the result's own
         members); ``versions`` are the protocol versions a request's ``_meta`` may name.
         ValueError for a ``server_info`` that is not a JSON object, and for ``versions``
-        without one."""
+        without one.
+
+        ``context``, for a 2026-07-28 shape: ``(server, Context, revisions)``,
+        ``revisions`` holding the revision object of each of ``versions``: how
+        :meth:`Plans.run_context` makes the Context of a call it runs, as
+        ``object.__new__(Context)`` does (no ``__init__`` runs), setting its slots ``_made``
+        (None), ``_plan`` (the plans, the frame, the exchange, the revision), ``_server``
+        and ``_state`` (None)."""
     @property
     def structured(self) -> bool: ...
     @property
@@ -424,6 +435,17 @@ class Plans:
         ``step``: an ``async`` function's coroutine (a route with ``step``) takes its first
         step here; what it returns at once is answered as a synchronous function's value,
         and the :class:`Outcome` says whether it ran (``stepped``) and suspended."""
+    def run_context(
+        self, exchange: Any, step: bool = False
+    ) -> bytes | tuple[Any, Any, Any, bool] | None:
+        """Run entry 0, planned as a call of a tool that takes a context, with the Context
+        the shape's ``context`` says how to make, whose exchange is ``exchange``: what
+        ``run(0, context, step)`` does, with no Python between planning and the tool. None
+        when entry 0 is no such call (one Python calls itself, or not planned) or the shape
+        has no ``context``: nothing ran. Else the reply, or ``(value, context, revision,
+        raised)``: what ``run`` gave (None, reply bytes or an :class:`Outcome`), or the
+        exception it raised (``raised``: an ``InputRequired``, or anything that is not an
+        ``Exception``)."""
     def run_all(self) -> bytes | list[bytes | Outcome | None]:
         """Only when ``complete`` (else ValueError): run every entry in order. The whole
         reply when every entry finished here (a single message's reply, or a batch's

@@ -28,7 +28,10 @@ so, and the rest is awaited, never stepped again.
 The HTTP transport's usual POST asks :meth:`Dispatcher.answer` first and needs no
 :class:`Exchange` for a call the extension answers. Anything else goes on in
 :meth:`Dispatcher.resume` with a :class:`LazyExchange`: a tool that takes a Context runs
-with it, and the exchange is made only if the tool touches its call.
+with it, and the exchange is made only if the tool touches its call. At 2026-07-28 the
+extension makes that Context itself (:meth:`jetmcp._wire.Plans.run_context`: a bare
+instance of the class the era runner's :class:`~jetmcp._wire.Shape` names, its slots set;
+no jetmcp Python runs between planning and the tool).
 
 Handlers may return their result directly (work that never waits) or an awaitable. In a
 batch, direct results are taken in place and only awaitables become tasks that run

@@ -41,7 +41,7 @@ from jetmcp.inflight import is_request_id
 from jetmcp.protocol import modern, revisions
 from jetmcp.protocol.revisions import Revision
 from jetmcp.reply import FAILED, OK, Reply
-from jetmcp.server.context import Context, planned_context
+from jetmcp.server.context import Context
 from jetmcp.server.mrtr import InputRequired, InputRound, RoundCall
 
 if TYPE_CHECKING:
@@ -318,23 +318,33 @@ class Runner:
         self, plans: _wire.Plans, context: Context, revision: Revision, step: bool
     ) -> bytes | Pending | None:
         """Run ``plans``' only entry with ``context`` (its coroutine's first step too, when
-        ``step``: :meth:`Dispatcher.may_step`), then as :meth:`outcome` does. At a revision
-        with input rounds, a question the tool asks is answered from its call's round."""
+        ``step``: :meth:`Dispatcher.may_step`), then as :meth:`outcome` does."""
         try:
             done = plans.run(0, context, step)
         except InputRequired as exc:
-            if not revision.mrtr:
-                raise
-            self.dispatcher.fast += 1  # run here: it asked (in its first step, if stepped)
-            call = context.call
-            raw_id: bytes = call.raw_id  # type: ignore[assignment]  # a request's
-            return self.encode(raw_id, _round_of(call).result(exc.requests), revision)
+            return self._asked(exc, context, revision)
+        return self._ran(done, context, revision)
+
+    def _asked(self, exc: InputRequired, context: Context, revision: Revision) -> bytes:
+        """The reply to a call run with ``context`` that asked a question (in its first
+        step, if stepped): at a revision with input rounds, answered from its call's
+        round; raised again at any other."""
+        if not revision.mrtr:
+            raise exc
+        self.dispatcher.fast += 1
+        call = context.call
+        raw_id: bytes = call.raw_id  # type: ignore[assignment]  # a request's
+        return self.encode(raw_id, _round_of(call).result(exc.requests), revision)
+
+    def _ran(self, done: Any, context: Context, revision: Revision) -> bytes | Pending | None:
+        """What a call run with ``context`` came to (None: it did not run), as
+        :meth:`outcome` makes it: a question it asks later is its round's."""
         if done is None:
             return None
         self.dispatcher.fast += 1
         if type(done) is bytes:
             return done
-        out = self.outcome(done, revision, True)  # type: ignore[arg-type]  # an Outcome
+        out = self.outcome(done, revision, True)
         if revision.mrtr and type(out) is Pending:
             out.context = context
         return out
@@ -618,7 +628,10 @@ class ModernRunner(Runner):
 
     def shape(self, revision: Revision) -> _wire.Shape:
         info = _dumps(self.server.server_info(revision))
-        return _wire.Shape(revision.structured_output, info, [r.version for r in revisions.MODERN])
+        served = revisions.MODERN
+        # How Plans.run_context makes the Context of a planned call (see Shape).
+        context = (self.server, Context, list(served))
+        return _wire.Shape(revision.structured_output, info, [r.version for r in served], context)
 
     def notification(self, entry: _wire.Entry, ex: Exchange) -> None:
         if entry.method == "notifications/cancelled":
@@ -627,35 +640,42 @@ class ModernRunner(Runner):
     def run_planned(
         self, plans: _wire.Plans, frame: _wire.Frame, ex: Exchange | LazyExchange, step: bool
     ) -> bytes | Pending | None:
-        # What prepare and the tools/call handler would make for this request: the Call
-        # (the extension checked _meta and the headers as prepare does) and its input round
-        # (the extension plans no call that carries round fields).
+        # A tool that takes a Context: the extension makes it and runs the tool. Its call
+        # (a RoundCall and its input round: the extension plans no call that carries round
+        # fields) is made only if the tool asks for it (most never do), and so is a
+        # LazyExchange's exchange.
+        ran = plans.run_context(ex, step)
+        if ran is not None:
+            if isinstance(ran, bytes):
+                self.dispatcher.fast += 1
+                return ran
+            value, context, revision, raised = ran
+            if raised:
+                if isinstance(value, InputRequired):
+                    return self._asked(value, context, revision)
+                raise value
+            return self._ran(value, context, revision)
+        # One Python calls itself: what prepare and the tools/call handler would make for
+        # this request (the extension checked _meta and the headers as prepare does).
         route = plans.route(0)
-        if route is None:
+        if route is None or not route.python_call:
             return None
         revision = _MODERN_BY_VERSION.get(plans.version(0))
         if revision is None:
             return None
-        if route.python_call:
-            tool = route.tool
-            entry = frame.entries[0]
-            if tool.context_param is None and _made_at_once(tool, revision):
-                # Nothing of a Call is used: none is made (nor its _meta built).
-                raw_id: bytes = entry.raw_id  # type: ignore[assignment]  # a request's
-                return self._start_planned(tool, plans.arguments(0), raw_id, revision, None, step)
-            # Its _meta is read from the plans only if the tool asks (a log level check
-            # reads just that member).
-            ex = ex.exchange()
-            call = Call(
-                "tools/call", entry.raw_id, revision, None, ex.call_sink, None, None, ex.auth
-            )
-            call.meta_from(plans)
-            params = _params(entry)
-            return self._call_planned(tool, params["arguments"], params, call)
-        # Its Call is made only if the tool asks for it (most never do: planned_context),
-        # and so is a LazyExchange's exchange.
-        context = planned_context(self.server, plans, frame, ex, revision)
-        return self._run_with(plans, context, revision, step)
+        tool = route.tool
+        entry = frame.entries[0]
+        if tool.context_param is None and _made_at_once(tool, revision):
+            # Nothing of a Call is used: none is made (nor its _meta built).
+            raw_id: bytes = entry.raw_id  # type: ignore[assignment]  # a request's
+            return self._start_planned(tool, plans.arguments(0), raw_id, revision, None, step)
+        # Its _meta is read from the plans only if the tool asks (a log level check reads
+        # just that member).
+        ex = ex.exchange()
+        call = Call("tools/call", entry.raw_id, revision, None, ex.call_sink, None, None, ex.auth)
+        call.meta_from(plans)
+        params = _params(entry)
+        return self._call_planned(tool, params["arguments"], params, call)
 
     def _tool_headers(self, params: dict[str, Any], ex: Exchange) -> tuple[modern.XHeader, ...]:
         """The ``x-mcp-header`` properties of the tool a ``tools/call`` names (none for an

@@ -16,7 +16,7 @@ use std::sync::{Mutex, MutexGuard};
 use pyo3::exceptions::{PyException, PyIndexError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
 use pyo3::{PyTraverseError, PyVisit};
 use smallvec::SmallVec;
 
@@ -43,9 +43,29 @@ pub struct Shape {
     /// `versions` as the interned strings `Plans.version` hands back (no string is made
     /// per request, and a lookup by one finds its hash already computed).
     version_strs: Vec<Py<PyString>>,
+    /// How `Plans.run_context` makes the Context of a planned call (None: it runs none).
+    contexts: Option<Contexts>,
+}
+
+/// `Shape`'s `context` argument, as given: see [`Contexts`].
+type ContextArgs = (Py<PyAny>, Py<PyType>, Vec<Py<PyAny>>);
+
+/// What `Shape(context=...)` gives: the server, the `Context` class, and the revision
+/// object of each of the shape's versions (in the same order).
+struct Contexts {
+    server: Py<PyAny>,
+    context: Py<PyType>,
+    revisions: Vec<Py<PyAny>>,
 }
 
 impl Shape {
+    /// The index in `versions` of the version a `_meta` names, written as `lexeme` (a JSON
+    /// string): None when it is written with escapes, or is none of them.
+    fn version_index(&self, lexeme: &[u8]) -> Option<usize> {
+        let content = lexeme.strip_prefix(b"\"")?.strip_suffix(b"\"")?;
+        self.versions.iter().position(|v| **v == *content)
+    }
+
     fn era(&self) -> Era<'_> {
         if self.server_info.is_some() {
             Era::Modern {
@@ -59,14 +79,36 @@ impl Shape {
 
 #[pymethods]
 impl Shape {
+    /// `context`, for a 2026-07-28 shape: `(server, Context, revisions)`, `revisions`
+    /// holding the revision object of each of `versions`: how `Plans.run_context` makes
+    /// the Context of a call it runs. It makes it as `object.__new__(Context)` does (no
+    /// `__init__` runs) and sets its slots `_made` (None), `_plan` (the plans, the frame,
+    /// the exchange, the revision), `_server` and `_state` (None): the contract with
+    /// `jetmcp.server.context.Context`.
     #[new]
-    #[pyo3(signature = (structured, server_info = None, versions = Vec::new()))]
+    #[pyo3(signature = (structured, server_info = None, versions = Vec::new(), context = None))]
     fn new(
         py: Python<'_>,
         structured: bool,
         server_info: Option<&[u8]>,
         versions: Vec<String>,
+        context: Option<ContextArgs>,
     ) -> PyResult<Self> {
+        let contexts = match context {
+            Some((server, context, revisions)) => {
+                if server_info.is_none() || revisions.len() != versions.len() {
+                    return Err(PyValueError::new_err(
+                        "context is for a 2026-07-28 shape, with one revision per version",
+                    ));
+                }
+                Some(Contexts {
+                    server,
+                    context,
+                    revisions,
+                })
+            }
+            None => None,
+        };
         if let Some(info) = server_info {
             let frame = frame::decode(info, frame::DEFAULT_MAX_DEPTH, 1);
             let is_object = info
@@ -94,7 +136,19 @@ impl Shape {
                 .into_iter()
                 .map(|v| v.into_bytes().into_boxed_slice())
                 .collect(),
+            contexts,
         })
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        if let Some(c) = &self.contexts {
+            visit.call(&c.server)?;
+            visit.call(&c.context)?;
+            for revision in &c.revisions {
+                visit.call(revision)?;
+            }
+        }
+        Ok(())
     }
 
     /// Whether results carry `structuredContent` (the revision's `structured_output`).
@@ -909,6 +963,76 @@ impl Plans {
         self.run_one(py, i, context, step)
     }
 
+    /// Run entry 0, planned as a call of a tool that takes a context, with the Context
+    /// `Shape(context=...)` says how to make, whose exchange is `exchange` (what
+    /// `Plans.run(0, context, step)` does, with no Python between planning and the tool).
+    /// None when entry 0 is no such call (one Python calls itself, or not planned), or the
+    /// shape has no `context`: nothing ran. Else its reply, or `(value, context, revision,
+    /// raised)`: what `run` gave (None, reply bytes or an `Outcome`), or the exception it
+    /// raised (`raised`: an `InputRequired`, or anything that is not an `Exception`).
+    #[pyo3(signature = (exchange, step = false))]
+    fn run_context<'py>(
+        slf: &Bound<'py, Self>,
+        exchange: &Bound<'py, PyAny>,
+        step: bool,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let py = slf.py();
+        let this = slf.get();
+        let shape = this.shape.get();
+        let Some(contexts) = &shape.contexts else {
+            return Ok(None);
+        };
+        let version = match this.slots().first() {
+            Some(Slot::Planned(plan)) if plan.route.get().takes_context() => plan.version,
+            _ => return Ok(None),
+        };
+        // Planned at 2026-07-28, `_meta` names one of the shape's versions.
+        let Some(span) = version else {
+            return Ok(None);
+        };
+        let lexeme = span.of(this.frame.get().body(py).as_bytes());
+        let k = match shape.version_index(lexeme) {
+            Some(k) => k,
+            None => {
+                // Written with escapes: decoded as the general path reads it.
+                let decoded = build(py, lexeme)?;
+                let Ok(text) = decoded.cast::<PyString>() else {
+                    return Ok(None);
+                };
+                let text = text.to_str()?;
+                match shape.versions.iter().position(|v| **v == *text.as_bytes()) {
+                    Some(k) => k,
+                    None => return Ok(None),
+                }
+            }
+        };
+        let revision = contexts.revisions[k].bind(py);
+        // object.__new__(Context): no __init__ runs; then the slots it reads.
+        let context_type = contexts.context.bind(py);
+        let context = context_type.call_method1(intern!(py, "__new__"), (context_type,))?;
+        context.setattr(intern!(py, "_made"), py.None())?;
+        let plan = PyTuple::new(
+            py,
+            [
+                slf.as_any(),
+                this.frame.bind(py).as_any(),
+                exchange,
+                revision,
+            ],
+        )?;
+        context.setattr(intern!(py, "_plan"), plan)?;
+        context.setattr(intern!(py, "_server"), contexts.server.bind(py))?;
+        context.setattr(intern!(py, "_state"), py.None())?;
+        let (value, raised) = match this.run_one(py, 0, Some(&context), step) {
+            Ok(Some(reply)) if reply.is_exact_instance_of::<PyBytes>() => return Ok(Some(reply)),
+            Ok(value) => (value.unwrap_or_else(|| py.None().into_bound(py)), false),
+            Err(err) => (err.into_value(py).into_bound(py).into_any(), true),
+        };
+        let raised = PyBool::new(py, raised).to_owned().into_any();
+        let ran = PyTuple::new(py, [value, context, revision.clone(), raised])?;
+        Ok(Some(ran.into_any()))
+    }
+
     /// The route entry `i` is planned with (None once it ran or when it is not planned).
     fn route(&self, py: Python<'_>, i: usize) -> Option<Py<ToolRoute>> {
         match self.slots().get(i) {
@@ -947,15 +1071,9 @@ impl Plans {
             return Ok(None);
         };
         // Written without escapes (as clients do), it is one of the shape's own strings.
-        let lexeme = span.of(self.frame.get().body(py).as_bytes());
         let shape = self.shape.get();
-        if let Some(content) = lexeme
-            .strip_prefix(b"\"")
-            .and_then(|l| l.strip_suffix(b"\""))
-        {
-            if let Some(k) = shape.versions.iter().position(|v| **v == *content) {
-                return Ok(Some(shape.version_strs[k].bind(py).clone().into_any()));
-            }
+        if let Some(k) = shape.version_index(span.of(self.frame.get().body(py).as_bytes())) {
+            return Ok(Some(shape.version_strs[k].bind(py).clone().into_any()));
         }
         self.built(py, Some(span))
     }

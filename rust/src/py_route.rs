@@ -387,6 +387,12 @@ impl ToolRoute {
         self.context.is_some() || self.python_call
     }
 
+    /// Whether the extension calls the tool with a context object its caller makes (not
+    /// one Python calls itself).
+    pub(crate) fn takes_context(&self) -> bool {
+        self.context.is_some() && !self.python_call
+    }
+
     /// Whether the coroutine of a call may take its first step in the extension.
     pub(crate) fn steps(&self) -> bool {
         self.step

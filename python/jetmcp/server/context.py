@@ -42,8 +42,14 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-#: What :func:`planned_context` makes its call from: the plans, the request's frame (its
-#: one entry is read only then), its exchange and revision.
+#: What a planned Context makes its call from: the plans, the request's frame (its one entry
+#: is read only then), its exchange and revision. The extension makes such a Context for a
+#: 2026-07-28 call it planned (``Plans.run_context``, with the ``Shape`` made with
+#: ``context``): as ``object.__new__(Context)`` does, no ``__init__`` run, setting ``_made``
+#: (None), ``_plan`` (this), ``_server`` and ``_state`` (None). Its :class:`RoundCall` is
+#: made only when something asks for it (:meth:`RoundCall.first`): a tool that just logs
+#: below the level the request asked for, or does not touch its Context, needs none; its log
+#: level is read from the plans. Keep ``__init__``'s slots and ``Shape``'s in step.
 _Plan = tuple["Plans", "Frame", Any, Revision]
 
 
@@ -56,28 +62,6 @@ def missing_capability(what: str, required: dict[str, Any], detail: str = "") ->
         f"{message}: {detail}" if detail else message,
         {"requiredCapabilities": required},
     )
-
-
-def planned_context(
-    server: Server, plans: Plans, frame: Frame, ex: Any, revision: Revision
-) -> Context:
-    """The Context of the ``tools/call`` the 2026-07-28 request ``frame`` holds, which the
-    extension planned (``plans``, one entry, no input round fields) and the exchange ``ex``
-    carries (a :class:`~jetmcp.dispatch.LazyExchange` is made only when its call is). Its
-    :class:`RoundCall` is made only when something asks for it (:meth:`RoundCall.first`): a
-    tool that just logs below the level the request asked for, or does not touch its Context
-    at all, needs none. Its log level is read from ``plans`` (the revision carries it per
-    request). A function, not a classmethod, and no ``__init__``: it runs once per such
-    call, and each of those costs."""
-    made: Context = _new_object(Context)
-    made._made = None
-    made._plan = (plans, frame, ex, revision)
-    made._server = server
-    made._state = None
-    return made
-
-
-_new_object = object.__new__
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +84,7 @@ class Context:
 
     def __init__(self, call: Call, server: Server | None = None) -> None:
         self._made: Call | None = call
-        #: What :attr:`_call` is made from, while it is not made yet (:func:`planned_context`).
+        #: What :attr:`_call` is made from, while it is not made yet (see :data:`_Plan`).
         self._plan: _Plan | None = None
         self._server = server
         self._state: dict[str, Any] | None = None
@@ -293,7 +277,7 @@ class Context:
             if not call.wants_log(level):
                 return
         else:
-            # A planned Context (see planned_context): the level is read from the plans, and the
+            # A planned Context (see _Plan): the level is read from the plans, and the
             # call made only for a message that goes out.
             plan = self._plan
             assert plan is not None

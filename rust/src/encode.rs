@@ -120,12 +120,30 @@ pub fn write_u64(buf: &mut Vec<u8>, v: u64) {
 /// Shortest text that reads back to the same double; `null` for NaN and the infinities.
 #[inline]
 pub fn write_f64(buf: &mut Vec<u8>, v: f64) {
-    if v.is_finite() {
-        buf.extend_from_slice(ryu::Buffer::new().format_finite(v).as_bytes());
-    } else {
+    if !v.is_finite() {
         buf.extend_from_slice(b"null");
+    } else if v.fract() == 0.0 && v.abs() < INTEGRAL_BELOW {
+        // A whole number ryu writes as its digits and ".0": written so without ryu's digit
+        // loop (which strips the trailing zeros of 17 digits one by one).
+        if v == 0.0 {
+            buf.extend_from_slice(if v.is_sign_negative() {
+                b"-0.0"
+            } else {
+                b"0.0"
+            });
+        } else {
+            // Exact: |v| < 1e16 < 2^63.
+            write_i64(buf, v as i64);
+            buf.extend_from_slice(b".0");
+        }
+    } else {
+        buf.extend_from_slice(ryu::Buffer::new().format_finite(v).as_bytes());
     }
 }
+
+/// Below this, ryu writes a whole double as an integer with ".0" (from 1e16 on, with an
+/// exponent).
+const INTEGRAL_BELOW: f64 = 1e16;
 
 #[inline]
 pub fn write_bool(buf: &mut Vec<u8>, v: bool) {
@@ -560,6 +578,41 @@ mod tests {
         for c in 0u8..0x20 {
             let out = s(&(c as char).to_string());
             assert!(out.starts_with("\"\\"), "{c}: {out}");
+        }
+    }
+
+    /// The whole-number shortcut of `write_f64` writes what ryu writes: every power of two
+    /// and of ten in and around its range, their neighbours, and a spread of others.
+    #[test]
+    fn whole_doubles_as_ryu_writes_them() {
+        let ryu = |v: f64| ryu::Buffer::new().format_finite(v).to_owned();
+        let mine = |v: f64| {
+            let mut buf = Vec::new();
+            write_f64(&mut buf, v);
+            String::from_utf8(buf).unwrap()
+        };
+        let mut values = vec![0.0, -0.0, 1e16, -1e16, 9_999_999_999_999_998.0];
+        for e in 0..=64 {
+            let p = 2f64.powi(e);
+            values.extend([p, p - 1.0, p + 1.0, p * 3.0]);
+        }
+        for e in 0..=17 {
+            let p = 10f64.powi(e);
+            values.extend([p, p - 1.0, p + 1.0, p * 7.0, p * 9.5]);
+        }
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..200_000 {
+            // xorshift: whole numbers of every size up to 2^60, and halves, below and over.
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let v = (x >> (x % 60)) as f64;
+            values.extend([v, -v, v + 0.5]);
+        }
+        for v in values {
+            for v in [v, -v] {
+                assert_eq!(mine(v), ryu(v), "{v:?}");
+            }
         }
     }
 

@@ -409,7 +409,8 @@ class Dispatcher:
             if type(done) is bytes:
                 return done
             if type(done) is _Plans:
-                # A tool that takes a Context: planned, run with the one the runner makes.
+                # A tool that takes a Context, or one Python calls itself: planned, and run
+                # by the era runner (at 2026-07-28, through Plans.run_context).
                 served = self.runner(ex.revision).run_planned(done, frame, ex, step)
                 if served is not None:
                     if type(served) is bytes:

@@ -996,10 +996,13 @@ impl Plans {
             None => {
                 // Written with escapes: decoded as the general path reads it.
                 let decoded = build(py, lexeme)?;
-                let Ok(text) = decoded.cast::<PyString>() else {
+                let Some(text) = decoded
+                    .cast::<PyString>()
+                    .ok()
+                    .and_then(|t| t.to_str().ok())
+                else {
                     return Ok(None);
                 };
-                let text = text.to_str()?;
                 match shape.versions.iter().position(|v| **v == *text.as_bytes()) {
                     Some(k) => k,
                     None => return Ok(None),

@@ -4,18 +4,23 @@ as the general path does.
 Such a tool's route reads the ``arguments`` bytes with the argument model's
 ``validate_json`` (``ToolRoute(validate=...)``) when the model reads JSON as it reads the
 objects built from it (``validates_json_alike``), calls the function, and writes a value of
-exactly the declared return model itself (its indented JSON as the text, its JSON dump as
-``structuredContent``). Two servers hold the same tools, one with its fast paths on, one
-with them off (``Server(fast_paths=False)``: every call through ``validate_python`` on the
-built objects and ``Tool.shape``). Every body, single or batched, at every revision
-(2026-07-28 with its ``_meta`` and routing headers), must get byte-identical replies from
-both, with the same side effects in the same order.
+exactly the declared return model itself: one ``to_json`` of it, that JSON as
+``structuredContent`` and, indented as pydantic indents it, as the text. The general path
+serializes twice (``to_json(indent=2)``, and ``to_python`` through the encoder). Two
+servers hold the same tools, one with its fast paths on, one with them off
+(``Server(fast_paths=False)``: every call through ``validate_python`` on the built objects
+and ``Tool.shape``). Every body, single or batched, at every revision (2026-07-28 with its
+``_meta`` and routing headers), must get byte-identical replies from both, with the same
+side effects in the same order.
 """
 
 from __future__ import annotations
 
 import asyncio
+import datetime
 import math
+import uuid
+from decimal import Decimal
 from typing import Annotated, Any
 
 import pytest
@@ -79,6 +84,39 @@ class Checked(BaseModel):
         return n
 
 
+class Seed(BaseModel):
+    n: int
+    f: float
+    s: str
+    floats: list[float] = []
+    ints: list[int] = []
+    texts: dict[str, str] = {}
+    flags: list[bool | None] = []
+
+
+class Rich(BaseModel):
+    """A return model of many kinds of field, written by pydantic's own serializers."""
+
+    data: Any
+    when: datetime.datetime
+    amount: Decimal
+    raw: bytes
+    ident: uuid.UUID
+    tags: frozenset[str]
+    pair: tuple[int, float]
+    nested: dict[int, list[Point]]
+    empty: dict[str, list[int]] = {}
+    label: str = Field("r", alias="richLabel")
+
+
+class Constants(BaseModel):
+    """Writes the infinities and NaN as JSON has no words for (``Infinity``, ``NaN``)."""
+
+    model_config = ConfigDict(ser_json_inf_nan="constants")
+    v: float
+    w: list[float] = []
+
+
 class _Opaque:
     def __str__(self) -> str:
         return "opaque"
@@ -137,6 +175,33 @@ def build(fast: bool) -> Server:
         return Shown(value=point.x / 3, extra=extra)
 
     @server.tool()
+    def rich(seed: Seed) -> Rich:
+        LOG.append(f"rich {seed.n}")
+        return Rich(
+            data={
+                "floats": seed.floats,
+                "ints": seed.ints,
+                "texts": seed.texts,
+                "flags": seed.flags,
+                "deep": [[seed.texts, []], {"": {}}, None],
+            },
+            when=datetime.datetime(2026, 7, 28, tzinfo=datetime.UTC)
+            + datetime.timedelta(seconds=seed.n),
+            amount=Decimal(seed.n) / 7,
+            raw=seed.s.encode(),
+            ident=uuid.UUID(int=abs(seed.n)),
+            tags=frozenset({seed.s, "t"}),
+            pair=(seed.n, seed.f),
+            nested={seed.n: [Point(x=seed.f, y=-seed.f)], 0: []},
+            richLabel=seed.s,
+        )
+
+    @server.tool()
+    def constants(point: Point) -> Constants:
+        LOG.append("constants")
+        return Constants(v=point.x * 1e308 * 10, w=[point.y] if point.y >= 0 else [math.nan])
+
+    @server.tool()
     def checked(c: Checked) -> int:  # a model with a validator: Python reads the arguments
         return c.n
 
@@ -145,7 +210,7 @@ def build(fast: bool) -> Server:
 
 FAST = Dispatcher(build(True))
 SLOW = Dispatcher(build(False))
-ROUTED = ["scale", "shift", "total", "boxed", "other", "unstructured", "shown"]
+ROUTED = ["scale", "shift", "total", "boxed", "other", "unstructured", "shown", "rich", "constants"]
 NAMES = [*ROUTED, "checked"]
 
 
@@ -242,6 +307,24 @@ ARGUMENTS: dict[str, st.SearchStrategy[dict[str, Any]]] = {
     "unstructured": st.fixed_dictionaries({"point": POINT}),
     "shown": st.fixed_dictionaries({"point": POINT}),
     "checked": st.fixed_dictionaries({"c": st.fixed_dictionaries({"n": st.integers(0, 8)})}),
+    "rich": st.fixed_dictionaries(
+        {
+            "seed": st.fixed_dictionaries(
+                {
+                    "n": st.integers(-(10**6), 10**6),
+                    "f": st.floats(allow_nan=False, allow_infinity=False),
+                    "s": st.text(max_size=6),
+                },
+                optional={
+                    "floats": st.lists(st.floats(allow_nan=False, allow_infinity=False)),
+                    "ints": st.lists(st.integers(), max_size=3),
+                    "texts": st.dictionaries(st.text(max_size=4), st.text(max_size=8)),
+                    "flags": st.lists(st.none() | st.booleans(), max_size=3),
+                },
+            )
+        }
+    ),
+    "constants": st.fixed_dictionaries({"point": POINT}),
 }
 
 
@@ -311,6 +394,10 @@ def test_the_extension_answers_a_model_call_itself(revision: revisions.Revision)
         ("other", {"point": {"x": 5, "y": 2}}, True),  # a dump that warns: Python's
         ("shown", {"point": {"x": 1, "y": 7}}, True),  # an object only str() writes
         ("checked", {"c": {"n": 1}}, False),
+        ("rich", {"seed": {"n": 3, "f": 1e300, "s": 'é"\n', "floats": [1e16, -2.5e-7]}}, True),
+        ("constants", {"point": {"x": 0, "y": 1}}, True),
+        ("constants", {"point": {"x": 1, "y": 1}}, True),  # Infinity: shaped by Python
+        ("constants", {"point": {"x": 0, "y": -1}}, True),  # NaN: shaped by Python
     ]
     for name, arguments, by_extension in cases:
         before = FAST.fast

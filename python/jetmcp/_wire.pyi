@@ -91,9 +91,9 @@ def decode(body: bytes, max_depth: int = ..., max_batch: int = ...) -> Frame:
     even past ``max_batch``, is FRAME_PARSE_ERROR). Raises TypeError only for a non-``bytes``
     body. Bodies of 64 KiB and more are scanned with the GIL released."""
 
-#: ``ToolRoute``'s ``model_out``: the model class, then the text and dump functions, each with
-#: its keyword arguments.
-_ModelOut = tuple[type, Callable[..., Any], dict[str, Any], Callable[..., Any], dict[str, Any]]
+#: ``ToolRoute``'s ``model_out``: the model class, then the function that writes an instance
+#: as compact JSON bytes, with its keyword arguments.
+_ModelOut = tuple[type, Callable[..., Any], dict[str, Any]]
 
 @final
 class RawJSON:
@@ -181,12 +181,13 @@ class ToolRoute:
         pydantic model (in signature order) and this, its ``validate_json``, reads them from
         the ``arguments`` bytes when the call runs (``params`` must be empty, no context, not
         ``python_call``): a call whose arguments it refuses runs nothing and gives None, for
-        the general path to answer; ``model_out``: (the declared return model, a text
-        function and its keywords, a dump function and its keywords): a value of exactly
-        that class is written as ``{"content":[{"type":"text","text":text(value)}],``
-        ``"structuredContent":dump(value),"isError":false}`` (the structured content only
-        where ``structured`` and the revision allow), as Python's shaping writes it; when
-        either raises, the value goes back to Python."""
+        the general path to answer; ``model_out``: (the declared return model, a function
+        that writes an instance as compact JSON bytes, and its keywords): a value of exactly
+        that class is written once, as ``{"content":[{"type":"text","text":<the JSON
+        indented two spaces as pydantic's indent=2 indents it>}],"structuredContent":<the
+        JSON>,"isError":false}`` (the structured content only where ``structured`` and the
+        revision allow), as Python's shaping writes it; when the function raises, or writes
+        ``Infinity`` or ``NaN``, the value goes back to Python."""
     @property
     def names(self) -> list[str]: ...
     @property

@@ -117,7 +117,8 @@ pub fn write_u64(buf: &mut Vec<u8>, v: u64) {
     buf.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
-/// Shortest text that reads back to the same double; `null` for NaN and the infinities.
+/// Shortest text that reads back to the same double, as pydantic writes it (ryu's digits, a
+/// positive exponent signed: `1e+16`, `1e-7`); `null` for NaN and the infinities.
 #[inline]
 pub fn write_f64(buf: &mut Vec<u8>, v: f64) {
     if !v.is_finite() {
@@ -137,7 +138,19 @@ pub fn write_f64(buf: &mut Vec<u8>, v: f64) {
             buf.extend_from_slice(b".0");
         }
     } else {
-        buf.extend_from_slice(ryu::Buffer::new().format_finite(v).as_bytes());
+        let mut text = ryu::Buffer::new();
+        let text = text.format_finite(v).as_bytes();
+        // ryu writes a positive exponent bare (`1e16`); pydantic, Python's `repr` and
+        // `json.dumps` write it signed (`1e+16`), and so does this encoder: a model's
+        // structured content reads the same whether pydantic or this encoder wrote it.
+        match text.iter().position(|&b| b == b'e') {
+            Some(e) if text.get(e + 1) != Some(&b'-') => {
+                buf.extend_from_slice(&text[..=e]);
+                buf.push(b'+');
+                buf.extend_from_slice(&text[e + 1..]);
+            }
+            _ => buf.extend_from_slice(text),
+        }
     }
 }
 
@@ -343,35 +356,101 @@ pub fn write_text_result(
     buf.extend_from_slice(b"}}");
 }
 
-/// The whole reply to a `tools/call` whose tool returned a model, as the Python shaping
-/// builds it (`text` is UTF-8): `{"content":[{"type":"text","text":<text>}],` then, when `structured` is given,
-/// `"structuredContent":<what it writes>,`, then `"isError":false`, and the 2026-07-28
-/// completion when `server_info` is given.
-pub fn write_model_result<E>(
+/// The whole reply to a `tools/call` whose tool returned a model, `json` being the model's
+/// compact JSON as pydantic writes it (`to_json`, no whitespace): `{"content":[{"type":
+/// "text","text":<json indented as pydantic's indent=2 writes it>}],`, then, when
+/// `structured`, `"structuredContent":<json>,`, then `"isError":false`, and the 2026-07-28
+/// completion when `server_info` is given. False, with nothing written, when `json` is not
+/// what [`write_indented`] takes (`Infinity` or `NaN`, which a model's config may ask for).
+pub fn write_model_result(
     buf: &mut Vec<u8>,
     raw_id: &[u8],
-    text: &[u8],
-    structured: Option<impl FnOnce(&mut Vec<u8>) -> Result<(), E>>,
+    json: &[u8],
+    structured: bool,
     server_info: Option<&[u8]>,
-) -> Result<(), E> {
+) -> bool {
     const TEXT_HEAD: &[u8] = br#","result":{"content":[{"type":"text","text":"#;
     const STRUCTURED: &[u8] = br#","structuredContent":"#;
     const NOT_AN_ERROR: &[u8] = br#","isError":false"#;
-    buf.reserve(HEAD.len() + raw_id.len() + 96 + text.len() * 2);
+    let mut text = Vec::with_capacity(json.len() * 2 + 16);
+    if !write_indented(&mut text, json) {
+        return false;
+    }
+    buf.reserve(HEAD.len() + raw_id.len() + 96 + text.len() * 2 + json.len());
     write_head(buf, Some(raw_id));
     buf.extend_from_slice(TEXT_HEAD);
-    write_str_bytes(buf, text);
+    write_str_bytes(buf, &text);
     buf.extend_from_slice(b"}]");
-    if let Some(structured) = structured {
+    if structured {
         buf.extend_from_slice(STRUCTURED);
-        structured(buf)?;
+        buf.extend_from_slice(json);
     }
     buf.extend_from_slice(NOT_AN_ERROR);
     if let Some(info) = server_info {
         write_completion(buf, info);
     }
     buf.extend_from_slice(b"}}");
-    Ok(())
+    true
+}
+
+/// Compact JSON (no whitespace between tokens, as pydantic's `to_json` writes it) written
+/// again as pydantic's `to_json(..., indent=2)` writes the same value (serde_json's pretty
+/// formatter): each member and element on a line of its own, indented two spaces a level,
+/// `": "` after a key, `{}` and `[]` when empty. Strings are copied as they are. False
+/// when `compact` is not such JSON: whitespace or a bare `Infinity`/`NaN` outside a string,
+/// an unclosed string, unbalanced brackets (what was written is then of no use).
+pub fn write_indented(out: &mut Vec<u8>, compact: &[u8]) -> bool {
+    fn line(out: &mut Vec<u8>, depth: usize) {
+        out.push(b'\n');
+        out.resize(out.len() + 2 * depth, b' ');
+    }
+    let mut depth = 0usize;
+    let mut i = 0;
+    while let Some(&b) = compact.get(i) {
+        match b {
+            b'"' => {
+                let start = i;
+                i += 1;
+                loop {
+                    match compact.get(i) {
+                        Some(b'"') => break,
+                        Some(b'\\') => i += 2,
+                        Some(_) => i += 1,
+                        None => return false,
+                    }
+                }
+                out.extend_from_slice(&compact[start..=i]);
+            }
+            b'{' | b'[' => {
+                let close = if b == b'{' { b'}' } else { b']' };
+                out.push(b);
+                if compact.get(i + 1) == Some(&close) {
+                    out.push(close);
+                    i += 1;
+                } else {
+                    depth += 1;
+                    line(out, depth);
+                }
+            }
+            b'}' | b']' => {
+                let Some(up) = depth.checked_sub(1) else {
+                    return false;
+                };
+                depth = up;
+                line(out, depth);
+                out.push(b);
+            }
+            b',' => {
+                out.push(b',');
+                line(out, depth);
+            }
+            b':' => out.extend_from_slice(b": "),
+            b'I' | b'N' | b' ' | b'\t' | b'\n' | b'\r' => return false,
+            _ => out.push(b),
+        }
+        i += 1;
+    }
+    depth == 0
 }
 
 /// A closure that writes bytes as they are (for the byte-level envelope helpers).
@@ -585,7 +664,15 @@ mod tests {
     /// and of ten in and around its range, their neighbours, and a spread of others.
     #[test]
     fn whole_doubles_as_ryu_writes_them() {
-        let ryu = |v: f64| ryu::Buffer::new().format_finite(v).to_owned();
+        // ryu's text with a positive exponent signed, as `write_f64` documents.
+        let ryu = |v: f64| {
+            let text = ryu::Buffer::new().format_finite(v).to_owned();
+            if text.contains("e-") {
+                text
+            } else {
+                text.replacen('e', "e+", 1)
+            }
+        };
         let mine = |v: f64| {
             let mut buf = Vec::new();
             write_f64(&mut buf, v);
@@ -636,8 +723,8 @@ mod tests {
         write_null(&mut buf);
         assert_eq!(
             String::from_utf8(buf).unwrap(),
-            "-9223372036854775808 18446744073709551615 0.0 -0.0 1.0 1.5 1e16 1e-7 0.1 \
-             1.7976931348623157e308 null null null truefalsenull"
+            "-9223372036854775808 18446744073709551615 0.0 -0.0 1.0 1.5 1e+16 1e-7 0.1 \
+             1.7976931348623157e+308 null null null truefalsenull"
         );
     }
 
@@ -750,36 +837,84 @@ mod tests {
 
     #[test]
     fn tool_model_results() {
-        let text = "{\n  \"x\": 3.0\n}";
-        let dump = |buf: &mut Vec<u8>| -> Result<(), ()> {
-            buf.extend_from_slice(br#"{"x":3.0}"#);
-            Ok(())
-        };
         let mut buf = Vec::new();
-        write_model_result(&mut buf, b"7", text.as_bytes(), Some(dump), None).unwrap();
+        assert!(write_model_result(
+            &mut buf,
+            b"7",
+            br#"{"x":3.0}"#,
+            true,
+            None
+        ));
         assert_eq!(
             String::from_utf8(buf).unwrap(),
             r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"{\n  \"x\": 3.0\n}"}],"structuredContent":{"x":3.0},"isError":false}}"#
         );
         let mut buf = Vec::new();
-        write_model_result(
+        assert!(write_model_result(
             &mut buf,
             b"\"a\"",
             b"{}",
-            None::<fn(&mut Vec<u8>) -> Result<(), ()>>,
-            Some(INFO),
-        )
-        .unwrap();
+            false,
+            Some(INFO)
+        ));
         assert_eq!(
             String::from_utf8(buf).unwrap(),
             r#"{"jsonrpc":"2.0","id":"a","result":{"content":[{"type":"text","text":"{}"}],"isError":false,"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"srv","version":"1"}}}}"#
         );
-        // A dump that fails stops the writing and says so.
-        let fail = |_: &mut Vec<u8>| -> Result<(), &str> { Err("no") };
-        assert_eq!(
-            write_model_result(&mut Vec::new(), b"1", b"{}", Some(fail), None),
-            Err("no")
-        );
+        // What JSON has no place for is not written.
+        let mut buf = Vec::new();
+        assert!(!write_model_result(
+            &mut buf,
+            b"1",
+            br#"{"x":Infinity}"#,
+            true,
+            None
+        ));
+        assert!(buf.is_empty());
+    }
+
+    /// `write_indented` against texts pydantic's `to_json(value, indent=2)` wrote (pydantic
+    /// 2.x); the Python differential tests compare it with pydantic on generated models.
+    #[test]
+    fn indented_as_pydantic_writes_it() {
+        let indent = |compact: &str| {
+            let mut out = Vec::new();
+            write_indented(&mut out, compact.as_bytes()).then(|| String::from_utf8(out).unwrap())
+        };
+        let cases = [
+            (r#"{"x":1.0}"#, "{\n  \"x\": 1.0\n}"),
+            (
+                r#"{"a":[],"b":{},"c":[1,{"d":[]}]}"#,
+                "{\n  \"a\": [],\n  \"b\": {},\n  \"c\": [\n    1,\n    {\n      \"d\": []\n    }\n  ]\n}",
+            ),
+            ("[]", "[]"),
+            ("{}", "{}"),
+            ("3", "3"),
+            (r#""a""#, r#""a""#),
+            (r#"[null,true,false,-1e+16]"#, "[\n  null,\n  true,\n  false,\n  -1e+16\n]"),
+            // Structural characters and escapes inside strings are copied as they are.
+            (
+                r#"{"k,:{[":"v\"}],\\","\\":"\u0000é"}"#,
+                "{\n  \"k,:{[\": \"v\\\"}],\\\\\",\n  \"\\\\\": \"\\u0000é\"\n}",
+            ),
+        ];
+        for (compact, want) in cases {
+            assert_eq!(indent(compact).as_deref(), Some(want), "{compact}");
+        }
+        for refused in [
+            r#"{"x":Infinity}"#,
+            r#"{"x":-Infinity}"#,
+            "[NaN]",
+            r#"{"x": 1}"#,
+            "[1\n]",
+            r#"{"x":"a"#,
+            r#"{"x":"a\"}"#,
+            "[1]]",
+            "[[1]",
+            "{",
+        ] {
+            assert_eq!(indent(refused), None, "{refused}");
+        }
     }
 
     #[test]

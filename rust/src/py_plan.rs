@@ -13,7 +13,7 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-use pyo3::exceptions::{PyException, PyIndexError, PyValueError};
+use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
@@ -25,10 +25,10 @@ use crate::encode::{self, BatchOut};
 use crate::frame::{self, FrameKind};
 use crate::plan::{Era, Headers};
 use crate::py_build::build;
-use crate::py_encode::{encode_with, write_value};
+use crate::py_encode::encode_with;
 use crate::py_frame::PyFrame;
 use crate::py_route::{
-    batch_out, call_tool, is_coroutine, model_args, model_result, plan_entry, plannable_kind,
+    batch_out, call_tool, is_coroutine, model_args, model_json, plan_entry, plannable_kind,
     primitive, step as step_coroutine, structured, tool_of, Called, Memo, Plan, Routes, Rules,
     ToolRoute,
 };
@@ -718,38 +718,28 @@ fn call_plan<'py>(
                 return Ok(Ran::Written);
             }
             let structured = structured(route, shape.structured);
-            if let Some((text, dumped)) = model_result(route, &value, structured)? {
+            if let Some(json) = model_json(route, &value)? {
                 let info = shape.server_info.as_deref();
-                // `model_result` checked that the text is UTF-8.
-                let text = text.as_bytes();
-                let write = |buf: &mut Vec<u8>| {
-                    let dumped = dumped
-                        .as_ref()
-                        .map(|d| |b: &mut Vec<u8>| write_value(b, d, 0));
-                    encode::write_model_result(buf, raw_id, text, dumped, info)
-                };
+                // `model_json` checked that the JSON is UTF-8; what write_model_result
+                // refuses (Infinity, NaN) Python shapes.
+                let json = json.as_bytes();
                 match out {
                     Out::Single(reply) => {
-                        // A dump JSON cannot carry (it raises here): Python shapes the value.
-                        match encode_with(py, write) {
-                            Ok(bytes) => {
-                                *reply = Some(bytes);
-                                return Ok(Ran::Written);
-                            }
-                            Err(err) if err.is_instance_of::<PyException>(py) => {}
-                            Err(err) => return Err(err),
+                        let mut written = false;
+                        let bytes = encode_with(py, |buf| {
+                            written =
+                                encode::write_model_result(buf, raw_id, json, structured, info);
+                            Ok(())
+                        })?;
+                        if written {
+                            *reply = Some(bytes);
+                            return Ok(Ran::Written);
                         }
                     }
                     Out::Batch(batch) => {
-                        // Written aside first: a dump that raises leaves the batch as it was.
-                        let mut one = Vec::new();
-                        match write(&mut one) {
-                            Ok(()) => {
-                                batch.reply().extend_from_slice(&one);
-                                return Ok(Ran::Written);
-                            }
-                            Err(err) if err.is_instance_of::<PyException>(py) => {}
-                            Err(err) => return Err(err),
+                        if encode::write_model_result(batch.reply(), raw_id, json, structured, info)
+                        {
+                            return Ok(Ran::Written);
                         }
                     }
                 }

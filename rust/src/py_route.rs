@@ -183,13 +183,14 @@ impl KwCall {
     }
 }
 
-/// A declared pydantic return model the extension writes itself: the text content is what
-/// `text` makes of the value (JSON bytes), the structured content what `dump` makes of it
-/// (JSON-ready Python objects), both called exactly as Python's shaping calls them.
+/// A declared pydantic return model the extension writes itself from the compact JSON
+/// `json` makes of the value (its serializer's `to_json`, by alias): the text content is
+/// that JSON indented as pydantic's `indent=2` writes it, the structured content the JSON
+/// itself, which is what Python's shaping writes (`to_json(value, indent=2)`, and
+/// `to_python(value, mode="json", by_alias=True)` through the encoder).
 struct ModelOut {
     tp: Py<PyType>,
-    text: KwCall,
-    dump: KwCall,
+    json: KwCall,
 }
 
 #[pymethods]
@@ -235,10 +236,9 @@ impl ToolRoute {
             return Err(PyValueError::new_err("fields are given with validate"));
         }
         let model_out = match model_out {
-            Some((tp, text, text_kw, dump, dump_kw)) => Some(ModelOut {
+            Some((tp, json, json_kw)) => Some(ModelOut {
                 tp: tp.unbind(),
-                text: KwCall::new(text, &text_kw)?,
-                dump: KwCall::new(dump, &dump_kw)?,
+                json: KwCall::new(json, &json_kw)?,
             }),
             None => None,
         };
@@ -363,22 +363,15 @@ impl ToolRoute {
         }
         if let Some(out) = &self.model_out {
             visit.call(&out.tp)?;
-            out.text.traverse(&visit)?;
-            out.dump.traverse(&visit)?;
+            out.json.traverse(&visit)?;
         }
         Ok(())
     }
 }
 
-/// `model_out` as given to `ToolRoute`: (the model class, the text function and its
-/// keyword arguments, the dump function and its keyword arguments).
-type ModelOutArgs<'py> = (
-    Bound<'py, PyType>,
-    Py<PyAny>,
-    Bound<'py, PyDict>,
-    Py<PyAny>,
-    Bound<'py, PyDict>,
-);
+/// `model_out` as given to `ToolRoute`: (the model class, the function that writes an
+/// instance as compact JSON bytes and its keyword arguments).
+type ModelOutArgs<'py> = (Bound<'py, PyType>, Py<PyAny>, Bound<'py, PyDict>);
 
 impl ToolRoute {
     /// Whether a call is planned but left to the caller to run: with a context object it
@@ -869,18 +862,14 @@ pub(crate) fn model_args(py: Python<'_>, route: &ToolRoute, data: &[u8]) -> PyRe
     Ok(Some(args))
 }
 
-/// A model return value made ready to be written: its text (UTF-8 JSON) and its dump.
-pub(crate) type ModelWritten<'py> = (Bound<'py, PyBytes>, Option<Bound<'py, PyAny>>);
-
-/// A return value of exactly the route's declared model (`model_out`), made ready to be
-/// written: its text (JSON, UTF-8) and, when `structured`, its JSON-ready dump. None for
-/// any other value, or when either call raises an `Exception`: Python shapes the value (and
-/// reports what went wrong) as the general path does.
-pub(crate) fn model_result<'py>(
+/// A return value of exactly the route's declared model (`model_out`) as compact JSON
+/// (UTF-8), for [`crate::encode::write_model_result`]. None for any other value, or when the
+/// serializer raises an `Exception`: Python shapes the value (and reports what went wrong)
+/// as the general path does.
+pub(crate) fn model_json<'py>(
     route: &ToolRoute,
     value: &Bound<'py, PyAny>,
-    structured: bool,
-) -> PyResult<Option<ModelWritten<'py>>> {
+) -> PyResult<Option<Bound<'py, PyBytes>>> {
     let Some(out) = &route.model_out else {
         return Ok(None);
     };
@@ -888,25 +877,17 @@ pub(crate) fn model_result<'py>(
         return Ok(None);
     }
     let py = value.py();
-    let text = match out.text.call(value) {
-        Ok(text) => text,
+    let json = match out.json.call(value) {
+        Ok(json) => json,
         Err(err) => return declined(py, err),
     };
-    let Ok(text) = text.cast_into::<PyBytes>() else {
+    let Ok(json) = json.cast_into::<PyBytes>() else {
         return Ok(None);
     };
-    if std::str::from_utf8(text.as_bytes()).is_err() {
+    if std::str::from_utf8(json.as_bytes()).is_err() {
         return Ok(None); // Python's decode reports it
     }
-    let dumped = if structured {
-        match out.dump.call(value) {
-            Ok(dumped) => Some(dumped),
-            Err(err) => return declined(py, err),
-        }
-    } else {
-        None
-    };
-    Ok(Some((text, dumped)))
+    Ok(Some(json))
 }
 
 /// Whether a route's primitive results carry `structuredContent` where the revision has it.

@@ -9,7 +9,6 @@ import types
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, Literal
 
-import pydantic_core
 from pydantic import BaseModel, ValidationError
 
 from jetmcp import _wire
@@ -20,7 +19,6 @@ from jetmcp.protocol.revisions import Revision
 from jetmcp.server.access import check_scopes
 from jetmcp.server.caching import CacheScope, check_hint
 from jetmcp.server.content import (
-    TEXT_JSON,
     content_blocks,
     is_content,
     is_content_type,
@@ -47,8 +45,13 @@ if TYPE_CHECKING:
     from jetmcp.server.app import Server
 
 #: The serializer's ``to_python`` keyword arguments for a declared model's structured
-#: content (``model_dump(mode="json", by_alias=True)``; the extension calls it alike).
+#: content (``model_dump(mode="json", by_alias=True)``).
 STRUCTURED_DUMP: dict[str, Any] = {"mode": "json", "by_alias": True}
+#: The serializer's ``to_json`` keyword arguments with which the extension writes a declared
+#: model once (``model_dump_json(by_alias=True)``): that JSON is the structured content, and
+#: indented as ``to_json(..., indent=2)`` indents it, the text. The same bytes as the two
+#: serializations of ``shape`` (the differential tests of ``test_model_route.py``).
+MODEL_JSON: dict[str, Any] = {"by_alias": True}
 
 log = logging.getLogger("jetmcp")
 
@@ -246,13 +249,7 @@ class Tool:
                 fields=list(self.arguments.names),
                 model_out=None
                 if model_out is None
-                else (
-                    model_out,
-                    pydantic_core.to_json,
-                    TEXT_JSON,
-                    model_out.__pydantic_serializer__.to_python,
-                    STRUCTURED_DUMP,
-                ),
+                else (model_out, model_out.__pydantic_serializer__.to_json, MODEL_JSON),
             )
         if plain is None or self.arguments.var_keyword:
             # Python reads the arguments and calls the tool (Tool.call); the extension

@@ -903,8 +903,9 @@ def test_calls_python_makes_match_the_general_path(
 
 
 #: The tools above whose arguments the extension reads with the model's validate_json
-#: (ToolRoute.validates); the others' calls Python makes (ToolRoute.python_call).
-VALIDATED = {"count", "move", "place"}
+#: (ToolRoute.validates; ``told`` with the Context the dispatcher makes for it); the others'
+#: calls Python makes (ToolRoute.python_call).
+VALIDATED = {"count", "move", "place", "told"}
 
 
 def test_tools_python_calls_are_planned() -> None:

@@ -88,6 +88,14 @@ def add_fails(a: int, b: int, ctx: Context) -> int:
     raise ValueError(f"will not add {a} and {b}")
 
 
+@server.tool()
+async def scale_log(point: Point, factor: float, ctx: Context) -> Point:
+    """A pydantic tool that logs through its Context (validated and called by the
+    extension, with the Context the dispatcher makes)."""
+    await ctx.info(f"scaling by {factor}")
+    return Point(x=point.x * factor, y=point.y * factor)
+
+
 #: The tasks add_then_log leaves behind.
 LATE: list[asyncio.Task[None]] = []
 
@@ -222,6 +230,10 @@ BODIES: list[bytes] = [
         _call("add_fails", {"a": 2, "b": 3}, "2026-07-28"),
         _call("add_fails", {"a": 2, "b": 3}),
         _call("add", {"a": 1, "b": 2}, "2025-06-18"),
+        _call("scale_log", {"point": {"x": 1, "y": 2}, "factor": 3}),
+        _call("scale_log", {"point": {"x": 1}, "factor": 3}),
+        _call("scale_log", {"point": {"x": 1, "y": 2}, "factor": 2}, "2026-07-28"),
+        _call("scale_log", {"point": {"x": 1, "y": 2}, "factor": 2}, "2026-07-28", level="info"),
         {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         [_call("add", {"a": 1, "b": 2}, id=1), _call("add", {"a": 2, "b": 2}, id=2)],

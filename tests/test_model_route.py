@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
 from conftest import modern_meta
-from jetmcp import Server, _wire
+from jetmcp import Context, Server, _wire
 from jetmcp.dispatch import Dispatcher, Exchange, Reply
 from jetmcp.errors import McpError
 from jetmcp.protocol import revisions
@@ -202,6 +202,15 @@ def build(fast: bool) -> Server:
         return Constants(v=point.x * 1e308 * 10, w=[point.y] if point.y >= 0 else [math.nan])
 
     @server.tool()
+    async def noted(point: Point, ctx: Context) -> Point:
+        """Takes a Context: the extension validates and calls it with the one made for it."""
+        LOG.append(f"noted {ctx.request_id} {point.x}")
+        await ctx.info("noted")  # no log level set: filtered out
+        if point.x == 3:
+            raise ValueError("three")
+        return point
+
+    @server.tool()
     def checked(c: Checked) -> int:  # a model with a validator: Python reads the arguments
         return c.n
 
@@ -210,7 +219,18 @@ def build(fast: bool) -> Server:
 
 FAST = Dispatcher(build(True))
 SLOW = Dispatcher(build(False))
-ROUTED = ["scale", "shift", "total", "boxed", "other", "unstructured", "shown", "rich", "constants"]
+ROUTED = [
+    "scale",
+    "shift",
+    "total",
+    "boxed",
+    "other",
+    "unstructured",
+    "shown",
+    "rich",
+    "constants",
+    "noted",
+]
 NAMES = [*ROUTED, "checked"]
 
 
@@ -325,6 +345,7 @@ ARGUMENTS: dict[str, st.SearchStrategy[dict[str, Any]]] = {
         }
     ),
     "constants": st.fixed_dictionaries({"point": POINT}),
+    "noted": st.fixed_dictionaries({"point": POINT}),
 }
 
 
@@ -395,6 +416,8 @@ def test_the_extension_answers_a_model_call_itself(revision: revisions.Revision)
         ("shown", {"point": {"x": 1, "y": 7}}, True),  # an object only str() writes
         ("checked", {"c": {"n": 1}}, False),
         ("rich", {"seed": {"n": 3, "f": 1e300, "s": 'é"\n', "floats": [1e16, -2.5e-7]}}, True),
+        ("noted", {"point": {"x": 1, "y": 2}}, True),
+        ("noted", {"point": {"x": 1}}, False),  # refused: the general path says why
         ("constants", {"point": {"x": 0, "y": 1}}, True),
         ("constants", {"point": {"x": 1, "y": 1}}, True),  # Infinity: shaped by Python
         ("constants", {"point": {"x": 0, "y": -1}}, True),  # NaN: shaped by Python
@@ -432,7 +455,5 @@ def test_a_route_checks_what_it_is_given() -> None:
     validate = tool.arguments.model.__pydantic_validator__.validate_json
     with pytest.raises(ValueError, match="fields"):
         _wire.ToolRoute(tool, tool.fn, [], object(), [], True, fields=["point"])
-    with pytest.raises(ValueError, match="context"):
-        _wire.ToolRoute(tool, tool.fn, [], object(), [], True, context="ctx", validate=validate)
     with pytest.raises(ValueError, match="python_call"):
         _wire.ToolRoute(tool, tool.fn, [], object(), [], True, python_call=True, validate=validate)

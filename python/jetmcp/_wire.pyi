@@ -179,15 +179,16 @@ class ToolRoute:
         when the caller allows it (``Plans.run(step=True)``; not for a tool whose awaiting
         a timeout wraps); ``validate``: the tool's parameters are the ``fields`` of a
         pydantic model (in signature order) and this, its ``validate_json``, reads them from
-        the ``arguments`` bytes when the call runs (``params`` must be empty, no context, not
-        ``python_call``): a call whose arguments it refuses runs nothing and gives None, for
-        the general path to answer; ``model_out``: (the declared return model, a function
-        that writes an instance as compact JSON bytes, and its keywords): a value of exactly
-        that class is written once, as ``{"content":[{"type":"text","text":<the JSON
-        indented two spaces as pydantic's indent=2 indents it>}],"structuredContent":<the
-        JSON>,"isError":false}`` (the structured content only where ``structured`` and the
-        revision allow), as Python's shaping writes it; when the function raises, or writes
-        ``Infinity`` or ``NaN``, the value goes back to Python."""
+        the ``arguments`` bytes when the call runs (``params`` must be empty, not
+        ``python_call``; a context is passed as for any route): a call whose arguments it
+        refuses runs nothing and gives None, for the general path to answer;
+        ``model_out``: (the declared return model, a function that writes an instance as
+        compact JSON bytes, and its keywords): a value of exactly that class is written
+        once, as ``{"content":[{"type":"text","text":<the JSON indented two spaces as
+        pydantic's indent=2 indents it>}],"structuredContent":<the JSON>,"isError":false}``
+        (the structured content only where ``structured`` and the revision allow), as
+        Python's shaping writes it; when the function raises, or writes ``Infinity`` or
+        ``NaN``, the value goes back to Python."""
     @property
     def names(self) -> list[str]: ...
     @property

@@ -172,7 +172,6 @@ impl Frame {
 }
 
 /// Frame one JSON-RPC body. Never panics; every problem is described by the result.
-/// Frame one JSON-RPC body. Never panics; every problem is described by the result.
 pub fn decode(body: &[u8], max_depth: usize, max_batch: usize) -> Frame {
     if let Err(e) = std::str::from_utf8(body) {
         return Frame::error(

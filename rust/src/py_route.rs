@@ -226,10 +226,10 @@ impl ToolRoute {
                 "a route whose calls Python makes reads no parameters: give none",
             ));
         }
-        if validate.is_some() && (python_call || context.is_some() || !params.is_empty()) {
+        if validate.is_some() && (python_call || !params.is_empty()) {
             return Err(PyValueError::new_err(
                 "a route that validates its arguments with a model takes its fields, not \
-                 params, and neither a context nor python_call",
+                 params, and is not python_call",
             ));
         }
         if validate.is_none() && !fields.is_empty() {

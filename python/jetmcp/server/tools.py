@@ -244,6 +244,7 @@ class Tool:
                 [],
                 structured,
                 modern=modern,
+                context=self.context_param,
                 step=self.is_async and self.timeout is None,
                 validate=self.arguments.model.__pydantic_validator__.validate_json,
                 fields=list(self.arguments.names),
@@ -277,14 +278,13 @@ class Tool:
     def _validates_json(self) -> bool:
         """Whether the extension may validate this tool's arguments with the model's
         ``validate_json`` over their bytes (:func:`validates_json_alike`): a tool called as
-        :meth:`call` calls it, shaped by this class's :meth:`shape`, with no Context, no
-        ``**kwargs`` and no renamed parameter."""
+        :meth:`call` calls it, shaped by this class's :meth:`shape`, with no ``**kwargs``
+        and no renamed parameter (a Context parameter is passed by the dispatcher)."""
         arguments = self.arguments
         return (
             self.startable
             and type(self).shape is Tool.shape
             and type(self).failure is Tool.failure
-            and arguments.context_param is None
             and not arguments.var_keyword
             and not arguments.renames
             and validates_json_alike(arguments.model)

@@ -7,7 +7,8 @@
 //! model reads JSON as it reads the objects built from it) needs none either: its
 //! `arguments` bytes go to the model's `validate_json` (what it refuses, the general path
 //! answers, nothing having run), and a value of exactly its declared return model is
-//! written with the model's own serializer, called as Python's shaping calls it.
+//! written from one call of the model's own serializer: its JSON as the structured content
+//! and, indented as pydantic indents it, as the text (what Python's shaping writes with two).
 //! Everything else about the request goes exactly as the Python path would take it:
 //!
 //! * whatever the rules of [`crate::plan`] are not sure of (another method, other members

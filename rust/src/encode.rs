@@ -298,6 +298,11 @@ pub enum Primitive<'a> {
     Str(&'a str),
 }
 
+/// The start of a tool result whose one content block is text: the text's JSON string follows.
+const TEXT_HEAD: &[u8] = br#","result":{"content":[{"type":"text","text":"#;
+/// The member that ends a tool result that is not an error.
+const NOT_AN_ERROR: &[u8] = br#","isError":false"#;
+
 /// The whole reply to a `tools/call` whose tool returned `value`, as the Python shaping
 /// builds it: `{"content":[{"type":"text","text":<text>}],` then, when `structured`,
 /// `"structuredContent":{"result":<value>},`, then `"isError":false`, and the 2026-07-28
@@ -310,9 +315,7 @@ pub fn write_text_result(
     structured: bool,
     server_info: Option<&[u8]>,
 ) {
-    const TEXT_HEAD: &[u8] = br#","result":{"content":[{"type":"text","text":"#;
     const STRUCTURED: &[u8] = br#"}],"structuredContent":{"result":"#;
-    const NOT_AN_ERROR: &[u8] = br#","isError":false"#;
     let info_len = server_info.map_or(0, |i| i.len() + 96);
     buf.reserve(HEAD.len() + raw_id.len() + 112 + info_len);
     write_head(buf, Some(raw_id));
@@ -369,9 +372,7 @@ pub fn write_model_result(
     structured: bool,
     server_info: Option<&[u8]>,
 ) -> bool {
-    const TEXT_HEAD: &[u8] = br#","result":{"content":[{"type":"text","text":"#;
     const STRUCTURED: &[u8] = br#","structuredContent":"#;
-    const NOT_AN_ERROR: &[u8] = br#","isError":false"#;
     let mut text = Vec::with_capacity(json.len() * 2 + 16);
     if !write_indented(&mut text, json) {
         return false;

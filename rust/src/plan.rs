@@ -142,7 +142,13 @@ pub fn modern_version<'b>(body: &'b [u8], meta: &Meta) -> Option<Cow<'b, [u8]>> 
     {
         return None;
     }
-    let lexeme = meta.version?.of(body);
+    string_text(meta.version?.of(body))
+}
+
+/// The text a JSON string lexeme (`"` ... `"`, valid) stands for: its content, decoded when
+/// it has escapes (None when they decode to no text).
+#[inline(always)]
+pub fn string_text(lexeme: &[u8]) -> Option<Cow<'_, [u8]>> {
     let content = lexeme.strip_prefix(b"\"")?.strip_suffix(b"\"")?;
     if !content.contains(&b'\\') {
         return Some(Cow::Borrowed(content));

@@ -23,7 +23,7 @@ use smallvec::SmallVec;
 use crate::cursor::Span;
 use crate::encode::{self, BatchOut};
 use crate::frame::{self, FrameKind};
-use crate::plan::{Era, Headers};
+use crate::plan::{self, Era, Headers};
 use crate::py_build::build;
 use crate::py_encode::encode_with;
 use crate::py_frame::PyFrame;
@@ -981,23 +981,13 @@ impl Plans {
             return Ok(None);
         };
         let lexeme = span.of(this.frame.get().body(py).as_bytes());
-        let k = match shape.version_index(lexeme) {
-            Some(k) => k,
-            None => {
-                // Written with escapes: decoded as the general path reads it.
-                let decoded = build(py, lexeme)?;
-                let Some(text) = decoded
-                    .cast::<PyString>()
-                    .ok()
-                    .and_then(|t| t.to_str().ok())
-                else {
-                    return Ok(None);
-                };
-                match shape.versions.iter().position(|v| **v == *text.as_bytes()) {
-                    Some(k) => k,
-                    None => return Ok(None),
-                }
-            }
+        let found = shape.version_index(lexeme).or_else(|| {
+            // Written with escapes: decoded as planning read it.
+            plan::string_text(lexeme)
+                .and_then(|text| shape.versions.iter().position(|v| **v == *text))
+        });
+        let Some(k) = found else {
+            return Ok(None);
         };
         let revision = contexts.revisions[k].bind(py);
         // object.__new__(Context): no __init__ runs; then the slots it reads.

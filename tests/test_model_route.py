@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import enum
 import math
 import uuid
 from decimal import Decimal
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -115,6 +116,38 @@ class Constants(BaseModel):
     model_config = ConfigDict(ser_json_inf_nan="constants")
     v: float
     w: list[float] = []
+
+
+class Unit(enum.StrEnum):
+    c = "c"
+    f = "f"
+    one = "1"
+
+
+class Level(enum.IntEnum):
+    low = 1
+    high = 2
+
+
+class Mixed(enum.Enum):
+    a = "a"
+    two = 2
+
+
+class Pick(BaseModel):
+    """Fields pydantic reads from strings or checks against values: alike in both modes."""
+
+    unit: Unit = Unit.c
+    level: Level | None = None
+    mixed: Mixed = Mixed.a
+    mode: Literal["a", "1", 2, True] = "a"
+    day: datetime.date | None = None
+    at: datetime.datetime | None = None
+    clock: datetime.time | None = None
+    ident: uuid.UUID | None = None
+    either: int | str = 0
+    loose: float | bool | Literal["x"] | None = None
+    many: list[Unit | int] = []
 
 
 class _Opaque:
@@ -211,6 +244,22 @@ def build(fast: bool) -> Server:
         return point
 
     @server.tool()
+    def pick(
+        unit: Unit,
+        when: datetime.date,
+        choice: Literal["a", "b", 1] = "a",
+        level: Level = Level.low,
+        ident: uuid.UUID | None = None,
+        either: int | str = 0,
+        extra: Pick | None = None,
+    ) -> str:
+        """Plain-looking parameters that are no plain type: enums, a date, a literal, a
+        union; the extension validates them with the argument model's validate_json."""
+        seen = [unit, when, choice, level, ident, either, extra]
+        LOG.append("pick " + " ".join(f"{type(v).__name__}:{v!r}" for v in seen))
+        return f"{unit.value} {when.isoformat()} {choice!r} {level.value} {either!r}"
+
+    @server.tool()
     def checked(c: Checked) -> int:  # a model with a validator: Python reads the arguments
         return c.n
 
@@ -230,6 +279,7 @@ ROUTED = [
     "rich",
     "constants",
     "noted",
+    "pick",
 ]
 NAMES = [*ROUTED, "checked"]
 
@@ -247,16 +297,27 @@ def test_routes_validate_where_json_reads_alike() -> None:
         model_config = ConfigDict(strict=True)
         n: int
 
-    class Unioned(BaseModel):
-        v: int | str
+    class StrictField(BaseModel):
+        when: datetime.date = Field(strict=True)
 
-    class Dated(BaseModel):
-        import datetime as _dt
+    class DateOrText(BaseModel):
+        v: datetime.datetime | str  # JSON's strict pass takes a string as a datetime
 
-        when: _dt.date
+    class ModelOrDict(BaseModel):
+        v: Point | dict[str, float]  # JSON's strict pass takes an object as a model
 
-    for model in (Strict, Unioned, Dated):
+    class Span(BaseModel):
+        v: datetime.timedelta  # JSON reads no bool as a timedelta
+
+    class Flags(BaseModel):
+        v: enum.IntFlag
+
+    class LiteralMember(BaseModel):
+        v: Literal[Unit.c]
+
+    for model in (Strict, StrictField, DateOrText, ModelOrDict, Span, Flags, LiteralMember):
         assert not validates_json_alike(model), model
+    assert validates_json_alike(Pick)
 
 
 def headers_for(name: str) -> RoutingHeaders:
@@ -300,6 +361,30 @@ POINT = st.fixed_dictionaries(
     {"x": st.integers(-2, 8) | st.floats(allow_nan=False), "y": st.integers(-3, 8)},
     optional={"z": st.integers()},
 )
+#: JSON values a union, a literal or a parsed type may read (or refuse) apart if any reads so.
+ODD = st.sampled_from(
+    [0, 1, -1, 1.0, 1.5, 1e20, True, False, None, "", "0", "1", "1.0", "x", "true", [], {}, [1]]
+)
+DATES = st.sampled_from(
+    [
+        "2026-07-28",
+        "2026-02-30",
+        "2026-07-28T00:00:00",
+        "2026-07-28T12:00:00Z",
+        "2026-07-28T12:00",
+        0,
+        1785196800,
+        1785196800.5,
+        "1785196800",
+    ]
+) | st.dates().map(str)
+
+
+def mostly(valid: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """Values of ``valid``, and one time in eight an ``ODD`` one."""
+    return st.integers(0, 7).flatmap(lambda i: ODD if i == 0 else valid)
+
+
 ARGUMENTS: dict[str, st.SearchStrategy[dict[str, Any]]] = {
     "scale": st.fixed_dictionaries({"point": POINT, "factor": st.floats(-4, 4) | st.just("2")}),
     "shift": st.fixed_dictionaries({"point": POINT}, optional={"by": st.integers(-2, 2)}),
@@ -346,6 +431,32 @@ ARGUMENTS: dict[str, st.SearchStrategy[dict[str, Any]]] = {
     ),
     "constants": st.fixed_dictionaries({"point": POINT}),
     "noted": st.fixed_dictionaries({"point": POINT}),
+    "pick": st.fixed_dictionaries(
+        {"unit": mostly(st.sampled_from(["c", "f", "1"])), "when": mostly(DATES)},
+        optional={
+            "choice": mostly(st.sampled_from(["a", "b", 1, "1", 1.0, True])),
+            "level": mostly(st.sampled_from([1, 2, "1", "low", 3, 2.0, True])),
+            "ident": mostly(st.none() | st.uuids().map(str) | st.uuids().map(lambda u: u.hex)),
+            "either": mostly(st.integers() | st.text(max_size=3)),
+            "extra": st.none()
+            | st.fixed_dictionaries(
+                {},
+                optional={
+                    "unit": mostly(st.sampled_from(["c", "f", "1"])),
+                    "level": mostly(st.none() | st.sampled_from([1, 2, "2"])),
+                    "mixed": mostly(st.sampled_from(["a", 2, "2", "two"])),
+                    "mode": mostly(st.sampled_from(["a", "1", 1, 2, "2", True, 1.0, "true"])),
+                    "day": mostly(DATES),
+                    "at": mostly(DATES),
+                    "clock": mostly(st.sampled_from(["12:00", "12:00:01.5", "25:00", 3600])),
+                    "ident": mostly(st.uuids().map(str)),
+                    "either": mostly(st.integers() | st.text(max_size=3)),
+                    "loose": mostly(st.sampled_from([1, 1.5, True, "x", None, "1", "y"])),
+                    "many": st.lists(mostly(st.sampled_from(["c", "f", 1, "1"])), max_size=3),
+                },
+            ),
+        },
+    ),
 }
 
 
@@ -421,6 +532,9 @@ def test_the_extension_answers_a_model_call_itself(revision: revisions.Revision)
         ("constants", {"point": {"x": 0, "y": 1}}, True),
         ("constants", {"point": {"x": 1, "y": 1}}, True),  # Infinity: shaped by Python
         ("constants", {"point": {"x": 0, "y": -1}}, True),  # NaN: shaped by Python
+        ("pick", {"unit": "f", "when": "2026-07-28", "choice": 1, "level": 2}, True),
+        ("pick", {"unit": "f", "when": "2026-07-28", "extra": {"at": 0, "many": ["c", 2]}}, True),
+        ("pick", {"unit": "k", "when": "2026-07-28"}, False),  # refused: not a Unit
     ]
     for name, arguments, by_extension in cases:
         before = FAST.fast

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import gc
+import math
 import weakref
 from typing import Any
 
@@ -676,16 +677,17 @@ def test_outcomes() -> None:
             message("a", {"name": "point", "arguments": {"x": 1, "y": 2}}),
             message(7, {"name": "boom", "arguments": {"kind": "value"}}),
             message(8, {"name": "big", "arguments": {"n": 30}}),
-            message(9, {"name": "scale", "arguments": {"x": 1.5}}),
+            message(9, {"name": "scale", "arguments": {"x": 1e308}}),
             message(10, {"name": "lone", "arguments": {"n": 1}}),
             message(11, {"name": "add", "arguments": {"a": 1, "b": 2}}),
+            message(12, {"name": "scale", "arguments": {"x": 1.5}}),
         ]
     )
     plans = plan_of(body, R_SINGLE)
-    assert plans.complete and len(plans) == 6
+    assert plans.complete and len(plans) == 7
     ran = plans.run_all()
     assert isinstance(ran, list)
-    point, boom, big, scale, surrogate, add = ran
+    point, boom, big, scale, surrogate, add, finite = ran
     assert isinstance(point, _wire.Outcome)
     assert (point.index, point.raw_id, point.failed) == (0, b'"a"', False)
     assert point.value == Point(x=1, y=2)
@@ -694,9 +696,14 @@ def test_outcomes() -> None:
     assert boom.failed and type(boom.value) is ValueError and str(boom.value) == "bad value"
     assert (boom.index, boom.raw_id) == (1, b"7")
     assert isinstance(big, _wire.Outcome) and big.value == 10**30
-    assert isinstance(scale, _wire.Outcome) and scale.value == 3.0
+    # An infinity: Python writes it (its text says Infinity); a finite float is written here.
+    assert isinstance(scale, _wire.Outcome) and scale.value == math.inf
     assert isinstance(surrogate, _wire.Outcome) and surrogate.value == "\ud800"
     assert isinstance(add, bytes)
+    assert finite == (
+        b'{"jsonrpc":"2.0","id":12,"result":{"content":[{"type":"text","text":"3.0"}],'
+        b'"structuredContent":{"result":3.0},"isError":false}}'
+    )
     assert "Outcome index=0" in repr(point)
 
 

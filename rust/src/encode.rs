@@ -291,11 +291,13 @@ pub fn write_completion(buf: &mut Vec<u8>, server_info: &[u8]) {
 }
 
 /// A return value a tool result carries as text (and as `structuredContent.result`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Primitive<'a> {
     Int(i64),
     Bool(bool),
     Str(&'a str),
+    /// Finite: its text is the number as JSON (and pydantic) writes it.
+    Float(f64),
 }
 
 /// The start of a tool result whose one content block is text: the text's JSON string follows.
@@ -321,7 +323,7 @@ pub fn write_text_result(
     write_head(buf, Some(raw_id));
     buf.extend_from_slice(TEXT_HEAD);
     // The text, as a JSON string; the value as JSON is the same bytes (a str) or the same
-    // without the quotes (an int's digits, true or false).
+    // without the quotes (an int's digits, a float's lexeme, true or false).
     let start = buf.len();
     let quoted = match value {
         Primitive::Int(v) => {
@@ -332,6 +334,12 @@ pub fn write_text_result(
         }
         Primitive::Bool(v) => {
             buf.extend_from_slice(if v { b"\"true\"" } else { b"\"false\"" });
+            false
+        }
+        Primitive::Float(v) => {
+            buf.push(b'"');
+            write_f64(buf, v);
+            buf.push(b'"');
             false
         }
         Primitive::Str(s) => {
@@ -828,6 +836,24 @@ mod tests {
                 true,
                 true,
                 format!(r#"{{"jsonrpc":"2.0","id":7,"result":{{"content":[{{"type":"text","text":""}}],"structuredContent":{{"result":""}},"isError":false,{c}}}}}"#),
+            ),
+            (
+                Primitive::Float(1e16),
+                true,
+                false,
+                r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"1e+16"}],"structuredContent":{"result":1e+16},"isError":false}}"#.into(),
+            ),
+            (
+                Primitive::Float(-0.0),
+                false,
+                false,
+                r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"-0.0"}],"isError":false}}"#.into(),
+            ),
+            (
+                Primitive::Float(1e-5),
+                true,
+                true,
+                format!(r#"{{"jsonrpc":"2.0","id":7,"result":{{"content":[{{"type":"text","text":"0.00001"}}],"structuredContent":{{"result":0.00001}},"isError":false,{c}}}}}"#),
             ),
         ];
         for (value, structured, completed, want) in cases {

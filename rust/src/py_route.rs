@@ -99,10 +99,11 @@ pub struct ToolRoute {
     nullable: Vec<bool>,
     /// The default of each parameter; None when it is required.
     defaults: Vec<Option<Py<PyAny>>>,
-    /// Return types written here: which of int, str and bool.
+    /// Return types written here: which of int, str, bool and float.
     fast_int: bool,
     fast_str: bool,
     fast_bool: bool,
+    fast_float: bool,
     /// Whether the result carries `structuredContent` (where the revision has it).
     structured: bool,
     /// Whether the arguments may be passed by position (a plain function whose parameters
@@ -198,7 +199,7 @@ struct ModelOut {
 impl ToolRoute {
     /// `params`: (name, type, default, whether None is allowed) in signature order,
     /// `required` standing for "no default"; `fast_types`: the return types (of int, str,
-    /// bool) that may be written without Python; `structured`: whether such a result
+    /// bool, float) that may be written without Python; `structured`: whether such a result
     /// carries `structuredContent`; `positional`: pass the arguments by position; `modern`:
     /// calls at 2026-07-28 may be planned; `context`: the keyword the tool takes a context
     /// object by (its calls then run only with one, given by the caller).
@@ -289,6 +290,7 @@ impl ToolRoute {
             fast_int: false,
             fast_str: false,
             fast_bool: false,
+            fast_float: false,
             structured,
             positional,
             modern,
@@ -305,7 +307,7 @@ impl ToolRoute {
                 Kind::Int => route.fast_int = true,
                 Kind::Str => route.fast_str = true,
                 Kind::Bool => route.fast_bool = true,
-                Kind::Float => {}
+                Kind::Float => route.fast_float = true,
             }
         }
         Ok(route)
@@ -643,11 +645,19 @@ fn read_arguments(py: Python<'_>, route: &ToolRoute, data: &[u8]) -> PyResult<Op
             if found[i].is_some() {
                 return Ok(None);
             }
-            let Ok(value) = build(py, value.of(data)) else {
+            let Ok(mut value) = build(py, value.of(data)) else {
                 return Ok(None);
             };
             if !(route.kinds[i].holds(&value) || (route.nullable[i] && value.is_none())) {
-                return Ok(None);
+                if route.kinds[i] != Kind::Float || !Kind::Int.holds(&value) {
+                    return Ok(None);
+                }
+                // An integer for a float: pydantic reads it as `float(n)` (rounded to the
+                // nearest double; past the doubles, refused: the general path says so).
+                let Ok(v) = value.extract::<f64>() else {
+                    return Ok(None);
+                };
+                value = PyFloat::new(py, v).into_any();
             }
             found[i] = Some(value);
         }
@@ -782,8 +792,8 @@ pub(crate) fn call_tool<'py>(
     }
 }
 
-/// The reply text of an `int`, `str` or `bool` return value the tool's output allows, as the
-/// Python shaping writes it; None for anything else (Python shapes it).
+/// The reply text of an `int`, `str`, `bool` or finite `float` return value the tool's output
+/// allows, as the Python shaping writes it; None for anything else (Python shapes it).
 #[inline(always)]
 pub(crate) fn primitive<'a>(
     route: &ToolRoute,
@@ -815,6 +825,14 @@ pub(crate) fn primitive<'a>(
         // SAFETY: the type is exactly str.
         let s = unsafe { value.cast_unchecked::<PyString>() };
         s.to_str().ok().map(Primitive::Str)
+    } else if tp == ptr::addr_of_mut!(ffi::PyFloat_Type) {
+        if !route.fast_float {
+            return None;
+        }
+        // SAFETY: the type is exactly float.
+        let v = unsafe { ffi::PyFloat_AS_DOUBLE(value.as_ptr()) };
+        // Python writes the infinities and NaN (its text says `Infinity`).
+        v.is_finite().then_some(Primitive::Float(v))
     } else {
         None
     }

@@ -7,17 +7,28 @@ argument model, its JSON schema and its validator are built then and reused for 
 from __future__ import annotations
 
 import dataclasses
+import datetime
+import enum
 import inspect
 import re
 import sys
 import types
 import typing
+import uuid
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any, get_args, get_origin
+from typing import Annotated, Any, Literal, get_args, get_origin
 
 import annotated_types
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    Strict,
+    TypeAdapter,
+    ValidationError,
+    create_model,
+)
 from pydantic.fields import FieldInfo
 from pydantic.json_schema import WithJsonSchema
 
@@ -288,6 +299,14 @@ class Arguments:
 #: The types whose values ``validate_json`` makes exactly as ``validate_python`` makes them
 #: from the objects the extension builds out of the same JSON (lax mode).
 _JSON_ALIKE_LEAVES: frozenset[Any] = frozenset({str, int, float, bool, type(None)})
+#: Types read from a JSON string (or number) alike in both modes, but only on their own: in
+#: strict mode JSON may give them a string where Python may not, so a union with one of them
+#: (``datetime | str``) or a ``Strict`` one picks or refuses differently.
+_JSON_PARSED_LEAVES: frozenset[Any] = frozenset(
+    {datetime.date, datetime.datetime, datetime.time, uuid.UUID}
+)
+#: The kinds of value a ``Literal`` may name for its arguments to read alike.
+_LITERAL_VALUES: frozenset[type] = frozenset({str, int, bool, type(None)})
 
 
 def validates_json_alike(model: type[BaseModel], _seen: frozenset[type] = frozenset()) -> bool:
@@ -295,10 +314,13 @@ def validates_json_alike(model: type[BaseModel], _seen: frozenset[type] = frozen
     ``validate_python`` gives for the objects the extension builds from ``raw`` (and refuses
     what it refuses), judged from the model alone: no strict mode and no configuration that
     reads JSON apart, no validators of its own (they would see the input), and fields of
-    ``str``/``int``/``float``/``bool``/None, ``X | None``, ``list[X]``, ``dict[str, X]`` and
-    models like this one, constrained by ``annotated_types`` only. Anything else (unions,
-    enums, dates, decimals, bytes, ``Any``...) is read differently in JSON mode, or may be:
-    such a model's arguments are validated from the built objects."""
+    ``str``/``int``/``float``/``bool``/None, ``Literal`` values of those, enums of ``str``
+    or ``int`` values, ``date``/``datetime``/``time``/``UUID``, ``X | None``, ``list[X]``,
+    ``dict[str, X]``, models like this one, and unions of the kinds that read no string
+    apart (no model, date or UUID in them), constrained by ``annotated_types`` only. Anything
+    else (``timedelta``, decimals, bytes, ``Any``, a union with a model...) is read
+    differently in JSON mode, or may be: such a model's arguments are validated from the
+    built objects."""
     if model in _seen:
         return True
     seen = _seen | {model}
@@ -324,25 +346,41 @@ def validates_json_alike(model: type[BaseModel], _seen: frozenset[type] = frozen
 
 
 def _plain_metadata(metadata: Sequence[Any]) -> bool:
-    return all(isinstance(m, annotated_types.BaseMetadata) for m in metadata)
+    """Constraints only: a ``Strict`` marker (``Field(strict=True)``) reads JSON apart."""
+    return all(
+        isinstance(m, annotated_types.BaseMetadata) and not isinstance(m, Strict) for m in metadata
+    )
 
 
-def _json_alike(annotation: Any, seen: frozenset[type]) -> bool:
+def _json_alike(annotation: Any, seen: frozenset[type], in_union: bool = False) -> bool:
+    """``in_union``: a member of a union with another member than None, where pydantic's
+    smart mode tries each in strict mode first."""
     if annotation in _JSON_ALIKE_LEAVES:
         return True
+    if annotation in _JSON_PARSED_LEAVES:
+        return not in_union
     origin = get_origin(annotation)
     args = get_args(annotation)
     if origin is Annotated:
-        return _plain_metadata(args[1:]) and _json_alike(args[0], seen)
+        return _plain_metadata(args[1:]) and _json_alike(args[0], seen, in_union)
+    if origin is Literal:
+        return all(type(value) in _LITERAL_VALUES for value in args)
     if origin is typing.Union or origin is types.UnionType:
         kinds = [a for a in args if a is not type(None)]
-        return len(kinds) == 1 and len(args) == 2 and _json_alike(kinds[0], seen)
+        if len(kinds) == 1:
+            return _json_alike(kinds[0], seen, in_union)
+        return all(_json_alike(kind, seen, True) for kind in kinds)
     if origin is list and len(args) == 1:
-        return _json_alike(args[0], seen)
+        return _json_alike(args[0], seen, in_union)
     if origin is dict and len(args) == 2:
-        return args[0] is str and _json_alike(args[1], seen)
-    if origin is None and isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return validates_json_alike(annotation, seen)
+        return args[0] is str and _json_alike(args[1], seen, in_union)
+    if origin is None and isinstance(annotation, type):
+        if issubclass(annotation, enum.Enum):
+            return not issubclass(annotation, enum.Flag) and all(
+                type(member.value) in (str, int) for member in annotation
+            )
+        if issubclass(annotation, BaseModel):
+            return not in_union and validates_json_alike(annotation, seen)
     return False
 
 

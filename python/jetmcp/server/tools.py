@@ -259,9 +259,9 @@ class Tool:
                 self, self.fn, [], _REQUIRED, [], False, False, modern, None, True
             )
         if output is None:
-            fast: list[type] = [int, str, bool]
+            fast: list[type] = [int, str, bool, float]
         else:
-            fast = [output.fast_type] if output.fast_type in (int, str, bool) else []
+            fast = [output.fast_type] if output.fast_type in (int, str, bool, float) else []
         return _wire.ToolRoute(
             self,
             self.fn,

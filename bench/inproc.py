@@ -17,18 +17,20 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import datetime
+import enum
 import pstats
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "load"))
 
 from bodies import BATCH_CALL, TOOLS_CALL, TOOLS_LIST
 
-from jetmcp import _wire
+from jetmcp import Server, _wire
 from jetmcp.demo import app
 from jetmcp.dispatch import Dispatcher, Exchange
 from jetmcp.protocol import revisions
@@ -209,6 +211,68 @@ def _bound_case(key: str) -> tuple[Callable[[], object], int]:
     return rsgi_case(bound, w.body, version, w.headers), w.entries
 
 
+class Unit(enum.StrEnum):
+    c = "c"
+    f = "f"
+
+
+def _shape_cases() -> dict[str, tuple[Callable[[], object], int]]:
+    """``shape-<name>``: tools whose parameters or results are no plain type, called at
+    2025-06-18 through ``Dispatcher.start``: a date and an enum (read by ``validate_json``),
+    a ``Literal`` returning a float (written in Rust), a float parameter sent an integer
+    (read as ``float(n)``). ``slow-<name>``: the same with ``fast_paths=False``."""
+
+    def build(fast: bool) -> Dispatcher:
+        server = Server("shapes", fast_paths=fast)
+
+        @server.tool()
+        def dated(day: datetime.date, unit: Unit = Unit.c) -> str:
+            return day.isoformat()
+
+        @server.tool()
+        def convert(value: float, unit: Literal["c", "f"]) -> float:
+            return value * 2
+
+        @server.tool()
+        def half(value: float) -> float:
+            return value / 2
+
+        return Dispatcher(server)
+
+    revision = revisions.lookup("2025-06-18")
+    assert revision is not None
+    arguments = {
+        "dated": b'{"day":"2026-07-28","unit":"f"}',
+        "convert": b'{"value":1.5,"unit":"c"}',
+        "half": b'{"value":3}',
+    }
+    cases: dict[str, tuple[Callable[[], object], int]] = {}
+    for prefix, dispatcher in (("shape", build(True)), ("slow", build(False))):
+        for name, args in arguments.items():
+            body = (
+                b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"'
+                + name.encode()
+                + b'","arguments":'
+                + args
+                + b"}}"
+            )
+            cases[f"{prefix}-{name}"] = (_start_case(dispatcher, body, revision), 1)
+    return cases
+
+
+def _start_case(
+    dispatcher: Dispatcher, body: bytes, revision: revisions.Revision
+) -> Callable[[], object]:
+    start = dispatcher.start
+
+    def run() -> object:
+        reply = start(decode(body), Exchange(revision, None))
+        assert type(reply) is bytes
+        return reply
+
+    return run
+
+
 def _ceiling() -> Any:
     from ceiling import rsgi_app
 
@@ -227,6 +291,7 @@ CASES: dict[str, tuple[Callable[[], object], int]] = {
     "i-session": _session_case(),
     "bound-call-0618": _bound_case("call-0618"),
     "bound-call-2026": _bound_case("call-2026"),
+    **_shape_cases(),
 }
 
 

@@ -315,7 +315,26 @@ def test_routes_validate_where_json_reads_alike() -> None:
     class LiteralMember(BaseModel):
         v: Literal[Unit.c]
 
-    for model in (Strict, StrictField, DateOrText, ModelOrDict, Span, Flags, LiteralMember):
+    class Lenient(enum.StrEnum):
+        a = "a"
+
+        @classmethod
+        def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+            return handler(source)
+
+    class OwnSchema(BaseModel):
+        v: Lenient
+
+    for model in (
+        Strict,
+        StrictField,
+        DateOrText,
+        ModelOrDict,
+        Span,
+        Flags,
+        LiteralMember,
+        OwnSchema,
+    ):
         assert not validates_json_alike(model), model
     assert validates_json_alike(Pick)
 

@@ -376,8 +376,12 @@ def _json_alike(annotation: Any, seen: frozenset[type], in_union: bool = False) 
         return args[0] is str and _json_alike(args[1], seen, in_union)
     if origin is None and isinstance(annotation, type):
         if issubclass(annotation, enum.Enum):
-            return not issubclass(annotation, enum.Flag) and all(
-                type(member.value) in (str, int) for member in annotation
+            # Not a flag (any combination of bits is a value) and not one that tells pydantic
+            # how to read it (its own schema may read JSON apart).
+            return (
+                not issubclass(annotation, enum.Flag)
+                and not hasattr(annotation, "__get_pydantic_core_schema__")
+                and all(type(member.value) in (str, int) for member in annotation)
             )
         if issubclass(annotation, BaseModel):
             return not in_union and validates_json_alike(annotation, seen)

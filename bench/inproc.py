@@ -43,8 +43,11 @@ dispatcher = Dispatcher(app)
 decode = _wire.decode
 
 
-def case(body: bytes, revision: revisions.Revision) -> Callable[[], object]:
-    start = dispatcher.start
+def case(
+    body: bytes, revision: revisions.Revision, through: Dispatcher | None = None
+) -> Callable[[], object]:
+    """``body`` through ``Dispatcher.start`` (of the demo app's dispatcher, or ``through``)."""
+    start = (through or dispatcher).start
 
     def run() -> object:
         reply = start(decode(body), Exchange(revision, None))
@@ -247,7 +250,7 @@ def _shape_cases() -> dict[str, tuple[Callable[[], object], int]]:
         "half": b'{"value":3}',
     }
     cases: dict[str, tuple[Callable[[], object], int]] = {}
-    for prefix, dispatcher in (("shape", build(True)), ("slow", build(False))):
+    for prefix, served in (("shape", build(True)), ("slow", build(False))):
         for name, args in arguments.items():
             body = (
                 b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"'
@@ -256,21 +259,8 @@ def _shape_cases() -> dict[str, tuple[Callable[[], object], int]]:
                 + args
                 + b"}}"
             )
-            cases[f"{prefix}-{name}"] = (_start_case(dispatcher, body, revision), 1)
+            cases[f"{prefix}-{name}"] = (case(body, revision, served), 1)
     return cases
-
-
-def _start_case(
-    dispatcher: Dispatcher, body: bytes, revision: revisions.Revision
-) -> Callable[[], object]:
-    start = dispatcher.start
-
-    def run() -> object:
-        reply = start(decode(body), Exchange(revision, None))
-        assert type(reply) is bytes
-        return reply
-
-    return run
 
 
 def _ceiling() -> Any:

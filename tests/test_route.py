@@ -20,6 +20,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from jetmcp import Context, Server, _wire
 from jetmcp.dispatch import Dispatcher, Exchange, Reply
@@ -27,6 +28,7 @@ from jetmcp.errors import McpError
 from jetmcp.protocol import revisions
 from jetmcp.server.elicitation import UrlElicitationRequired
 from jetmcp.server.schema import _REQUIRED as REQUIRED
+from jetmcp.server.schema import build_arguments
 
 LEGACY = list(revisions.LEGACY)
 LOG: list[str] = []
@@ -834,3 +836,40 @@ def test_a_context_keyword_cannot_be_a_parameter() -> None:
 
     with pytest.raises(ValueError, match="context keyword"):
         _wire.ToolRoute(None, f, [("n", int, None, False)], object(), [int], True, context="n")
+
+
+def _plain(x: float, n: int, s: str = "s", b: bool | None = None, y: float | None = 1.0) -> None:
+    """Plain parameters of every kind, for the Python twin of the extension's argument rule."""
+
+
+_PLAIN_ARGUMENTS = build_arguments(_plain, "plain")
+_ANY_SCALAR = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.sampled_from([10**400, -(10**400), 2**53 + 1])
+    | st.floats(allow_nan=False)
+    | st.text(max_size=3)
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    args=st.fixed_dictionaries(
+        {},
+        optional={name: _ANY_SCALAR for name in ("x", "n", "s", "b", "y", "other")},
+    )
+)
+def test_plain_twin_reads_arguments_as_the_model(args: dict[str, Any]) -> None:
+    """``Arguments.validate``'s fast twin (exact types, an integer for a float read as
+    ``float(n)``) gives what the model gives, value and type, or leaves the call to it."""
+    assert _PLAIN_ARGUMENTS.plain is not None
+
+    def read(fast: bool) -> Any:
+        try:
+            values = _PLAIN_ARGUMENTS.validate(args, fast=fast)
+        except ValidationError:
+            return "refused"
+        return {k: (type(v), v) for k, v in values.items()}
+
+    assert read(True) == read(False)

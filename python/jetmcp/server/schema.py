@@ -240,8 +240,9 @@ class Arguments:
     #: When every parameter is a plain ``str``/``int``/``float``/``bool``, or one of those
     #: ``| None`` (no metadata, a required one or an immutable default): (name, type,
     #: default or ``_REQUIRED``, whether None is allowed) each. Arguments of exactly those
-    #: types (or None where allowed) are what the model would give back unchanged, so they
-    #: skip it; anything else goes through the model.
+    #: types (or None where allowed) are what the model would give back unchanged, and an
+    #: integer for a float what it makes ``float(n)``, so they skip it; anything else goes
+    #: through the model.
     plain: tuple[tuple[str, type, Any, bool], ...] | None = None
 
     def validate(self, arguments: dict[str, Any], fast: bool = True) -> dict[str, Any]:
@@ -261,7 +262,14 @@ class Arguments:
                         break
                     value = default
                 elif type(value) is not kind and not (nullable and value is None):
-                    break
+                    if kind is not float or type(value) is not int:
+                        break
+                    # An integer for a float: what the model makes of it (as the extension
+                    # reads it); past the doubles, the model says why not.
+                    try:
+                        value = float(value)
+                    except OverflowError:
+                        break
                 values[name] = value
             else:
                 return values

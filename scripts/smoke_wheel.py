@@ -162,14 +162,23 @@ def check_stdio() -> None:
     check_reply(replies[1], "stdio")
 
 
+def check_command() -> None:
+    """``jetmcp check``, the README's install check, passes from the installed wheel."""
+    argv = [str(BIN / "jetmcp"), "check", "--timeout", str(TIMEOUT)]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=3 * TIMEOUT, check=False)
+    if out.returncode != 0 or not out.stdout.rstrip().endswith("install check: passed"):
+        fail(f"jetmcp check: exit code {out.returncode}: {out.stdout!r} {out.stderr!r}")
+
+
 def main() -> None:
     started = time.monotonic()
     version = check_install(Path(sys.argv[1]))
     check_http()
     check_stdio()
+    check_command()
     print(
         f"wheel smoke test: ok (jetmcp {version} from {sys.prefix}; --version, HTTP and stdio "
-        f"tools/call; {time.monotonic() - started:.1f}s)"
+        f"tools/call, jetmcp check; {time.monotonic() - started:.1f}s)"
     )
 
 

@@ -240,8 +240,29 @@ def test_readme_install_check_answers() -> None:
             check=False,
         )
     assert done.returncode == 0, (done.stdout, done.stderr)
-    reply = json.loads(done.stdout)
-    assert reply["result"]["content"] == [{"type": "text", "text": "3"}], reply
+    lines = done.stdout.splitlines()
+    assert lines[-1] == "install check: passed", done.stdout
+    for transport in ("stdio", "http"):
+        assert any(
+            line.startswith(f"{transport}: ok (") and line.endswith("add(1, 2) = 3)")
+            for line in lines
+        ), done.stdout
+
+
+def test_install_check_says_what_failed() -> None:
+    """``jetmcp check`` exits 1 and names each transport that did not answer in time."""
+    done = subprocess.run(
+        [sys.executable, "-m", "jetmcp", "check", "--timeout", "0.001"],
+        capture_output=True,
+        text=True,
+        timeout=SCRIPT_TIMEOUT,
+        check=False,
+    )
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    lines = done.stdout.splitlines()
+    assert "stdio: FAILED: no answer within 0.001 s" in lines, done.stdout
+    assert "http: FAILED: no answer within 0.001 s" in lines, done.stdout
+    assert lines[-1] == "install check: FAILED"
 
 
 def readme_host_config() -> dict[str, object]:

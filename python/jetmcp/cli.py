@@ -239,6 +239,16 @@ def _parser() -> argparse.ArgumentParser:
         help=f"logs on stderr at this level or above: {', '.join(LOG_LEVELS)}",
     )
     _add_bench(sub)
+    check = sub.add_parser(
+        "check",
+        help="check this install: serve the demo app over stdio and HTTP and call a tool",
+        description="Start the demo app (jetmcp.demo:app) with this interpreter's `jetmcp "
+        "run`, over stdio and over HTTP on a free loopback port, and call add(1, 2) through "
+        "each with the jetmcp client. Exits 0 when both answer 3.",
+    )
+    check.add_argument(
+        "--timeout", type=float, default=60.0, help="seconds each transport may take (60)"
+    )
     return parser
 
 
@@ -794,6 +804,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ns.argv = target_args
     if ns.command == "bench":
         return _bench(ns)
+    if ns.command == "check":
+        from jetmcp import selfcheck
+
+        return selfcheck.main(ns.timeout)
     logging.basicConfig(
         stream=sys.stderr,
         level=ns.log_level.upper(),

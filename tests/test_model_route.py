@@ -346,9 +346,15 @@ def headers_for(name: str) -> RoutingHeaders:
 
 
 def serve(
-    dispatcher: Dispatcher, body: bytes, revision: revisions.Revision, headers: Any
+    dispatcher: Dispatcher,
+    body: bytes,
+    revision: revisions.Revision,
+    headers: Any,
+    log: list[str] = LOG,
 ) -> tuple[Any, list[str]]:
-    LOG.clear()
+    """``body``'s reply through ``dispatcher`` (with its kind and code when it is a
+    ``Reply``), and what the tools wrote to ``log`` meanwhile."""
+    log.clear()
 
     async def run() -> Any:
         got = dispatcher.start(_wire.decode(body), Exchange(revision, None, headers=headers))
@@ -358,7 +364,7 @@ def serve(
 
     reply = asyncio.run(run())
     kind = (reply.kind, reply.code) if isinstance(reply, Reply) else None
-    return (None if reply is None else bytes(reply), kind), list(LOG)
+    return (None if reply is None else bytes(reply), kind), list(log)
 
 
 def same(body: bytes, revision: revisions.Revision, headers: Any = None) -> bytes | None:

@@ -641,6 +641,9 @@ class Dispatcher:
                     result = asked
                 else:
                     result = pending.settled(value)
+                # Inside: a result the encoder refuses (an int past Python's digit limit) is
+                # an internal error, as for a synchronous tool.
+                return runner.encode(raw_id, result, pending.revision)
             except asyncio.CancelledError:
                 why = deadlines.take_stop(task)
                 if why:
@@ -654,7 +657,6 @@ class Dispatcher:
             except Exception:
                 log.exception("handler for %s failed", entry.method)
                 return runner.internal_error(raw_id, single)
-            return runner.encode(raw_id, result, pending.revision)
         finally:
             deadlines.remove(task, seconds)
             if inflight is not None:

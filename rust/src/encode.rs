@@ -367,30 +367,33 @@ pub fn write_text_result(
     buf.extend_from_slice(b"}}");
 }
 
-/// The whole reply to a `tools/call` whose tool returned a model, `json` being the model's
-/// compact JSON as pydantic writes it (`to_json`, no whitespace): `{"content":[{"type":
-/// "text","text":<json indented as pydantic's indent=2 writes it>}],`, then, when
-/// `structured`, `"structuredContent":<json>,`, then `"isError":false`, and the 2026-07-28
-/// completion when `server_info` is given. False, with nothing written, when `json` is not
-/// what [`write_indented`] takes (`Infinity` or `NaN`, which a model's config may ask for).
-pub fn write_model_result(
+/// The whole reply to a `tools/call` whose tool returned data pydantic writes (a model, a
+/// dict), `text_json` being its compact JSON as pydantic writes it (`to_json`, no
+/// whitespace): `{"content":[{"type":"text","text":<text_json indented as pydantic's
+/// indent=2 writes it>}],`, then, when `structured` is given (compact JSON too),
+/// `"structuredContent":<structured>,`, then `"isError":false`, and the 2026-07-28
+/// completion when `server_info` is given. False, with nothing written, when `text_json` is
+/// not what [`write_indented`] takes (`Infinity` or `NaN`, which a model's config may ask
+/// for).
+pub fn write_json_result(
     buf: &mut Vec<u8>,
     raw_id: &[u8],
-    json: &[u8],
-    structured: bool,
+    text_json: &[u8],
+    structured: Option<&[u8]>,
     server_info: Option<&[u8]>,
 ) -> bool {
     const STRUCTURED: &[u8] = br#","structuredContent":"#;
-    let mut text = Vec::with_capacity(json.len() * 2 + 16);
-    if !write_indented(&mut text, json) {
+    let mut text = Vec::with_capacity(text_json.len() * 2 + 16);
+    if !write_indented(&mut text, text_json) {
         return false;
     }
-    buf.reserve(HEAD.len() + raw_id.len() + 96 + text.len() * 2 + json.len());
+    let extra = structured.map_or(0, <[u8]>::len);
+    buf.reserve(HEAD.len() + raw_id.len() + 96 + text.len() * 2 + extra);
     write_head(buf, Some(raw_id));
     buf.extend_from_slice(TEXT_HEAD);
     write_str_bytes(buf, &text);
     buf.extend_from_slice(b"}]");
-    if structured {
+    if let Some(json) = structured {
         buf.extend_from_slice(STRUCTURED);
         buf.extend_from_slice(json);
     }
@@ -863,13 +866,13 @@ mod tests {
     }
 
     #[test]
-    fn tool_model_results() {
+    fn tool_json_results() {
         let mut buf = Vec::new();
-        assert!(write_model_result(
+        assert!(write_json_result(
             &mut buf,
             b"7",
             br#"{"x":3.0}"#,
-            true,
+            Some(br#"{"x":3.0}"#),
             None
         ));
         assert_eq!(
@@ -877,11 +880,11 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"{\n  \"x\": 3.0\n}"}],"structuredContent":{"x":3.0},"isError":false}}"#
         );
         let mut buf = Vec::new();
-        assert!(write_model_result(
+        assert!(write_json_result(
             &mut buf,
             b"\"a\"",
             b"{}",
-            false,
+            None,
             Some(INFO)
         ));
         assert_eq!(
@@ -890,14 +893,27 @@ mod tests {
         );
         // What JSON has no place for is not written.
         let mut buf = Vec::new();
-        assert!(!write_model_result(
+        assert!(!write_json_result(
             &mut buf,
             b"1",
             br#"{"x":Infinity}"#,
-            true,
+            Some(br#"{"x":null}"#),
             None
         ));
         assert!(buf.is_empty());
+        // Text and structured content of their own (a dict's text, its validated dump).
+        let mut buf = Vec::new();
+        assert!(write_json_result(
+            &mut buf,
+            b"2",
+            br#"{"a":[1,{"b":"\u0000"}],"c":{}}"#,
+            Some(br#"{"a":[1]}"#),
+            None
+        ));
+        assert_eq!(
+            String::from_utf8(buf).unwrap(),
+            r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"{\n  \"a\": [\n    1,\n    {\n      \"b\": \"\\u0000\"\n    }\n  ],\n  \"c\": {}\n}"}],"structuredContent":{"a":[1]},"isError":false}}"#
+        );
     }
 
     /// `write_indented` against texts pydantic's `to_json(value, indent=2)` wrote (pydantic

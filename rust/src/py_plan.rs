@@ -28,9 +28,9 @@ use crate::py_build::build;
 use crate::py_encode::encode_with;
 use crate::py_frame::PyFrame;
 use crate::py_route::{
-    batch_out, call_tool, is_coroutine, model_args, model_json, plan_entry, plannable_kind,
-    primitive, step as step_coroutine, structured, tool_of, Called, Memo, Plan, Routes, Rules,
-    ToolRoute,
+    batch_out, call_tool, dict_json, is_coroutine, model_args, model_json, plan_entry,
+    plannable_kind, primitive, step as step_coroutine, structured, tool_of, Called, Memo, Plan,
+    Routes, Rules, ToolRoute,
 };
 
 /// What results look like at one revision. Built once per revision by the dispatcher.
@@ -717,31 +717,20 @@ fn call_plan<'py>(
                 }
                 return Ok(Ran::Written);
             }
-            let structured = structured(route, shape.structured);
-            if let Some(json) = model_json(route, &value)? {
+            // A declared model's JSON is its text and its structured content; a dict's
+            // structured content is its own (the declared output's dump).
+            let written = match model_json(route, &value)? {
+                Some(json) => Some((
+                    json.clone(),
+                    structured(route, shape.structured).then_some(json),
+                )),
+                None => dict_json(route, &value, shape.structured)?,
+            };
+            if let Some((text, data)) = written {
+                let data = data.as_ref().map(|d| d.as_bytes());
                 let info = shape.server_info.as_deref();
-                // `model_json` checked that the JSON is UTF-8; what write_model_result
-                // refuses (Infinity, NaN) Python shapes.
-                let json = json.as_bytes();
-                match out {
-                    Out::Single(reply) => {
-                        let mut written = false;
-                        let bytes = encode_with(py, |buf| {
-                            written =
-                                encode::write_model_result(buf, raw_id, json, structured, info);
-                            Ok(())
-                        })?;
-                        if written {
-                            *reply = Some(bytes);
-                            return Ok(Ran::Written);
-                        }
-                    }
-                    Out::Batch(batch) => {
-                        if encode::write_model_result(batch.reply(), raw_id, json, structured, info)
-                        {
-                            return Ok(Ran::Written);
-                        }
-                    }
+                if write_json(py, out, raw_id, text.as_bytes(), data, info)? {
+                    return Ok(Ran::Written);
                 }
             }
             (value, false)
@@ -765,6 +754,39 @@ fn call_plan<'py>(
         yielded,
     };
     Ok(Ran::Outcome(Bound::new(py, outcome)?))
+}
+
+/// A `tools/call` result of pydantic-written JSON put in `out` (see
+/// [`encode::write_json_result`]); false, with nothing put, when the text is not JSON it
+/// writes (`Infinity`, `NaN`): Python shapes the value.
+fn write_json<'py>(
+    py: Python<'py>,
+    out: Out<'_, 'py>,
+    raw_id: &[u8],
+    text: &[u8],
+    structured: Option<&[u8]>,
+    info: Option<&[u8]>,
+) -> PyResult<bool> {
+    match out {
+        Out::Single(reply) => {
+            let mut written = false;
+            let bytes = encode_with(py, |buf| {
+                written = encode::write_json_result(buf, raw_id, text, structured, info);
+                Ok(())
+            })?;
+            if written {
+                *reply = Some(bytes);
+            }
+            Ok(written)
+        }
+        Out::Batch(batch) => Ok(encode::write_json_result(
+            batch.reply(),
+            raw_id,
+            text,
+            structured,
+            info,
+        )),
+    }
 }
 
 /// One entry of a batch run by `run_all`.

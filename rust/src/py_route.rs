@@ -32,7 +32,7 @@ use std::ptr;
 use pyo3::exceptions::{PyException, PyKeyError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyString, PyTuple, PyType};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
 use pyo3::{PyTraverseError, PyVisit};
 use smallvec::SmallVec;
 
@@ -132,6 +132,8 @@ pub struct ToolRoute {
     validate: Option<Py<PyAny>>,
     /// How a return value of exactly the declared model is written here.
     model_out: Option<ModelOut>,
+    /// How a return value of exactly `dict` is written here.
+    dict_out: Option<DictOut>,
 }
 
 /// A call of a Python function with one positional argument and fixed keyword arguments.
@@ -195,6 +197,19 @@ struct ModelOut {
     json: KwCall,
 }
 
+/// How the extension writes a return value of exactly `dict` holding plain JSON data
+/// ([`plain_data`]) itself, as Python's shaping does: the text content is the JSON `text`
+/// makes of it (pydantic's `to_json` with the text's keywords, compact) indented as
+/// pydantic's `indent=2` writes it; the structured content, where the revision has it and
+/// `structured` says so, that same JSON (the value as plain JSON is the value itself), or,
+/// for a declared output (`check`), the compact JSON its serializer makes of what its
+/// validator makes of the value.
+struct DictOut {
+    text: KwCall,
+    structured: bool,
+    check: Option<(Py<PyAny>, KwCall)>,
+}
+
 #[pymethods]
 impl ToolRoute {
     /// `params`: (name, type, default, whether None is allowed) in signature order,
@@ -204,7 +219,7 @@ impl ToolRoute {
     /// calls at 2026-07-28 may be planned; `context`: the keyword the tool takes a context
     /// object by (its calls then run only with one, given by the caller).
     #[new]
-    #[pyo3(signature = (tool, func, params, required, fast_types, structured, positional = false, modern = false, context = None, python_call = false, step = false, validate = None, fields = Vec::new(), model_out = None))]
+    #[pyo3(signature = (tool, func, params, required, fast_types, structured, positional = false, modern = false, context = None, python_call = false, step = false, validate = None, fields = Vec::new(), model_out = None, dict_out = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -222,6 +237,7 @@ impl ToolRoute {
         validate: Option<Py<PyAny>>,
         fields: Vec<String>,
         model_out: Option<ModelOutArgs<'_>>,
+        dict_out: Option<DictOutArgs<'_>>,
     ) -> PyResult<Self> {
         if python_call && !params.is_empty() {
             return Err(PyValueError::new_err(
@@ -241,6 +257,19 @@ impl ToolRoute {
             Some((tp, json, json_kw)) => Some(ModelOut {
                 tp: tp.unbind(),
                 json: KwCall::new(json, &json_kw)?,
+            }),
+            None => None,
+        };
+        let dict_out = match dict_out {
+            Some((text, text_kw, structured, check)) => Some(DictOut {
+                text: KwCall::new(text, &text_kw)?,
+                structured,
+                check: match check {
+                    Some((validate, json, json_kw)) => {
+                        Some((validate, KwCall::new(json, &json_kw)?))
+                    }
+                    None => None,
+                },
             }),
             None => None,
         };
@@ -301,6 +330,7 @@ impl ToolRoute {
             step,
             validate,
             model_out,
+            dict_out,
         };
         for tp in &fast_types {
             match Kind::of(tp)? {
@@ -368,6 +398,13 @@ impl ToolRoute {
             visit.call(&out.tp)?;
             out.json.traverse(&visit)?;
         }
+        if let Some(out) = &self.dict_out {
+            out.text.traverse(&visit)?;
+            if let Some((validate, json)) = &out.check {
+                visit.call(validate)?;
+                json.traverse(&visit)?;
+            }
+        }
         Ok(())
     }
 }
@@ -375,6 +412,17 @@ impl ToolRoute {
 /// `model_out` as given to `ToolRoute`: (the model class, the function that writes an
 /// instance as compact JSON bytes and its keyword arguments).
 type ModelOutArgs<'py> = (Bound<'py, PyType>, Py<PyAny>, Bound<'py, PyDict>);
+
+/// `dict_out` as given to `ToolRoute`: (the function that writes the text's compact JSON
+/// and its keyword arguments, whether a dict result carries structured content, and for a
+/// declared output its validator and the function that writes what that gives as compact
+/// JSON, with its keyword arguments).
+type DictOutArgs<'py> = (
+    Py<PyAny>,
+    Bound<'py, PyDict>,
+    bool,
+    Option<(Py<PyAny>, Py<PyAny>, Bound<'py, PyDict>)>,
+);
 
 impl ToolRoute {
     /// Whether a call is planned but left to the caller to run: with a context object it
@@ -882,7 +930,7 @@ pub(crate) fn model_args(py: Python<'_>, route: &ToolRoute, data: &[u8]) -> PyRe
 }
 
 /// A return value of exactly the route's declared model (`model_out`) as compact JSON
-/// (UTF-8), for [`crate::encode::write_model_result`]. None for any other value, or when the
+/// (UTF-8), for [`crate::encode::write_json_result`]. None for any other value, or when the
 /// serializer raises an `Exception`: Python shapes the value (and reports what went wrong)
 /// as the general path does.
 pub(crate) fn model_json<'py>(
@@ -895,8 +943,94 @@ pub(crate) fn model_json<'py>(
     if value.get_type_ptr() != out.tp.as_ptr().cast::<ffi::PyTypeObject>() {
         return Ok(None);
     }
+    utf8_json(value.py(), out.json.call(value))
+}
+
+/// A return value of exactly `dict` holding plain JSON data, for a route with `dict_out`:
+/// the compact JSON (UTF-8) of its text and, when `revision_structured` and the route gives
+/// it one, of its structured content, for [`crate::encode::write_json_result`]. None for
+/// any other value, or when a step raises an `Exception` (the declared output refusing the
+/// value included): Python shapes the value, and reports what went wrong, as the general
+/// path does. Plain data runs no code of the user's in any step (no `__str__`, no
+/// serializer or validator of theirs), so a step that fails here has changed nothing.
+#[allow(clippy::type_complexity)]
+pub(crate) fn dict_json<'py>(
+    route: &ToolRoute,
+    value: &Bound<'py, PyAny>,
+    revision_structured: bool,
+) -> PyResult<Option<(Bound<'py, PyBytes>, Option<Bound<'py, PyBytes>>)>> {
+    let Some(out) = &route.dict_out else {
+        return Ok(None);
+    };
+    if value.get_type_ptr() != ptr::addr_of_mut!(ffi::PyDict_Type) || !plain_data(value, 0) {
+        return Ok(None);
+    }
     let py = value.py();
-    let json = match out.json.call(value) {
+    let Some(text) = utf8_json(py, out.text.call(value))? else {
+        return Ok(None);
+    };
+    if !(revision_structured && out.structured) {
+        return Ok(Some((text, None)));
+    }
+    let Some((validate, json)) = &out.check else {
+        // No declared output: the value as plain JSON, which for plain data is the text's.
+        let same = text.clone();
+        return Ok(Some((text, Some(same))));
+    };
+    let checked = match validate.bind(py).call1((value,)) {
+        Ok(checked) => checked,
+        Err(err) => return declined(py, err),
+    };
+    Ok(utf8_json(py, json.call(&checked))?.map(|structured| (text, Some(structured))))
+}
+
+/// How deep [`plain_data`] looks: deeper values are Python's to shape.
+const PLAIN_DEPTH: usize = 32;
+
+/// Whether `value` is plain JSON data: exactly a `str`, an `int` of 64 bits, a `float`, a
+/// `bool` or None, or a `list`, or a `dict` with `str` keys, of such values (no subclass,
+/// nesting at most [`PLAIN_DEPTH`]). Larger ints are Python's: its encoder refuses those
+/// past `sys.get_int_max_str_digits()`, which pydantic writes.
+fn plain_data(value: &Bound<'_, PyAny>, depth: usize) -> bool {
+    let tp = value.get_type_ptr();
+    if tp == ptr::addr_of_mut!(ffi::PyLong_Type) {
+        let mut overflow: c_int = 0;
+        // SAFETY: the type is exactly int; the conversion sets no exception for an int.
+        unsafe { ffi::PyLong_AsLongLongAndOverflow(value.as_ptr(), &mut overflow) };
+        return overflow == 0;
+    }
+    if tp == ptr::addr_of_mut!(ffi::PyUnicode_Type)
+        || tp == ptr::addr_of_mut!(ffi::PyFloat_Type)
+        || tp == ptr::addr_of_mut!(ffi::PyBool_Type)
+        || value.is_none()
+    {
+        return true;
+    }
+    if depth >= PLAIN_DEPTH {
+        return false;
+    }
+    if tp == ptr::addr_of_mut!(ffi::PyDict_Type) {
+        // SAFETY: the type is exactly dict.
+        let dict = unsafe { value.cast_unchecked::<PyDict>() };
+        return dict.iter().all(|(k, v)| {
+            k.get_type_ptr() == ptr::addr_of_mut!(ffi::PyUnicode_Type) && plain_data(&v, depth + 1)
+        });
+    }
+    if tp == ptr::addr_of_mut!(ffi::PyList_Type) {
+        // SAFETY: the type is exactly list.
+        let list = unsafe { value.cast_unchecked::<PyList>() };
+        return list.iter().all(|v| plain_data(&v, depth + 1));
+    }
+    false
+}
+
+/// What a JSON writer gave, when it is UTF-8 `bytes`; None when it raised an `Exception` or
+/// gave anything else (Python's path reports it).
+fn utf8_json<'py>(
+    py: Python<'py>,
+    written: PyResult<Bound<'py, PyAny>>,
+) -> PyResult<Option<Bound<'py, PyBytes>>> {
+    let json = match written {
         Ok(json) => json,
         Err(err) => return declined(py, err),
     };

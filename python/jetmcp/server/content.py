@@ -168,6 +168,13 @@ def text_block(text: str) -> dict[str, Any]:
 #: ``pydantic_core.to_json``'s keyword arguments for the text of a value (the extension
 #: calls it with them too, for a tool's declared model: ``ToolRoute(model_out=...)``).
 TEXT_JSON: dict[str, Any] = {"fallback": str, "indent": 2}
+#: The same without the indent: the compact JSON the extension indents as ``indent=2`` does,
+#: for a tool's ``dict`` result (``ToolRoute(dict_out=...)``).
+TEXT_JSON_COMPACT: dict[str, Any] = {k: v for k, v in TEXT_JSON.items() if k != "indent"}
+#: ``pydantic_core``'s keyword arguments for a value as plain JSON types (``to_jsonable``;
+#: the extension writes an undeclared ``dict`` result's structured content with ``to_json``
+#: and them).
+JSONABLE: dict[str, Any] = {"fallback": str, "by_alias": True}
 
 
 def to_json_text(value: Any) -> str:
@@ -177,7 +184,7 @@ def to_json_text(value: Any) -> str:
 
 def to_jsonable(value: Any) -> Any:
     """``value`` as plain JSON types (models dumped by alias; unknown objects as ``str``)."""
-    return pydantic_core.to_jsonable_python(value, fallback=str, by_alias=True)
+    return pydantic_core.to_jsonable_python(value, **JSONABLE)
 
 
 def _foreign_block(value: Any) -> dict[str, Any] | None:

@@ -6,9 +6,11 @@ import copy
 import inspect
 import logging
 import types
+import typing
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, Literal
 
+import pydantic_core
 from pydantic import BaseModel, ValidationError
 
 from jetmcp import _wire
@@ -19,6 +21,7 @@ from jetmcp.protocol.revisions import Revision
 from jetmcp.server.access import check_scopes
 from jetmcp.server.caching import CacheScope, check_hint
 from jetmcp.server.content import (
+    TEXT_JSON_COMPACT,
     content_blocks,
     is_content,
     is_content_type,
@@ -112,6 +115,7 @@ class Tool:
         "context_param",
         "defer_task",
         "description",
+        "dict_out",
         "fast",
         "fn",
         "icons",
@@ -198,6 +202,8 @@ class Tool:
         #: The declared return model, when an instance of exactly it is shaped as the
         #: general path would without its checks (see :func:`_plain_model`).
         self.model_out = _plain_model(self.output, sig.return_annotation)
+        #: How the extension writes a value of exactly ``dict`` (see :func:`_dict_out`).
+        self.dict_out = _dict_out(self.output, sig.return_annotation, structured_output)
         #: The OAuth scopes a principal needs to see and call it (see :mod:`.access`).
         self.scopes = check_scopes(scopes)
         #: Whether unexpected exceptions answer "Error executing tool NAME" only (the
@@ -251,6 +257,7 @@ class Tool:
                 model_out=None
                 if model_out is None
                 else (model_out, model_out.__pydantic_serializer__.to_json, MODEL_JSON),
+                dict_out=self._dict_route(),
             )
         if plain is None or self.arguments.var_keyword:
             # Python reads the arguments and calls the tool (Tool.call); the extension
@@ -273,7 +280,15 @@ class Tool:
             modern,
             self.context_param,
             step=self.is_async and self.timeout is None,
+            dict_out=self._dict_route(),
         )
+
+    def _dict_route(self) -> _wire.DictOut | None:
+        """The route's ``dict_out``: this class's :meth:`shape` only (a subclass shapes its
+        own way)."""
+        if type(self).shape is not Tool.shape or type(self).failure is not Tool.failure:
+            return None
+        return self.dict_out
 
     def _validates_json(self) -> bool:
         """Whether the extension may validate this tool's arguments with the model's
@@ -489,6 +504,61 @@ def _plain_model(output: Output | None, annotation: Any) -> type[BaseModel] | No
     if annotation.model_dump is not BaseModel.model_dump:
         return None  # the general path calls the class's own model_dump
     return annotation
+
+
+#: The types of plain JSON data: their validation runs nothing of the user's, and
+#: ``validate_python`` gives the same as it would from their JSON.
+_PLAIN_DATA: frozenset[Any] = frozenset({Any, str, int, float, bool, None, type(None)})
+_REQUIRED_MARKS = {typing.Required, typing.NotRequired}
+
+
+def _plain_data(tp: Any) -> bool:
+    """Whether values of ``tp`` validate without any code of the user's: JSON's own kinds,
+    ``Any``, and lists, ``str``-keyed dicts, unions, literals and TypedDicts of them (no
+    model, dataclass, enum, ``Annotated`` metadata or type with a schema of its own)."""
+    if tp in _PLAIN_DATA or tp is list or tp is dict:
+        return True
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin is list:
+        return all(_plain_data(a) for a in args)
+    if origin is dict:
+        return args[0] is str and _plain_data(args[1])
+    if origin is typing.Union or origin is types.UnionType:
+        return all(_plain_data(a) for a in args)
+    if origin is Literal:
+        return all(type(a) in (str, int, bool) or a is None for a in args)
+    if origin in _REQUIRED_MARKS:
+        return _plain_data(args[0])
+    if typing.is_typeddict(tp):
+        hints = typing.get_type_hints(tp, include_extras=True)
+        return all(_plain_data(h) for h in hints.values())
+    return False
+
+
+def _dict_out(
+    output: Output | None, annotation: Any, structured_output: bool | None
+) -> _wire.DictOut | None:
+    """How the extension writes a tool's return value of exactly ``dict`` holding plain JSON
+    data, as :meth:`Tool.shape` does (``ToolRoute(dict_out=...)``): the text is
+    ``to_json``'s compact JSON indented as ``indent=2`` indents it; with no declared output
+    the structured content is the value as plain JSON (``to_jsonable``: that same JSON),
+    with one it is the declared output's dump of what its validator makes of the value.
+    None (Python shapes it) for a declared output that is not a ``str``-keyed dict or
+    TypedDict of plain data (:func:`_plain_data`)."""
+    if output is None:
+        return (pydantic_core.to_json, TEXT_JSON_COMPACT, structured_output is not False, None)
+    if output.wrap:
+        return None
+    if annotation is dict or typing.get_origin(annotation) is dict:
+        plain = _plain_data(annotation)
+    else:
+        plain = typing.is_typeddict(annotation) and _plain_data(annotation)
+    if not plain:
+        return None
+    adapter = output.adapter
+    check = (adapter.validator.validate_python, adapter.serializer.to_json, MODEL_JSON)
+    return (pydantic_core.to_json, TEXT_JSON_COMPACT, True, check)
 
 
 def sdk_tool_result(value: Any) -> dict[str, Any] | None:

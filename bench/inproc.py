@@ -223,7 +223,8 @@ def _shape_cases() -> dict[str, tuple[Callable[[], object], int]]:
     """``shape-<name>``: tools whose parameters or results are no plain type, called at
     2025-06-18 through ``Dispatcher.start``: a date and an enum (read by ``validate_json``),
     a ``Literal`` returning a float (written in Rust), a float parameter sent an integer
-    (read as ``float(n)``). ``slow-<name>``: the same with ``fast_paths=False``."""
+    (read as ``float(n)``), a dict with no declared output and one declared ``dict[str, int]``
+    (written in Rust). ``slow-<name>``: the same with ``fast_paths=False``."""
 
     def build(fast: bool) -> Dispatcher:
         server = Server("shapes", fast_paths=fast)
@@ -240,6 +241,14 @@ def _shape_cases() -> dict[str, tuple[Callable[[], object], int]]:
         def half(value: float) -> float:
             return value / 2
 
+        @server.tool()
+        def lookup(key: str):  # type: ignore[no-untyped-def]  # no declared output
+            return {"key": key, "hits": 3, "tags": ["a", "b"], "score": 0.5}
+
+        @server.tool()
+        def tally(n: int) -> dict[str, int]:
+            return {"n": n, "twice": 2 * n}
+
         return Dispatcher(server)
 
     revision = revisions.lookup("2025-06-18")
@@ -248,6 +257,8 @@ def _shape_cases() -> dict[str, tuple[Callable[[], object], int]]:
         "dated": b'{"day":"2026-07-28","unit":"f"}',
         "convert": b'{"value":1.5,"unit":"c"}',
         "half": b'{"value":3}',
+        "lookup": b'{"key":"k"}',
+        "tally": b'{"n":4}',
     }
     cases: dict[str, tuple[Callable[[], object], int]] = {}
     for prefix, served in (("shape", build(True)), ("slow", build(False))):

@@ -367,31 +367,32 @@ pub fn write_text_result(
     buf.extend_from_slice(b"}}");
 }
 
+/// `compact` (JSON as pydantic's `to_json` writes it, no whitespace) indented as pydantic's
+/// `to_json(..., indent=2)` writes the same value ([`write_indented`]), or None when it is
+/// not JSON that takes (`Infinity` or `NaN`, which a model's config may ask for).
+pub fn indented(compact: &[u8]) -> Option<Vec<u8>> {
+    let mut text = Vec::with_capacity(compact.len() * 2 + 16);
+    write_indented(&mut text, compact).then_some(text)
+}
+
 /// The whole reply to a `tools/call` whose tool returned data pydantic writes (a model, a
-/// dict), `text_json` being its compact JSON as pydantic writes it (`to_json`, no
-/// whitespace): `{"content":[{"type":"text","text":<text_json indented as pydantic's
-/// indent=2 writes it>}],`, then, when `structured` is given (compact JSON too),
+/// dict): `{"content":[{"type":"text","text":<text>}],`, `text` being the value's JSON
+/// indented ([`indented`]), then, when `structured` is given (compact JSON),
 /// `"structuredContent":<structured>,`, then `"isError":false`, and the 2026-07-28
-/// completion when `server_info` is given. False, with nothing written, when `text_json` is
-/// not what [`write_indented`] takes (`Infinity` or `NaN`, which a model's config may ask
-/// for).
+/// completion when `server_info` is given.
 pub fn write_json_result(
     buf: &mut Vec<u8>,
     raw_id: &[u8],
-    text_json: &[u8],
+    text: &[u8],
     structured: Option<&[u8]>,
     server_info: Option<&[u8]>,
-) -> bool {
+) {
     const STRUCTURED: &[u8] = br#","structuredContent":"#;
-    let mut text = Vec::with_capacity(text_json.len() * 2 + 16);
-    if !write_indented(&mut text, text_json) {
-        return false;
-    }
     let extra = structured.map_or(0, <[u8]>::len);
     buf.reserve(HEAD.len() + raw_id.len() + 96 + text.len() * 2 + extra);
     write_head(buf, Some(raw_id));
     buf.extend_from_slice(TEXT_HEAD);
-    write_str_bytes(buf, &text);
+    write_str_bytes(buf, text);
     buf.extend_from_slice(b"}]");
     if let Some(json) = structured {
         buf.extend_from_slice(STRUCTURED);
@@ -402,7 +403,6 @@ pub fn write_json_result(
         write_completion(buf, info);
     }
     buf.extend_from_slice(b"}}");
-    true
 }
 
 /// Compact JSON (no whitespace between tokens, as pydantic's `to_json` writes it) written
@@ -867,53 +867,32 @@ mod tests {
 
     #[test]
     fn tool_json_results() {
-        let mut buf = Vec::new();
-        assert!(write_json_result(
-            &mut buf,
-            b"7",
-            br#"{"x":3.0}"#,
-            Some(br#"{"x":3.0}"#),
-            None
-        ));
+        let result = |compact: &[u8], structured: Option<&[u8]>, info: Option<&[u8]>, id: &[u8]| {
+            let mut buf = Vec::new();
+            write_json_result(&mut buf, id, &indented(compact).unwrap(), structured, info);
+            String::from_utf8(buf).unwrap()
+        };
         assert_eq!(
-            String::from_utf8(buf).unwrap(),
+            result(br#"{"x":3.0}"#, Some(br#"{"x":3.0}"#), None, b"7"),
             r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"{\n  \"x\": 3.0\n}"}],"structuredContent":{"x":3.0},"isError":false}}"#
         );
-        let mut buf = Vec::new();
-        assert!(write_json_result(
-            &mut buf,
-            b"\"a\"",
-            b"{}",
-            None,
-            Some(INFO)
-        ));
         assert_eq!(
-            String::from_utf8(buf).unwrap(),
+            result(b"{}", None, Some(INFO), b"\"a\""),
             r#"{"jsonrpc":"2.0","id":"a","result":{"content":[{"type":"text","text":"{}"}],"isError":false,"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"srv","version":"1"}}}}"#
         );
-        // What JSON has no place for is not written.
-        let mut buf = Vec::new();
-        assert!(!write_json_result(
-            &mut buf,
-            b"1",
-            br#"{"x":Infinity}"#,
-            Some(br#"{"x":null}"#),
-            None
-        ));
-        assert!(buf.is_empty());
         // Text and structured content of their own (a dict's text, its validated dump).
-        let mut buf = Vec::new();
-        assert!(write_json_result(
-            &mut buf,
-            b"2",
-            br#"{"a":[1,{"b":"\u0000"}],"c":{}}"#,
-            Some(br#"{"a":[1]}"#),
-            None
-        ));
         assert_eq!(
-            String::from_utf8(buf).unwrap(),
+            result(
+                br#"{"a":[1,{"b":"\u0000"}],"c":{}}"#,
+                Some(br#"{"a":[1]}"#),
+                None,
+                b"2"
+            ),
             r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"{\n  \"a\": [\n    1,\n    {\n      \"b\": \"\\u0000\"\n    }\n  ],\n  \"c\": {}\n}"}],"structuredContent":{"a":[1]},"isError":false}}"#
         );
+        // What JSON has no place for is not indented.
+        assert_eq!(indented(br#"{"x":Infinity}"#), None);
+        assert_eq!(indented(br#"[NaN]"#), None);
     }
 
     /// `write_indented` against texts pydantic's `to_json(value, indent=2)` wrote (pydantic

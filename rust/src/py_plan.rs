@@ -757,8 +757,9 @@ fn call_plan<'py>(
 }
 
 /// A `tools/call` result of pydantic-written JSON put in `out` (see
-/// [`encode::write_json_result`]); false, with nothing put, when the text is not JSON it
-/// writes (`Infinity`, `NaN`): Python shapes the value.
+/// [`encode::write_json_result`]), `text` being the compact JSON of the text; false, with
+/// nothing put, when that is not JSON [`encode::indented`] takes (`Infinity`, `NaN`):
+/// Python shapes the value.
 fn write_json<'py>(
     py: Python<'py>,
     out: Out<'_, 'py>,
@@ -767,26 +768,21 @@ fn write_json<'py>(
     structured: Option<&[u8]>,
     info: Option<&[u8]>,
 ) -> PyResult<bool> {
+    let Some(text) = encode::indented(text) else {
+        return Ok(false);
+    };
     match out {
         Out::Single(reply) => {
-            let mut written = false;
-            let bytes = encode_with(py, |buf| {
-                written = encode::write_json_result(buf, raw_id, text, structured, info);
+            *reply = Some(encode_with(py, |buf| {
+                encode::write_json_result(buf, raw_id, &text, structured, info);
                 Ok(())
-            })?;
-            if written {
-                *reply = Some(bytes);
-            }
-            Ok(written)
+            })?);
         }
-        Out::Batch(batch) => Ok(encode::write_json_result(
-            batch.reply(),
-            raw_id,
-            text,
-            structured,
-            info,
-        )),
+        Out::Batch(batch) => {
+            encode::write_json_result(batch.reply(), raw_id, &text, structured, info);
+        }
     }
+    Ok(true)
 }
 
 /// One entry of a batch run by `run_all`.

@@ -171,9 +171,7 @@ TEXT_JSON: dict[str, Any] = {"fallback": str, "indent": 2}
 #: The same without the indent: the compact JSON the extension indents as ``indent=2`` does,
 #: for a tool's ``dict`` result (``ToolRoute(dict_out=...)``).
 TEXT_JSON_COMPACT: dict[str, Any] = {k: v for k, v in TEXT_JSON.items() if k != "indent"}
-#: ``pydantic_core``'s keyword arguments for a value as plain JSON types (``to_jsonable``;
-#: the extension writes an undeclared ``dict`` result's structured content with ``to_json``
-#: and them).
+#: ``pydantic_core``'s keyword arguments for a value as plain JSON types (``to_jsonable``).
 JSONABLE: dict[str, Any] = {"fallback": str, "by_alias": True}
 
 

@@ -506,8 +506,7 @@ def _plain_model(output: Output | None, annotation: Any) -> type[BaseModel] | No
     return annotation
 
 
-#: The types of plain JSON data: their validation runs nothing of the user's, and
-#: ``validate_python`` gives the same as it would from their JSON.
+#: JSON's own kinds, and ``Any``: validating them runs nothing of the user's.
 _PLAIN_DATA: frozenset[Any] = frozenset({Any, str, int, float, bool, None, type(None)})
 _REQUIRED_MARKS = {typing.Required, typing.NotRequired}
 
@@ -531,7 +530,10 @@ def _plain_data(tp: Any) -> bool:
     if origin in _REQUIRED_MARKS:
         return _plain_data(args[0])
     if typing.is_typeddict(tp):
-        hints = typing.get_type_hints(tp, include_extras=True)
+        try:
+            hints = typing.get_type_hints(tp, include_extras=True)
+        except Exception:  # a name only pydantic could resolve: Python shapes it
+            return False
         return all(_plain_data(h) for h in hints.values())
     return False
 

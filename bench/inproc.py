@@ -223,8 +223,9 @@ def _shape_cases() -> dict[str, tuple[Callable[[], object], int]]:
     """``shape-<name>``: tools whose parameters or results are no plain type, called at
     2025-06-18 through ``Dispatcher.start``: a date and an enum (read by ``validate_json``),
     a ``Literal`` returning a float (written in Rust), a float parameter sent an integer
-    (read as ``float(n)``), a dict with no declared output and one declared ``dict[str, int]``
-    (written in Rust). ``slow-<name>``: the same with ``fast_paths=False``."""
+    (read as ``float(n)``), a dict with no declared output, one declared ``dict[str, int]``,
+    a ``list[str]`` and None (written in Rust). ``slow-<name>``: the same with
+    ``fast_paths=False``."""
 
     def build(fast: bool) -> Dispatcher:
         server = Server("shapes", fast_paths=fast)
@@ -249,6 +250,14 @@ def _shape_cases() -> dict[str, tuple[Callable[[], object], int]]:
         def tally(n: int) -> dict[str, int]:
             return {"n": n, "twice": 2 * n}
 
+        @server.tool()
+        def names(n: int) -> list[str]:
+            return ["ada", "grace", "edsger"][:n]
+
+        @server.tool()
+        def store(key: str) -> None:
+            return None
+
         return Dispatcher(server)
 
     revision = revisions.lookup("2025-06-18")
@@ -259,6 +268,8 @@ def _shape_cases() -> dict[str, tuple[Callable[[], object], int]]:
         "half": b'{"value":3}',
         "lookup": b'{"key":"k"}',
         "tally": b'{"n":4}',
+        "names": b'{"n":3}',
+        "store": b'{"key":"k"}',
     }
     cases: dict[str, tuple[Callable[[], object], int]] = {}
     for prefix, served in (("shape", build(True)), ("slow", build(False))):

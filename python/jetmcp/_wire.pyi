@@ -94,14 +94,15 @@ def decode(body: bytes, max_depth: int = ..., max_batch: int = ...) -> Frame:
 #: ``ToolRoute``'s ``model_out``: the model class, then the function that writes an instance
 #: as compact JSON bytes, with its keyword arguments.
 _ModelOut = tuple[type, Callable[..., Any], dict[str, Any]]
-#: ``ToolRoute``'s ``dict_out``: (the text's JSON writer and its keywords, whether a dict
-#: result carries structured content, and for a declared output (its validator, the JSON
-#: writer of what that gives, its keywords) or None).
-DictOut = tuple[
+#: ``ToolRoute``'s ``data_out``: (the text's JSON writer and its keywords, whether a result
+#: carries structured content, and for a declared output (its validator, the JSON writer of
+#: what that gives, its keywords, whether the value is validated as ``{"result": value}``)
+#: or None).
+DataOut = tuple[
     Callable[..., Any],
     dict[str, Any],
     bool,
-    tuple[Callable[[Any], Any], Callable[..., Any], dict[str, Any]] | None,
+    tuple[Callable[[Any], Any], Callable[..., Any], dict[str, Any], bool] | None,
 ]
 
 @final
@@ -172,7 +173,7 @@ class ToolRoute:
         validate: Callable[[bytes], Any] | None = None,
         fields: list[str] = ...,
         model_out: _ModelOut | None = None,
-        dict_out: DictOut | None = None,
+        data_out: DataOut | None = None,
     ) -> None:
         """``params``: (name, type, default, whether None is allowed) in signature order,
         ``required`` standing for "no default"; ``fast_types``: the return types (of int,
@@ -198,15 +199,17 @@ class ToolRoute:
         pydantic's indent=2 indents it>}],"structuredContent":<the JSON>,"isError":false}``
         (the structured content only where ``structured`` and the revision allow), as
         Python's shaping writes it; when the function raises, or writes ``Infinity`` or
-        ``NaN``, the value goes back to Python; ``dict_out``: how a value of exactly
-        ``dict`` holding plain JSON data (exactly str, int, float, bool, None, lists and
-        str-keyed dicts) is written: (``text``, its keywords, ``structured``, (``check``,
-        ``json``, its keywords) or None): the text content is the compact JSON ``text``
-        writes, indented as pydantic's indent=2 indents it; where the revision has
-        structured content and ``structured``, the structured content is that JSON, or the
-        JSON ``json`` writes of what ``check`` returns for the value when given; when any of
-        them raises, or the text holds ``Infinity`` or ``NaN``, the value goes back to
-        Python."""
+        ``NaN``, the value goes back to Python; ``data_out``: how a value of exactly
+        ``dict``, ``list`` or None holding plain JSON data (exactly str, int within 64 bits,
+        float, bool, None, lists and str-keyed dicts) is written: (``text``, its keywords,
+        ``structured``, (``check``, ``json``, its keywords, ``wrap``) or None): the content
+        blocks are Python's ``content_blocks`` of the value, a dict's or float's text being
+        the compact JSON ``text`` writes indented as pydantic's indent=2 indents it; where the
+        revision has structured content and ``structured``, the structured content is a
+        dict's JSON when no ``check`` is given (none for a list or None), else the JSON
+        ``json`` writes of what ``check`` returns for the value (for ``{"result": value}``
+        when ``wrap``); when any of them raises, a text holds ``Infinity`` or ``NaN``, or a
+        string a lone surrogate, the value goes back to Python."""
     @property
     def names(self) -> list[str]: ...
     @property

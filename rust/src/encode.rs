@@ -375,25 +375,38 @@ pub fn indented(compact: &[u8]) -> Option<Vec<u8>> {
     write_indented(&mut text, compact).then_some(text)
 }
 
-/// The whole reply to a `tools/call` whose tool returned data pydantic writes (a model, a
-/// dict): `{"content":[{"type":"text","text":<text>}],`, `text` being the value's JSON
-/// indented ([`indented`]), then, when `structured` is given (compact JSON),
-/// `"structuredContent":<structured>,`, then `"isError":false`, and the 2026-07-28
-/// completion when `server_info` is given.
-pub fn write_json_result(
+/// The whole reply to a `tools/call` whose tool returned data (a model, a dict, a list,
+/// None): `{"content":[` and a text block `{"type":"text","text":<text>}` for each of
+/// `texts` (UTF-8: a model's or dict's JSON [`indented`], a string item's own text...),
+/// `],`, then, when `structured` is given (compact JSON), `"structuredContent":<structured>,`,
+/// then `"isError":false`, and the 2026-07-28 completion when `server_info` is given.
+pub fn write_json_result<T: AsRef<[u8]>>(
     buf: &mut Vec<u8>,
     raw_id: &[u8],
-    text: &[u8],
+    texts: &[T],
     structured: Option<&[u8]>,
     server_info: Option<&[u8]>,
 ) {
+    const CONTENT: &[u8] = br#","result":{"content":["#;
+    const BLOCK: &[u8] = br#"{"type":"text","text":"#;
     const STRUCTURED: &[u8] = br#","structuredContent":"#;
-    let extra = structured.map_or(0, <[u8]>::len);
-    buf.reserve(HEAD.len() + raw_id.len() + 96 + text.len() * 2 + extra);
+    let size = texts
+        .iter()
+        .map(|t| t.as_ref().len() * 2 + BLOCK.len() + 2)
+        .sum::<usize>()
+        + structured.map_or(0, <[u8]>::len);
+    buf.reserve(HEAD.len() + raw_id.len() + 96 + size);
     write_head(buf, Some(raw_id));
-    buf.extend_from_slice(TEXT_HEAD);
-    write_str_bytes(buf, text);
-    buf.extend_from_slice(b"}]");
+    buf.extend_from_slice(CONTENT);
+    for (i, text) in texts.iter().enumerate() {
+        if i > 0 {
+            buf.push(b',');
+        }
+        buf.extend_from_slice(BLOCK);
+        write_str_bytes(buf, text.as_ref());
+        buf.push(b'}');
+    }
+    buf.push(b']');
     if let Some(json) = structured {
         buf.extend_from_slice(STRUCTURED);
         buf.extend_from_slice(json);
@@ -869,7 +882,13 @@ mod tests {
     fn tool_json_results() {
         let result = |compact: &[u8], structured: Option<&[u8]>, info: Option<&[u8]>, id: &[u8]| {
             let mut buf = Vec::new();
-            write_json_result(&mut buf, id, &indented(compact).unwrap(), structured, info);
+            write_json_result(
+                &mut buf,
+                id,
+                &[&indented(compact).unwrap()],
+                structured,
+                info,
+            );
             String::from_utf8(buf).unwrap()
         };
         assert_eq!(
@@ -889,6 +908,19 @@ mod tests {
                 b"2"
             ),
             r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"{\n  \"a\": [\n    1,\n    {\n      \"b\": \"\\u0000\"\n    }\n  ],\n  \"c\": {}\n}"}],"structuredContent":{"a":[1]},"isError":false}}"#
+        );
+        // Several blocks, or none.
+        let mut buf = Vec::new();
+        write_json_result(&mut buf, b"3", &[b"a\n", b"{}", "é".as_bytes()], None, None);
+        assert_eq!(
+            String::from_utf8(buf).unwrap(),
+            r#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"a\n"},{"type":"text","text":"{}"},{"type":"text","text":"é"}],"isError":false}}"#
+        );
+        let mut buf = Vec::new();
+        write_json_result::<&[u8]>(&mut buf, b"4", &[], Some(br#"{"result":null}"#), Some(INFO));
+        assert_eq!(
+            String::from_utf8(buf).unwrap(),
+            r#"{"jsonrpc":"2.0","id":4,"result":{"content":[],"structuredContent":{"result":null},"isError":false,"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"srv","version":"1"}}}}"#
         );
         // What JSON has no place for is not indented.
         assert_eq!(indented(br#"{"x":Infinity}"#), None);

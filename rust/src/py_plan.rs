@@ -28,9 +28,9 @@ use crate::py_build::build;
 use crate::py_encode::encode_with;
 use crate::py_frame::PyFrame;
 use crate::py_route::{
-    batch_out, call_tool, dict_json, is_coroutine, model_args, model_json, plan_entry,
+    batch_out, call_tool, data_json, is_coroutine, model_args, model_json, plan_entry,
     plannable_kind, primitive, step as step_coroutine, structured, tool_of, Called, Memo, Plan,
-    Routes, Rules, ToolRoute,
+    Routes, Rules, Texts, ToolRoute,
 };
 
 /// What results look like at one revision. Built once per revision by the dispatcher.
@@ -717,21 +717,20 @@ fn call_plan<'py>(
                 }
                 return Ok(Ran::Written);
             }
-            // A declared model's JSON is its text and its structured content; a dict's
-            // structured content is its own (the declared output's dump).
+            // A declared model's JSON, indented, is its text, and as it is its structured
+            // content; data (a dict, a list, None) has texts and structured content of its
+            // own (the declared output's dump).
             let written = match model_json(route, &value)? {
-                Some(json) => Some((
-                    json.clone(),
-                    structured(route, shape.structured).then_some(json),
-                )),
-                None => dict_json(route, &value, shape.structured)?,
+                Some(json) => encode::indented(json.as_bytes()).map(|text| {
+                    let texts = Texts::from_buf([text]);
+                    (texts, structured(route, shape.structured).then_some(json))
+                }),
+                None => data_json(route, &value, shape.structured)?,
             };
-            if let Some((text, data)) = written {
+            if let Some((texts, data)) = written {
                 let data = data.as_ref().map(|d| d.as_bytes());
-                let info = shape.server_info.as_deref();
-                if write_json(py, out, raw_id, text.as_bytes(), data, info)? {
-                    return Ok(Ran::Written);
-                }
+                write_json(py, out, raw_id, &texts, data, shape.server_info.as_deref())?;
+                return Ok(Ran::Written);
             }
             (value, false)
         }
@@ -756,33 +755,29 @@ fn call_plan<'py>(
     Ok(Ran::Outcome(Bound::new(py, outcome)?))
 }
 
-/// A `tools/call` result of pydantic-written JSON put in `out` (see
-/// [`encode::write_json_result`]), `text` being the compact JSON of the text; false, with
-/// nothing put, when that is not JSON [`encode::indented`] takes (`Infinity`, `NaN`):
-/// Python shapes the value.
+/// A `tools/call` result of data put in `out` (see [`encode::write_json_result`]): a text
+/// block for each of `texts`, and `structured` as the structured content when given.
+#[inline]
 fn write_json<'py>(
     py: Python<'py>,
     out: Out<'_, 'py>,
     raw_id: &[u8],
-    text: &[u8],
+    texts: &[Vec<u8>],
     structured: Option<&[u8]>,
     info: Option<&[u8]>,
-) -> PyResult<bool> {
-    let Some(text) = encode::indented(text) else {
-        return Ok(false);
-    };
+) -> PyResult<()> {
     match out {
         Out::Single(reply) => {
             *reply = Some(encode_with(py, |buf| {
-                encode::write_json_result(buf, raw_id, &text, structured, info);
+                encode::write_json_result(buf, raw_id, texts, structured, info);
                 Ok(())
             })?);
         }
         Out::Batch(batch) => {
-            encode::write_json_result(batch.reply(), raw_id, &text, structured, info);
+            encode::write_json_result(batch.reply(), raw_id, texts, structured, info);
         }
     }
-    Ok(true)
+    Ok(())
 }
 
 /// One entry of a batch run by `run_all`.

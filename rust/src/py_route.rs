@@ -37,7 +37,7 @@ use pyo3::{PyTraverseError, PyVisit};
 use smallvec::SmallVec;
 
 use crate::cursor::{Cursor, Span};
-use crate::encode::{BatchOut, Primitive};
+use crate::encode::{self, BatchOut, Primitive};
 use crate::frame::{Entry, FrameKind};
 use crate::plan::{self, Era, Headers};
 use crate::py_build::build;
@@ -132,8 +132,8 @@ pub struct ToolRoute {
     validate: Option<Py<PyAny>>,
     /// How a return value of exactly the declared model is written here.
     model_out: Option<ModelOut>,
-    /// How a return value of exactly `dict` is written here.
-    dict_out: Option<DictOut>,
+    /// How a return value of exactly `dict`, `list` or None is written here.
+    data_out: Option<DataOut>,
 }
 
 /// A call of a Python function with one positional argument and fixed keyword arguments.
@@ -159,6 +159,7 @@ impl KwCall {
         })
     }
 
+    #[inline(always)]
     fn call<'py>(&self, arg: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         let py = arg.py();
         let mut ptrs: SmallVec<[*mut ffi::PyObject; 4]> = SmallVec::new();
@@ -197,17 +198,28 @@ struct ModelOut {
     json: KwCall,
 }
 
-/// How the extension writes a return value of exactly `dict` holding plain JSON data
-/// ([`plain_data`]) itself, as Python's shaping does: the text content is the JSON `text`
-/// makes of it (pydantic's `to_json` with the text's keywords, compact) indented as
-/// pydantic's `indent=2` writes it; the structured content, where the revision has it and
-/// `structured` says so, that same JSON (the value as plain JSON is the value itself), or,
-/// for a declared output (`check`), the compact JSON its serializer makes of what its
-/// validator makes of the value.
-struct DictOut {
+/// How the extension writes a tool's return value of exactly `dict`, `list` or None holding
+/// plain JSON data ([`plain_data`]) itself, as Python's shaping does (the official SDK's
+/// rules). The content: for a dict one text block, the JSON `text` makes of it (pydantic's
+/// `to_json` with the text's keywords, compact) indented as pydantic's `indent=2` writes it;
+/// for None no block; for a list the blocks of its items in turn (a string's own text, an
+/// int's digits, `true`/`false`, none for None, a dict's or float's JSON as above, a list's
+/// items' blocks). The structured content, where the revision has it and `structured` says
+/// so: with no declared output (`check` None) a dict's JSON (the value as plain JSON is the
+/// value itself) and none for a list or None; with one, what its `check` writes.
+struct DataOut {
     text: KwCall,
     structured: bool,
-    check: Option<(Py<PyAny>, KwCall)>,
+    check: Option<Check>,
+}
+
+/// A declared output's structured content: the compact JSON `json` (its serializer's
+/// `to_json`) makes of what `validate` (its validator's `validate_python`) makes of the value,
+/// or of `{"result": value}` when the output is wrapped.
+struct Check {
+    validate: Py<PyAny>,
+    json: KwCall,
+    wrap: bool,
 }
 
 #[pymethods]
@@ -219,7 +231,7 @@ impl ToolRoute {
     /// calls at 2026-07-28 may be planned; `context`: the keyword the tool takes a context
     /// object by (its calls then run only with one, given by the caller).
     #[new]
-    #[pyo3(signature = (tool, func, params, required, fast_types, structured, positional = false, modern = false, context = None, python_call = false, step = false, validate = None, fields = Vec::new(), model_out = None, dict_out = None))]
+    #[pyo3(signature = (tool, func, params, required, fast_types, structured, positional = false, modern = false, context = None, python_call = false, step = false, validate = None, fields = Vec::new(), model_out = None, data_out = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -237,7 +249,7 @@ impl ToolRoute {
         validate: Option<Py<PyAny>>,
         fields: Vec<String>,
         model_out: Option<ModelOutArgs<'_>>,
-        dict_out: Option<DictOutArgs<'_>>,
+        data_out: Option<DataOutArgs<'_>>,
     ) -> PyResult<Self> {
         if python_call && !params.is_empty() {
             return Err(PyValueError::new_err(
@@ -260,14 +272,16 @@ impl ToolRoute {
             }),
             None => None,
         };
-        let dict_out = match dict_out {
-            Some((text, text_kw, structured, check)) => Some(DictOut {
+        let data_out = match data_out {
+            Some((text, text_kw, structured, check)) => Some(DataOut {
                 text: KwCall::new(text, &text_kw)?,
                 structured,
                 check: match check {
-                    Some((validate, json, json_kw)) => {
-                        Some((validate, KwCall::new(json, &json_kw)?))
-                    }
+                    Some((validate, json, json_kw, wrap)) => Some(Check {
+                        validate,
+                        json: KwCall::new(json, &json_kw)?,
+                        wrap,
+                    }),
                     None => None,
                 },
             }),
@@ -330,7 +344,7 @@ impl ToolRoute {
             step,
             validate,
             model_out,
-            dict_out,
+            data_out,
         };
         for tp in &fast_types {
             match Kind::of(tp)? {
@@ -398,11 +412,11 @@ impl ToolRoute {
             visit.call(&out.tp)?;
             out.json.traverse(&visit)?;
         }
-        if let Some(out) = &self.dict_out {
+        if let Some(out) = &self.data_out {
             out.text.traverse(&visit)?;
-            if let Some((validate, json)) = &out.check {
-                visit.call(validate)?;
-                json.traverse(&visit)?;
+            if let Some(check) = &out.check {
+                visit.call(&check.validate)?;
+                check.json.traverse(&visit)?;
             }
         }
         Ok(())
@@ -413,15 +427,16 @@ impl ToolRoute {
 /// instance as compact JSON bytes and its keyword arguments).
 type ModelOutArgs<'py> = (Bound<'py, PyType>, Py<PyAny>, Bound<'py, PyDict>);
 
-/// `dict_out` as given to `ToolRoute`: (the function that writes the text's compact JSON
-/// and its keyword arguments, whether a dict result carries structured content, and for a
-/// declared output its validator and the function that writes what that gives as compact
-/// JSON, with its keyword arguments).
-type DictOutArgs<'py> = (
+/// `data_out` as given to `ToolRoute`: (the function that writes the text's compact JSON
+/// and its keyword arguments, whether a result carries structured content, and for a
+/// declared output its validator, the function that writes what that gives as compact JSON,
+/// that function's keyword arguments, and whether the value is validated as
+/// `{"result": value}`).
+type DataOutArgs<'py> = (
     Py<PyAny>,
     Bound<'py, PyDict>,
     bool,
-    Option<(Py<PyAny>, Py<PyAny>, Bound<'py, PyDict>)>,
+    Option<(Py<PyAny>, Py<PyAny>, Bound<'py, PyDict>, bool)>,
 );
 
 impl ToolRoute {
@@ -946,42 +961,111 @@ pub(crate) fn model_json<'py>(
     utf8_json(value.py(), out.json.call(value))
 }
 
-/// A return value of exactly `dict` holding plain JSON data, for a route with `dict_out`:
-/// the compact JSON (UTF-8) of its text and, when `revision_structured` and the route gives
-/// it one, of its structured content, for [`crate::encode::write_json_result`]. None for
-/// any other value, or when a step raises an `Exception` (the declared output refusing the
-/// value included): Python shapes the value, and reports what went wrong, as the general
-/// path does. Plain data runs no code of the user's in any step (no `__str__`, no
-/// serializer or validator of theirs), so a step that fails here has changed nothing.
-#[allow(clippy::type_complexity)]
-pub(crate) fn dict_json<'py>(
+/// What the extension writes for a data result ([`data_json`]): the text of each content
+/// block (UTF-8) and the structured content's compact JSON, if any.
+pub(crate) type DataJson<'py> = (Texts, Option<Bound<'py, PyBytes>>);
+
+/// The texts of a result's content blocks (most results have one).
+pub(crate) type Texts = SmallVec<[Vec<u8>; 1]>;
+
+/// A return value of exactly `dict`, `list` or None holding plain JSON data, for a route
+/// with `data_out`: its content blocks' texts and, when `revision_structured` and the route
+/// gives it one, its structured content, for [`crate::encode::write_json_result`]. In the
+/// general path's order: the content first, then the declared output's check. None for any
+/// other value, or when a step raises an `Exception` (the declared output refusing the value
+/// included), or a text holds `Infinity` or `NaN`: Python shapes the value, and reports what
+/// went wrong, as the general path does. Plain data runs no code of the user's in any step
+/// (no `__str__`, no serializer or validator of theirs), so a step that fails here has
+/// changed nothing.
+pub(crate) fn data_json<'py>(
     route: &ToolRoute,
     value: &Bound<'py, PyAny>,
     revision_structured: bool,
-) -> PyResult<Option<(Bound<'py, PyBytes>, Option<Bound<'py, PyBytes>>)>> {
-    let Some(out) = &route.dict_out else {
+) -> PyResult<Option<DataJson<'py>>> {
+    let Some(out) = &route.data_out else {
         return Ok(None);
     };
-    if value.get_type_ptr() != ptr::addr_of_mut!(ffi::PyDict_Type) || !plain_data(value, 0) {
+    let tp = value.get_type_ptr();
+    let is_dict = tp == ptr::addr_of_mut!(ffi::PyDict_Type);
+    let is_list = tp == ptr::addr_of_mut!(ffi::PyList_Type);
+    if !(is_dict || is_list || value.is_none()) || !plain_data(value, 0) {
         return Ok(None);
     }
     let py = value.py();
-    let Some(text) = utf8_json(py, out.text.call(value))? else {
+    let mut texts = Texts::new();
+    let mut own = None;
+    if is_dict {
+        let Some(json) = utf8_json(py, out.text.call(value))? else {
+            return Ok(None);
+        };
+        let Some(text) = encode::indented(json.as_bytes()) else {
+            return Ok(None);
+        };
+        texts.push(text);
+        own = Some(json);
+    } else if is_list && !list_texts(out, value, &mut texts)? {
         return Ok(None);
-    };
-    if !(revision_structured && out.structured) {
-        return Ok(Some((text, None)));
     }
-    let Some((validate, json)) = &out.check else {
-        // No declared output: the value as plain JSON, which for plain data is the text's.
-        let same = text.clone();
-        return Ok(Some((text, Some(same))));
+    if !(revision_structured && out.structured) {
+        return Ok(Some((texts, None)));
+    }
+    let Some(check) = &out.check else {
+        // No declared output: a dict as plain JSON (its text's JSON); nothing for the rest.
+        return Ok(Some((texts, own)));
     };
-    let checked = match validate.bind(py).call1((value,)) {
+    let given = if check.wrap {
+        let wrapped = PyDict::new(py);
+        wrapped.set_item(pyo3::intern!(py, "result"), value)?;
+        wrapped.into_any()
+    } else {
+        value.clone()
+    };
+    let checked = match check.validate.bind(py).call1((given,)) {
         Ok(checked) => checked,
         Err(err) => return declined(py, err),
     };
-    Ok(utf8_json(py, json.call(&checked))?.map(|structured| (text, Some(structured))))
+    Ok(utf8_json(py, check.json.call(&checked))?.map(|json| (texts, Some(json))))
+}
+
+/// The content blocks' texts of the items of `list` (plain data), appended to `texts` as
+/// Python's `content_blocks` makes them; false when one cannot be written here (a string
+/// with a lone surrogate, a float or dict whose JSON has `Infinity` or `NaN`, a writer that
+/// raised an `Exception`).
+fn list_texts(out: &DataOut, list: &Bound<'_, PyAny>, texts: &mut Texts) -> PyResult<bool> {
+    let py = list.py();
+    // SAFETY: the caller checked that the type is exactly list.
+    let list = unsafe { list.cast_unchecked::<PyList>() };
+    for item in list.iter() {
+        let tp = item.get_type_ptr();
+        if item.is_none() {
+            continue;
+        } else if tp == ptr::addr_of_mut!(ffi::PyUnicode_Type) {
+            // SAFETY: the type is exactly str.
+            let Ok(text) = unsafe { item.cast_unchecked::<PyString>() }.to_str() else {
+                return Ok(false);
+            };
+            texts.push(text.as_bytes().to_vec());
+        } else if tp == ptr::addr_of_mut!(ffi::PyBool_Type) {
+            let word: &[u8] = if item.is_truthy()? { b"true" } else { b"false" };
+            texts.push(word.to_vec());
+        } else if tp == ptr::addr_of_mut!(ffi::PyLong_Type) {
+            texts.push(item.extract::<i64>()?.to_string().into_bytes());
+        } else if tp == ptr::addr_of_mut!(ffi::PyList_Type) {
+            if !list_texts(out, &item, texts)? {
+                return Ok(false);
+            }
+        } else {
+            // A dict or a float: its JSON, indented.
+            let Some(json) = utf8_json(py, out.text.call(&item))? else {
+                return Ok(false);
+            };
+            let Some(text) = encode::indented(json.as_bytes()) else {
+                return Ok(false);
+            };
+            texts.push(text);
+        }
+    }
+    Ok(true)
 }
 
 /// How deep [`plain_data`] looks: deeper values are Python's to shape.
@@ -1026,6 +1110,7 @@ fn plain_data(value: &Bound<'_, PyAny>, depth: usize) -> bool {
 
 /// What a JSON writer gave, when it is UTF-8 `bytes`; None when it raised an `Exception` or
 /// gave anything else (Python's path reports it).
+#[inline(always)]
 fn utf8_json<'py>(
     py: Python<'py>,
     written: PyResult<Bound<'py, PyAny>>,

@@ -169,7 +169,7 @@ def text_block(text: str) -> dict[str, Any]:
 #: calls it with them too, for a tool's declared model: ``ToolRoute(model_out=...)``).
 TEXT_JSON: dict[str, Any] = {"fallback": str, "indent": 2}
 #: The same without the indent: the compact JSON the extension indents as ``indent=2`` does,
-#: for a tool's ``dict`` result (``ToolRoute(dict_out=...)``).
+#: for the text of a tool's dict, list or float result (``ToolRoute(data_out=...)``).
 TEXT_JSON_COMPACT: dict[str, Any] = {k: v for k, v in TEXT_JSON.items() if k != "indent"}
 #: ``pydantic_core``'s keyword arguments for a value as plain JSON types (``to_jsonable``).
 JSONABLE: dict[str, Any] = {"fallback": str, "by_alias": True}

@@ -113,9 +113,9 @@ class Tool:
         "arguments",
         "cache_scope",
         "context_param",
+        "data_out",
         "defer_task",
         "description",
-        "dict_out",
         "fast",
         "fn",
         "icons",
@@ -202,8 +202,9 @@ class Tool:
         #: The declared return model, when an instance of exactly it is shaped as the
         #: general path would without its checks (see :func:`_plain_model`).
         self.model_out = _plain_model(self.output, sig.return_annotation)
-        #: How the extension writes a value of exactly ``dict`` (see :func:`_dict_out`).
-        self.dict_out = _dict_out(self.output, sig.return_annotation, structured_output)
+        #: How the extension writes a value of exactly ``dict``, ``list`` or None (see
+        #: :func:`_data_out`).
+        self.data_out = _data_out(self.output, sig.return_annotation, structured_output)
         #: The OAuth scopes a principal needs to see and call it (see :mod:`.access`).
         self.scopes = check_scopes(scopes)
         #: Whether unexpected exceptions answer "Error executing tool NAME" only (the
@@ -257,7 +258,7 @@ class Tool:
                 model_out=None
                 if model_out is None
                 else (model_out, model_out.__pydantic_serializer__.to_json, MODEL_JSON),
-                dict_out=self._dict_route(),
+                data_out=self._data_route(),
             )
         if plain is None or self.arguments.var_keyword:
             # Python reads the arguments and calls the tool (Tool.call); the extension
@@ -280,15 +281,15 @@ class Tool:
             modern,
             self.context_param,
             step=self.is_async and self.timeout is None,
-            dict_out=self._dict_route(),
+            data_out=self._data_route(),
         )
 
-    def _dict_route(self) -> _wire.DictOut | None:
-        """The route's ``dict_out``: this class's :meth:`shape` only (a subclass shapes its
+    def _data_route(self) -> _wire.DataOut | None:
+        """The route's ``data_out``: this class's :meth:`shape` only (a subclass shapes its
         own way)."""
         if type(self).shape is not Tool.shape or type(self).failure is not Tool.failure:
             return None
-        return self.dict_out
+        return self.data_out
 
     def _validates_json(self) -> bool:
         """Whether the extension may validate this tool's arguments with the model's
@@ -538,28 +539,28 @@ def _plain_data(tp: Any) -> bool:
     return False
 
 
-def _dict_out(
+def _data_out(
     output: Output | None, annotation: Any, structured_output: bool | None
-) -> _wire.DictOut | None:
-    """How the extension writes a tool's return value of exactly ``dict`` holding plain JSON
-    data, as :meth:`Tool.shape` does (``ToolRoute(dict_out=...)``): the text is
-    ``to_json``'s compact JSON indented as ``indent=2`` indents it; with no declared output
-    the structured content is the value as plain JSON (``to_jsonable``: that same JSON),
-    with one it is the declared output's dump of what its validator makes of the value.
-    None (Python shapes it) for a declared output that is not a ``str``-keyed dict or
-    TypedDict of plain data (:func:`_plain_data`)."""
+) -> _wire.DataOut | None:
+    """How the extension writes a tool's return value of exactly ``dict``, ``list`` or None
+    holding plain JSON data, as :meth:`Tool.shape` does (``ToolRoute(data_out=...)``): the
+    content blocks of :func:`content_blocks` (a dict's or float's text being ``to_json``'s
+    compact JSON indented as ``indent=2`` indents it); with no declared output a dict's
+    structured content is the value as plain JSON (``to_jsonable``: that same JSON), with
+    one it is the declared output's dump of what its validator makes of the value (of
+    ``{"result": value}`` for a wrapped one). None (Python shapes it) for a declared output
+    whose type is not plain data (:func:`_plain_data`), or a bare one that is no ``str``-keyed
+    dict or TypedDict."""
     if output is None:
         return (pydantic_core.to_json, TEXT_JSON_COMPACT, structured_output is not False, None)
-    if output.wrap:
-        return None
-    if annotation is dict or typing.get_origin(annotation) is dict:
+    if output.wrap or annotation is dict or typing.get_origin(annotation) is dict:
         plain = _plain_data(annotation)
     else:
         plain = typing.is_typeddict(annotation) and _plain_data(annotation)
     if not plain:
         return None
     adapter = output.adapter
-    check = (adapter.validator.validate_python, adapter.serializer.to_json, MODEL_JSON)
+    check = (adapter.validator.validate_python, adapter.serializer.to_json, MODEL_JSON, output.wrap)
     return (pydantic_core.to_json, TEXT_JSON_COMPACT, True, check)
 
 

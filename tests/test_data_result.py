@@ -1,13 +1,16 @@
-"""Tools returning a ``dict``, answered by the extension, answer exactly as the general path.
+"""Tools returning a ``dict``, a ``list`` or None, answered by the extension, answer exactly
+as the general path does.
 
-A route with ``dict_out`` writes a return value of exactly ``dict`` itself: pydantic's compact
-``to_json`` of it, indented as ``indent=2`` indents it, as the text, and as the structured
-content either the value as plain JSON (no declared output: ``to_jsonable``) or the declared
-output's dump of what its validator makes of it (a ``str``-keyed dict or TypedDict of plain
-data). The general path (``Server(fast_paths=False)``) writes the text with
-``to_json(indent=2)`` and the structured content with ``to_jsonable``/``dump_python`` through
-the encoder. Every body, single or batched, at every revision, must get byte-identical
-replies from both, with the same side effects in the same order.
+A route with ``data_out`` writes a return value of exactly ``dict``, ``list`` or None holding
+plain JSON data itself: the content blocks as ``content_blocks`` makes them (a dict's text
+being pydantic's compact ``to_json`` of it indented as ``indent=2`` indents it; a list's
+blocks those of its items), and as the structured content a dict's JSON (no declared output:
+``to_jsonable``) or the declared output's dump of what its validator makes of the value (of
+``{"result": value}`` for a wrapped output). The general path (``Server(fast_paths=False)``)
+writes the texts with ``to_json(indent=2)`` and the structured content with
+``to_jsonable``/``dump_python`` through the encoder. Every body, single or batched, at
+every revision, must get byte-identical replies from both, with the same side effects in
+the same order.
 """
 
 from __future__ import annotations
@@ -97,8 +100,15 @@ def _made(data: str, extra: int) -> dict[Any, Any]:
     return value
 
 
+def _listed(data: str, extra: int) -> list[Any]:
+    """A list of every kind of item: the dict ``_made`` makes, its values, None, a nested
+    list of scalars."""
+    value = _made(data, extra)
+    return [value, *value.values(), None, [1, "x", [True, 2.5, {}]]]
+
+
 def build(fast: bool) -> Server:
-    server = Server("dict-result", fast_paths=fast)
+    server = Server("data-result", fast_paths=fast)
 
     @server.tool()
     def untyped(data: str, extra: int = 0):  # type: ignore[no-untyped-def]
@@ -148,17 +158,72 @@ def build(fast: bool) -> Server:
 
     @server.tool()
     def either(n: int) -> int | dict[str, int]:
-        """A wrapped output (a union): shaped by Python."""
+        """A wrapped output (a union): checked as ``{"result": value}``."""
         LOG.append("either")
         return {"n": n} if n else 0
+
+    @server.tool()
+    def items(data: str, extra: int = 0):  # type: ignore[no-untyped-def]
+        LOG.append("items")
+        return _listed(data, extra)
+
+    @server.tool()
+    async def anylist(data: str, extra: int = 0) -> list[Any]:
+        LOG.append("anylist")
+        return _listed(data, extra)
+
+    @server.tool()
+    def ints(data: str, extra: int = 0) -> list[int]:
+        """Refused by its output when a string in the list is no int: Python says so."""
+        LOG.append("ints")
+        kept = [v for v in _made(data, extra).values() if type(v) in (int, str)]
+        return kept if extra else [1, 2]
+
+    @server.tool()
+    def nothing(n: int) -> None:
+        LOG.append("nothing")
+
+    @server.tool()
+    def maybe(n: int) -> dict[str, int] | None:
+        LOG.append("maybe")
+        return {"n": n} if n > 0 else None
+
+    @server.tool()
+    def silent(n: int):  # type: ignore[no-untyped-def]
+        LOG.append("silent")
+        return None if n else []
+
+    @server.tool()
+    def texts(n: int) -> list[str]:
+        LOG.append("texts")
+        return ["a", "é\n\u2028", "\ud800"][: n + 1] if n >= 0 else []
 
     return server
 
 
 FAST = Dispatcher(build(True))
 SLOW = Dispatcher(build(False))
-ROUTED = ["untyped", "bare", "anything", "counts", "later", "mixed", "report", "plain"]
-NAMES = [*ROUTED, "notes", "either"]
+ROUTED = [
+    "untyped",
+    "bare",
+    "anything",
+    "counts",
+    "later",
+    "mixed",
+    "report",
+    "plain",
+    "either",
+    "items",
+    "anylist",
+    "ints",
+    "nothing",
+    "maybe",
+    "silent",
+    "texts",
+]
+#: Tools whose calls take an ``n`` (the rest take ``data`` and ``extra``).
+COUNTED = {"notes", "either", "nothing", "maybe", "silent", "texts"}
+NAMES = [*ROUTED, "notes"]
 
 
 def same(body: bytes, revision: revisions.Revision, headers: Any = None) -> bytes | None:
@@ -173,21 +238,20 @@ def same(body: bytes, revision: revisions.Revision, headers: Any = None) -> byte
     return reply
 
 
-def test_dict_results_are_routed_where_their_output_is_plain_data() -> None:
+def test_data_results_are_routed_where_their_output_is_plain_data() -> None:
     routes = FAST.server.routes
     tools = FAST.server._tools
     for name in ROUTED:
-        assert tools[name].dict_out is not None, name
+        assert tools[name].data_out is not None, name
         assert routes[name] is tools[name].route
-    for name in ("notes", "either"):
-        assert tools[name].dict_out is None, name
+    assert tools["notes"].data_out is None
     assert len(SLOW.server.routes) == 0
 
 
 @st.composite
 def call_body(draw: st.DrawFn, request_id: int, revision: revisions.Revision) -> tuple[str, str]:
     name = draw(st.sampled_from(NAMES))
-    if name in ("notes", "either"):
+    if name in COUNTED:
         arguments: dict[str, Any] = {"n": draw(st.integers(-1, 2))}
     else:
         data = draw(st.dictionaries(st.text(max_size=4), JSON_VALUES, max_size=4))
@@ -225,7 +289,7 @@ def test_batches_match_the_general_path(data: st.DataObject, revision: revisions
 
 @pytest.mark.filterwarnings("ignore:Pydantic serializer warnings")
 @pytest.mark.parametrize("revision", [revisions.R2025_03_26, revisions.R2025_06_18])
-def test_the_extension_answers_a_dict_itself(
+def test_the_extension_answers_data_itself(
     revision: revisions.Revision, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Each kind of value, each kind of tool: written by the extension where it can, shaped
@@ -276,7 +340,22 @@ def test_the_extension_answers_a_dict_itself(
         ("report", {"data": {"name": "n"}}, not revision.structured_output),  # a key missing
         ("plain", {"data": {"a": [1, 2.5]}}, True),
         ("notes", {"n": 1}, False),
-        ("either", {"n": 1}, False),
+        # Lists, None, wrapped outputs.
+        ("either", {"n": 1}, True),
+        ("either", {"n": 0}, False),  # an int the route does not write: Python shapes it
+        ("items", {"data": {"a": 1, "b": [2.5, None]}}, True),
+        ("items", {"data": {}, "extra": extra["'when'"]}, False),
+        ("items", {"data": {}, "extra": extra["'nan'"]}, False),
+        ("ints", {"data": {"a": 1}}, True),
+        ("ints", {"data": {"a": 1, "b": "2"}, "extra": 1}, True),  # "2" read as 2
+        ("ints", {"data": {"a": 1, "b": "x"}, "extra": 1}, not revision.structured_output),
+        ("nothing", {"n": 1}, True),
+        ("maybe", {"n": 1}, True),
+        ("maybe", {"n": 0}, True),
+        ("silent", {"n": 0}, True),
+        ("silent", {"n": 1}, True),
+        ("texts", {"n": 1}, True),
+        ("texts", {"n": 2}, False),  # a lone surrogate
     ]
     for name, arguments, written in cases:
         if "data" in arguments:

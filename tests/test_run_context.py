@@ -57,8 +57,8 @@ def build() -> Server:
         return n
 
     @server.tool()
-    def listed(n: int, ctx: Context) -> list[int]:
-        return [n, n]
+    def paired(n: int, ctx: Context) -> tuple[int, int]:  # a tuple: Python shapes it
+        return (n, n)
 
     @server.tool()
     def moved(p: Point | str, ctx: Context) -> int:  # Python reads its arguments, calls it
@@ -122,9 +122,9 @@ def test_what_is_not_a_reply_comes_back_with_its_context_and_revision() -> None:
     assert isinstance(value.value, ValueError) and str(value.value) == "bad 2"
     assert type(ctx) is Context and revision is R_MODERN
 
-    plans, _ = plans_of("listed", {"n": 2})
+    plans, _ = plans_of("paired", {"n": 2})
     value, _, _, raised = plans.run_context(Exchange(R_MODERN, None), False)
-    assert type(value) is _wire.Outcome and value.value == [2, 2] and not raised
+    assert type(value) is _wire.Outcome and value.value == (2, 2) and not raised
 
     plans, _ = plans_of("waits", {"n": 4})
     value, _, _, raised = plans.run_context(Exchange(R_MODERN, None), True)

@@ -30,7 +30,15 @@ from jetmcp import Server, _wire
 from jetmcp.dispatch import Dispatcher
 from jetmcp.protocol import revisions
 from jetmcp.server.tools import Tool
-from test_model_route import REVISIONS, _meta_lexeme, body_of, headers_for, serve
+from test_model_route import (
+    REVISIONS,
+    batch_revision,
+    body_of,
+    call_members,
+    call_text,
+    headers_for,
+    serve,
+)
 
 LOG: list[str] = []
 #: Each ``str()`` of an ``Opaque``: counted, not ordered among the calls, because in a batch
@@ -259,12 +267,8 @@ def call_body(draw: st.DrawFn, request_id: int, revision: revisions.Revision) ->
             data = {"name": "r", "count": draw(st.integers(-2, 2)), **data}
         text = json.dumps(data, ensure_ascii=draw(st.booleans()))
         arguments = {"data": text, "extra": draw(st.integers(0, len(EXTRAS) - 1))}
-    members = [f'"name":"{name}"', f'"arguments":{_wire.dumps(arguments).decode()}']
-    meta = _meta_lexeme(revision)
-    if meta is not None:
-        members.append(f'"_meta":{meta}')
-    params = "{" + ",".join(members) + "}"
-    return name, f'{{"jsonrpc":"2.0","id":{request_id},"method":"tools/call","params":{params}}}'
+    members = call_members(name, _wire.dumps(arguments).decode(), revision)
+    return name, call_text(request_id, members)
 
 
 @pytest.mark.filterwarnings("ignore:Pydantic serializer warnings")
@@ -281,8 +285,7 @@ def test_single_calls_match_the_general_path(
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), revision=st.sampled_from(REVISIONS))
 def test_batches_match_the_general_path(data: st.DataObject, revision: revisions.Revision) -> None:
-    if not (revision.batching or revision.batch_extension):
-        revision = revisions.R2025_03_26
+    revision = batch_revision(revision)
     calls = [data.draw(call_body(i, revision))[1] for i in range(data.draw(st.integers(1, 5)))]
     same(("[" + ",".join(calls) + "]").encode(), revision)
 

@@ -500,12 +500,32 @@ def arguments_lexeme(draw: st.DrawFn, name: str) -> str:
 @st.composite
 def call_body(draw: st.DrawFn, request_id: int, revision: revisions.Revision) -> tuple[str, str]:
     name = draw(st.sampled_from([*NAMES, "nope"]))
-    members = [f'"name":"{name}"', f'"arguments":{draw(arguments_lexeme(name))}']
+    members = call_members(name, draw(arguments_lexeme(name)), revision)
+    return name, call_text(request_id, draw(st.permutations(members)))
+
+
+def call_members(name: str, arguments: str, revision: revisions.Revision) -> list[str]:
+    """The members of a ``tools/call``'s params: the name, the ``arguments`` lexeme, and at
+    2026-07-28 the ``_meta`` the revision needs."""
+    members = [f'"name":"{name}"', f'"arguments":{arguments}']
     meta = _meta_lexeme(revision)
     if meta is not None:
         members.append(f'"_meta":{meta}')
-    params = "{" + ",".join(draw(st.permutations(members))) + "}"
-    return name, f'{{"jsonrpc":"2.0","id":{request_id},"method":"tools/call","params":{params}}}'
+    return members
+
+
+def call_text(request_id: int, members: list[str]) -> str:
+    """A ``tools/call`` request whose params have ``members``, in that order."""
+    params = "{" + ",".join(members) + "}"
+    return f'{{"jsonrpc":"2.0","id":{request_id},"method":"tools/call","params":{params}}}'
+
+
+def batch_revision(revision: revisions.Revision) -> revisions.Revision:
+    """The revision to send a batch at: ``revision`` when it takes batches, else
+    2025-03-26."""
+    if revision.batching or revision.batch_extension:
+        return revision
+    return revisions.R2025_03_26
 
 
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -522,8 +542,7 @@ def test_single_calls_match_the_general_path(
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), revision=st.sampled_from(REVISIONS))
 def test_batches_match_the_general_path(data: st.DataObject, revision: revisions.Revision) -> None:
-    if not (revision.batching or revision.batch_extension):
-        revision = revisions.R2025_03_26
+    revision = batch_revision(revision)
     calls = [data.draw(call_body(i, revision))[1] for i in range(data.draw(st.integers(1, 5)))]
     same(("[" + ",".join(calls) + "]").encode(), revision)
 

@@ -704,17 +704,9 @@ fn call_plan<'py>(
             if let Some(p) = primitive(route, &value) {
                 let structured = structured(route, shape.structured);
                 let info = shape.server_info.as_deref();
-                match out {
-                    Out::Single(reply) => {
-                        *reply = Some(encode_with(py, |buf| {
-                            encode::write_text_result(buf, raw_id, p, structured, info);
-                            Ok(())
-                        })?);
-                    }
-                    Out::Batch(batch) => {
-                        encode::write_text_result(batch.reply(), raw_id, p, structured, info)
-                    }
-                }
+                put(py, out, |buf| {
+                    encode::write_text_result(buf, raw_id, p, structured, info)
+                })?;
                 return Ok(Ran::Written);
             }
             // A declared model's JSON, indented, is its text, and as it is its structured
@@ -729,7 +721,10 @@ fn call_plan<'py>(
             };
             if let Some((texts, data)) = written {
                 let data = data.as_ref().map(|d| d.as_bytes());
-                write_json(py, out, raw_id, &texts, data, shape.server_info.as_deref())?;
+                let info = shape.server_info.as_deref();
+                put(py, out, |buf| {
+                    encode::write_json_result(buf, raw_id, &texts, data, info)
+                })?;
                 return Ok(Ran::Written);
             }
             (value, false)
@@ -755,27 +750,18 @@ fn call_plan<'py>(
     Ok(Ran::Outcome(Bound::new(py, outcome)?))
 }
 
-/// A `tools/call` result of data put in `out` (see [`encode::write_json_result`]): a text
-/// block for each of `texts`, and `structured` as the structured content when given.
-#[inline]
-fn write_json<'py>(
-    py: Python<'py>,
-    out: Out<'_, 'py>,
-    raw_id: &[u8],
-    texts: &[Vec<u8>],
-    structured: Option<&[u8]>,
-    info: Option<&[u8]>,
-) -> PyResult<()> {
+/// A reply written by `write` put in `out`: as the single reply's `bytes`, or as the next
+/// reply of the batch buffer.
+#[inline(always)]
+fn put<'py>(py: Python<'py>, out: Out<'_, 'py>, write: impl FnOnce(&mut Vec<u8>)) -> PyResult<()> {
     match out {
         Out::Single(reply) => {
             *reply = Some(encode_with(py, |buf| {
-                encode::write_json_result(buf, raw_id, texts, structured, info);
+                write(buf);
                 Ok(())
             })?);
         }
-        Out::Batch(batch) => {
-            encode::write_json_result(batch.reply(), raw_id, texts, structured, info);
-        }
+        Out::Batch(batch) => write(batch.reply()),
     }
     Ok(())
 }

@@ -159,7 +159,6 @@ impl KwCall {
         })
     }
 
-    #[inline(always)]
     fn call<'py>(&self, arg: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         let py = arg.py();
         let mut ptrs: SmallVec<[*mut ffi::PyObject; 4]> = SmallVec::new();
@@ -1110,7 +1109,6 @@ fn plain_data(value: &Bound<'_, PyAny>, depth: usize) -> bool {
 
 /// What a JSON writer gave, when it is UTF-8 `bytes`; None when it raised an `Exception` or
 /// gave anything else (Python's path reports it).
-#[inline(always)]
 fn utf8_json<'py>(
     py: Python<'py>,
     written: PyResult<Bound<'py, PyAny>>,

@@ -171,8 +171,6 @@ TEXT_JSON: dict[str, Any] = {"fallback": str, "indent": 2}
 #: The same without the indent: the compact JSON the extension indents as ``indent=2`` does,
 #: for the text of a tool's dict, list or float result (``ToolRoute(data_out=...)``).
 TEXT_JSON_COMPACT: dict[str, Any] = {k: v for k, v in TEXT_JSON.items() if k != "indent"}
-#: ``pydantic_core``'s keyword arguments for a value as plain JSON types (``to_jsonable``).
-JSONABLE: dict[str, Any] = {"fallback": str, "by_alias": True}
 
 
 def to_json_text(value: Any) -> str:
@@ -182,7 +180,7 @@ def to_json_text(value: Any) -> str:
 
 def to_jsonable(value: Any) -> Any:
     """``value`` as plain JSON types (models dumped by alias; unknown objects as ``str``)."""
-    return pydantic_core.to_jsonable_python(value, **JSONABLE)
+    return pydantic_core.to_jsonable_python(value, fallback=str, by_alias=True)
 
 
 def _foreign_block(value: Any) -> dict[str, Any] | None:

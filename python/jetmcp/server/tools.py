@@ -285,11 +285,14 @@ class Tool:
         )
 
     def _data_route(self) -> _wire.DataOut | None:
-        """The route's ``data_out``: this class's :meth:`shape` only (a subclass shapes its
-        own way)."""
-        if type(self).shape is not Tool.shape or type(self).failure is not Tool.failure:
-            return None
-        return self.data_out
+        """The route's ``data_out``, when this class shapes the results."""
+        return self.data_out if self._shapes_itself() else None
+
+    def _shapes_itself(self) -> bool:
+        """Whether results and failures are shaped by this class's :meth:`shape` and
+        :meth:`failure` (a subclass may shape its own way, which the extension must not
+        write for it)."""
+        return type(self).shape is Tool.shape and type(self).failure is Tool.failure
 
     def _validates_json(self) -> bool:
         """Whether the extension may validate this tool's arguments with the model's
@@ -299,8 +302,7 @@ class Tool:
         arguments = self.arguments
         return (
             self.startable
-            and type(self).shape is Tool.shape
-            and type(self).failure is Tool.failure
+            and self._shapes_itself()
             and not arguments.var_keyword
             and not arguments.renames
             and validates_json_alike(arguments.model)

@@ -42,3 +42,67 @@ def test_the_floor_refuses_a_tool_that_waits() -> None:
 
     with pytest.raises(RuntimeError, match="waited"):
         floor._finish(waits())
+
+
+class _Scope:
+    def __init__(self, headers: dict[str, str], method: str = "POST", path: str = "/mcp") -> None:
+        self.method = method
+        self.path = path
+        self.headers = {name.lower(): value for name, value in headers.items()}
+
+
+class _Proto:
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+        self.answer: tuple[int, bytes] | None = None
+
+    async def __call__(self) -> bytes:
+        return self.body
+
+    def response_bytes(self, status: int, headers: object, body: bytes) -> None:
+        self.answer = (status, body)
+
+    def response_empty(self, status: int, headers: object) -> None:
+        self.answer = (status, b"")
+
+
+def _serve(key: str, headers: dict[str, str], **scope: str) -> tuple[int, bytes]:
+    workload = ISSUE11[key]
+    proto = _Proto(workload.body)
+    asyncio.run(floor.rsgi_app(_Scope(headers, **scope), proto))
+    assert proto.answer is not None
+    return proto.answer
+
+
+@pytest.mark.parametrize("key", list(ISSUE11))
+def test_the_floor_answers_each_workload_with_its_headers(key: str) -> None:
+    workload = ISSUE11[key]
+    assert _serve(key, workload.headers) == (200, workload.reply)
+
+
+@pytest.mark.parametrize(
+    ("key", "change", "status"),
+    [
+        ("call-0618", {"Origin": "http://evil.example"}, 403),
+        ("call-0618", {"MCP-Protocol-Version": "2099-01-01"}, 400),
+        ("call-0618", {"MCP-Protocol-Version": None}, 400),
+        ("call-2026", {"Mcp-Name": "scale"}, 400),
+        ("pydantic-2026", {"Mcp-Method": "tools/list"}, 400),
+        ("pydantic-2026", {"Mcp-Name": None}, 400),
+    ],
+)
+def test_the_floor_judges_the_headers_the_spec_requires(
+    key: str, change: dict[str, str | None], status: int
+) -> None:
+    headers = dict(ISSUE11[key].headers)
+    for name, value in change.items():
+        headers.pop(name, None)
+        if value is not None:
+            headers[name] = value
+    assert _serve(key, headers)[0] == status
+
+
+def test_the_floor_reads_the_method_and_path() -> None:
+    headers = ISSUE11["call-0618"].headers
+    assert _serve("call-0618", headers, method="GET")[0] == 405
+    assert _serve("call-0618", headers, path="/other")[0] == 405

@@ -1,11 +1,20 @@
-"""The floor: the ceiling plus each issue-11 workload's own tool work, and nothing else.
+"""The floor: the ceiling plus what no MCP server can skip for each issue-11 request.
 
 ``rsgi_app`` reads the body and answers the same canned reply as ``ceiling.rsgi_app``, but
-first does the work no MCP server can skip for that request, in the cheapest way Python
-has: the tool's own function, with its arguments already at hand, and for the pydantic tool
-what pydantic itself must do (validate the arguments' JSON into the parameter model, write
-the returned model as the indented text content and as the structured result). No JSON-RPC
-is read, no envelope is written, no revision is checked: any MCP server on Granian does all
+first does, in the cheapest way Python has, the work no MCP server on Granian can skip:
+
+- it reads what the specification makes every Streamable HTTP server check before it
+  answers, through Granian's API as any RSGI app must: the method and path, whether an
+  ``Origin`` came (it MUST be validated), ``MCP-Protocol-Version`` (an unsupported one is
+  answered 400), and at 2026-07-28 ``Mcp-Method`` and ``Mcp-Name``, which MUST equal the
+  body's method and tool name (compared with the values this module read from each body at
+  import);
+- the tool's own function, with its arguments already at hand, and for the pydantic tool
+  what pydantic itself must do (validate the arguments' JSON into the parameter model, write
+  the returned model as the indented text content and as the structured result).
+
+No JSON-RPC is read, no envelope is written, no other header is looked at (no Host, Accept,
+Content-Type or Content-Length, which jetmcp checks too): any MCP server on Granian does all
 of this and more, so its rate here is the most such a server can reach on this machine.
 
     granian --interface rsgi --working-dir bench/load floor:rsgi_app
@@ -23,6 +32,9 @@ from bodies import ISSUE11, canned_reply
 from pydantic import BaseModel
 
 _RSGI_HEADERS = [("content-type", "application/json")]
+#: The revisions the bench servers serve: the MCP-Protocol-Version values answered.
+_VERSIONS = frozenset({"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"})
+_MODERN = "2026-07-28"
 
 
 class Point(BaseModel):
@@ -113,13 +125,39 @@ def _works(body: bytes) -> tuple[Callable[[], object], ...]:
     )
 
 
+def _routing(body: bytes) -> tuple[str, str] | None:
+    """The ``Mcp-Method`` and ``Mcp-Name`` a 2026-07-28 single ``tools/call`` in ``body``
+    must carry (None for a batch, which names no single request)."""
+    message = json.loads(body)
+    if isinstance(message, list):
+        return None
+    return message["method"], message["params"]["name"]
+
+
 _WORK: dict[bytes, tuple[Callable[[], object], ...]] = {
     w.body: _works(w.body) for w in ISSUE11.values()
 }
+_ROUTING: dict[bytes, tuple[str, str] | None] = {w.body: _routing(w.body) for w in ISSUE11.values()}
+
+
+def _refuse(proto: Any, status: int) -> None:
+    proto.response_empty(status, [])
 
 
 async def rsgi_app(scope: Any, proto: Any) -> None:
+    if scope.method != "POST" or scope.path != "/mcp":
+        return _refuse(proto, 405)
+    headers = scope.headers
+    version = headers.get("mcp-protocol-version")
+    if "origin" in headers:
+        return _refuse(proto, 403)
+    if version not in _VERSIONS:
+        return _refuse(proto, 400)
     body: bytes = await proto()
+    if version == _MODERN:
+        routing = _ROUTING.get(body)
+        if routing is not None and routing != (headers.get("mcp-method"), headers.get("mcp-name")):
+            return _refuse(proto, 400)
     for work in _WORK.get(body, ()):
         work()
     proto.response_bytes(200, _RSGI_HEADERS, canned_reply(body))

@@ -491,14 +491,16 @@ def servers() -> list[Server]:
         ),
         Server(
             key="granian-rsgi-floor",
-            label="floor: ceiling + the tool's own work",
+            label="floor: ceiling + the spec's header checks + the tool's own work",
             role="ceiling",
             http=floor,
             stdio=None,
             missing=_need(granian, "granian is a jetmcp dependency"),
             how="the ceiling's Granian RSGI command serving floor:rsgi_app: the canned reply "
-            "after the tool's own function runs (and pydantic validates and writes its "
-            "models), no JSON-RPC, no MCP: the most any MCP server on Granian can reach here",
+            "after reading what the spec makes every server check (method, path, Origin, "
+            "MCP-Protocol-Version, at 2026-07-28 Mcp-Method and Mcp-Name) and running the tool's "
+            "own function (and pydantic validating and writing its models), no JSON-RPC, no "
+            "MCP: the most any MCP server on Granian can reach here",
             variants={"bench": floor, "stateful": floor},
             base=False,
         ),

@@ -1,0 +1,161 @@
+"""Instructions per request of a live server, counted by callgrind: an A/B measure of the
+whole server (Granian, CPython, the extension, pydantic) that a noisy VM's req/s cannot give.
+
+    .venv/bin/python bench/load/callgrind_live.py --server jetmcp --workload pydantic-2026
+    .venv/bin/python bench/load/callgrind_live.py --server floor --workload pydantic-2026
+    .venv/bin/python bench/load/callgrind_live.py --server ceiling --workload call-0618
+
+The server runs twice under ``valgrind --tool=callgrind --trace-children=yes`` with the load
+benchmark's flags (one worker, HTTP/1, uvloop), answering ``--requests`` and then that many
+plus 1,000 sequential requests of the workload's body and headers on one keep-alive
+connection. Per request is the difference between the two runs' instruction totals of the
+busiest process (Granian's worker), over 1,000: start-up and shutdown cancel out. User space
+only (the kernel's share is not counted) and one request at a time, so this counts work, not
+the cache misses of a loaded machine; build the release extension first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import http.client
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+LOAD = Path(__file__).resolve().parent
+ROOT = LOAD.parents[1]
+sys.path.insert(0, str(LOAD))
+
+from bodies import ISSUE11  # noqa: E402
+
+BIN = Path(sys.executable).parent
+STEP = 1000
+
+
+def command(server: str, port: int) -> list[str]:
+    """The load benchmark's command for ``server`` (see peers.py)."""
+    if server == "jetmcp":
+        return [
+            *(str(BIN / "jetmcp"), "run", str(LOAD / "jetmcp_server.py") + ":app"),
+            *("--transport", "http", "--host", "127.0.0.1", "--port", str(port)),
+            *("--workers", "1", "--stateless"),
+        ]
+    app = {"ceiling": "ceiling:rsgi_app", "floor": "floor:rsgi_app"}[server]
+    return [
+        *(str(BIN / "granian"), "--interface", "rsgi", "--http", "1", "--no-ws"),
+        *("--loop", "uvloop", "--workers", "1", "--log-level", "warning"),
+        *("--host", "127.0.0.1", "--port", str(port), "--working-dir", str(LOAD), app),
+    ]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def connect(port: int, timeout: float) -> http.client.HTTPConnection:
+    deadline = time.monotonic() + timeout
+    while True:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        try:
+            conn.connect()
+            return conn
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """SIGINT the server's process group (a graceful stop: callgrind writes its counts at
+    exit), then SIGTERM and SIGKILL if it lingers."""
+    for sig, wait in ((signal.SIGINT, 20.0), (signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, sig)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(wait)
+            # The worker may outlive the parent by a moment: give callgrind time to write.
+            time.sleep(2)
+            return
+
+
+def busiest_total(directory: Path) -> int:
+    """The largest instruction total among the callgrind files in ``directory``."""
+    totals = []
+    for out in directory.glob("callgrind.*"):
+        for line in out.read_text(errors="replace").splitlines():
+            if line.startswith("summary:"):
+                totals.append(int(line.split()[1]))
+                break
+    if not totals:
+        raise RuntimeError(f"no complete callgrind output in {directory}")
+    return max(totals)
+
+
+def run(server: str, workload: str, requests: int, work: Path) -> int:
+    """Total instructions of the busiest server process for ``requests`` requests."""
+    w = ISSUE11[workload]
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        **w.headers,
+    }
+    out = work / f"{server}-{requests}"
+    out.mkdir()
+    port = free_port()
+    valgrind = [
+        "valgrind",
+        "--tool=callgrind",
+        "--trace-children=yes",
+        f"--callgrind-out-file={out}/callgrind.%p",
+    ]
+    log = (out / "server.log").open("wb")
+    proc = subprocess.Popen(
+        [*valgrind, *command(server, port)],
+        cwd=ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        conn = connect(port, timeout=180)
+        for _ in range(requests):
+            conn.request("POST", "/mcp", body=w.body, headers=headers)
+            reply = conn.getresponse()
+            body = reply.read()
+            if reply.status != 200 or body != w.reply:
+                raise RuntimeError(f"{server} answered {reply.status}: {body[:200]!r}")
+        conn.close()
+    finally:
+        stop(proc)
+        log.close()
+    return busiest_total(out)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description="instructions per request of a live server")
+    parser.add_argument("--server", choices=("jetmcp", "floor", "ceiling"), required=True)
+    # Stateless servers only: the session workload needs an initialize first.
+    stateless = sorted(key for key, w in ISSUE11.items() if not w.session)
+    parser.add_argument("--workload", choices=stateless, required=True)
+    parser.add_argument("--requests", type=int, default=300, help="requests of the first run")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="callgrind-live-") as tmp:
+        work = Path(tmp)
+        first = run(args.server, args.workload, args.requests, work)
+        second = run(args.server, args.workload, args.requests + STEP, work)
+    per = (second - first) / STEP
+    print(f"{args.server} {args.workload}: {per:,.0f} instructions per request")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

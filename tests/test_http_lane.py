@@ -480,17 +480,41 @@ def test_the_gate_admits_only_what_python_taught_it() -> None:
     ):
         assert lane._gate.admit(Scope(changed, None)) is None, changed
     assert lane._gate.admit(Scope(pairs, "elsewhere:1")) is None
-    # A header's value is its first readable one, for the gate (which reads them all from
-    # one items() call) as for Python: an unreadable Content-Type before a JSON one is JSON.
+    # A header's value is its first readable one, for Python as for the gate. A legacy
+    # request's headers are read by name, and Granian's get gives None when a header's first
+    # value is unreadable even if a later one is readable: the gate leaves such a request to
+    # Python, which finds it usual (JSON).
+    shadowed = Scope(
+        [(k, v) if k != "content-type" else (k, UNREADABLE) for k, v in pairs]
+        + [("content-type", "application/json")],
+        None,
+    )
+    assert lane._gate.admit(shadowed) is None
+    assert lane._usual(shadowed) is not None
+    # The scope's header map is handed back: the lane reads no more of the scope.
+    admitted = lane._gate.admit(scope)
+    assert admitted is not None and admitted[3] is scope.headers
+
+
+def test_the_gate_reads_a_2026_request_whole() -> None:
+    """At 2026-07-28 every pair is read (every Mcp-* name counts): a header whose first value
+    is unreadable and a later one readable is read as Python reads it."""
+    _, lane, _ = _apps(stateless=True)
+    body = BODIES[0]
+    pairs = _usual_pairs(body, "2026-07-28")
+    scope = Scope(pairs, None)
+    assert lane._usual(scope) is not None
+    assert lane._gate.admit(scope) is not None
     shadowed = Scope(
         [(k, v) if k != "content-type" else (k, UNREADABLE) for k, v in pairs]
         + [("content-type", "application/json")],
         None,
     )
     admitted = lane._gate.admit(shadowed)
-    assert admitted is not None and admitted[:3] == lane._usual(shadowed)[:3]  # type: ignore[index]
-    # The scope's header map is handed back: the lane reads no more of the scope.
-    assert admitted[3] is shadowed.headers
+    verdict = lane._usual(shadowed)
+    assert admitted is not None and verdict is not None
+    assert admitted[:2] == verdict[:2]
+    assert _routing(admitted[2]) == _routing(verdict[2])
 
 
 def test_the_gate_is_bounded() -> None:
@@ -615,3 +639,31 @@ def test_a_context_used_after_the_reply_sends_nothing() -> None:
         assert status == 200
         assert ("content-type", "application/json") in headers
         assert orjson.loads(out)["result"]["content"][0]["text"] == "3"
+
+
+def test_the_gate_never_reads_an_unreadable_first_value_as_absent() -> None:
+    """Granian's get gives None for a header whose first value it cannot read: the gate
+    must not take that for an absent header (a verdict learned without one must not admit
+    it), whatever verdicts Python may teach."""
+    gate = McpHttpApp(server, Settings(host="127.0.0.1"))._gate
+    revision = object()
+    for absent in ("content-type", "accept"):
+        values = {"content-type": "application/json", "accept": "application/json"}
+        values.pop(absent)
+        gate.learn(
+            "localhost",
+            values.get("content-type"),
+            values.get("accept"),
+            "2025-06-18",
+            1,
+            revision,
+        )
+        usual = [
+            ("host", "localhost"),
+            *values.items(),
+            ("content-length", "10"),
+            ("mcp-protocol-version", "2025-06-18"),
+        ]
+        assert gate.admit(Scope(usual, None)) is not None
+        shadowed = [*usual, (absent, UNREADABLE), (absent, "application/json")]
+        assert gate.admit(Scope(shadowed, None)) is None, absent

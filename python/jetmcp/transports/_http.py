@@ -112,7 +112,7 @@ def first(headers: Any, name: str) -> str | None:
     Granian hands over a value with bytes outside visible ASCII as absent, and its ``get``
     gives None when the first value is such, even if a later one is readable. The HTTP
     transports read the headers of MCP requests this way instead (``Authorization`` is the
-    bearer guard's), as ``jetmcp._wire.Gate`` reads them all from one ``items()`` call."""
+    bearer guard's), as ``jetmcp._wire.Gate`` reads them."""
     values: list[str] = headers.get_all(name)
     return values[0] if values else None
 

@@ -87,7 +87,6 @@ struct Read<'py> {
     content_type: Option<Bound<'py, PyString>>,
     accept: Option<Bound<'py, PyString>>,
     length: Option<Bound<'py, PyString>>,
-    version: Option<Bound<'py, PyString>>,
     pairs: Pairs,
 }
 
@@ -105,12 +104,7 @@ impl<'py> Read<'py> {
             "content-type" => &mut self.content_type,
             "accept" => &mut self.accept,
             "content-length" => &mut self.length,
-            _ => {
-                if name == "mcp-protocol-version" && self.version.is_none() {
-                    self.version = Some(value.clone());
-                }
-                return self.pairs.take(name, &key, value.as_any());
-            }
+            _ => return self.pairs.take(name, &key, value.as_any()),
         };
         if first.is_none() {
             *first = Some(value);
@@ -149,9 +143,13 @@ fn first_value<'py>(
     Ok(Some(None))
 }
 
-/// Every readable pair, from one `items()` call: None unless there is exactly one Host and
-/// a Content-Length and a version are among them.
-fn read_all<'py>(headers: &Bound<'py, PyAny>) -> PyResult<Option<Seen<'py>>> {
+/// Every readable pair, from one `items()` call (`version`: the version `get` read, which
+/// is also the first readable one): None unless there is exactly one Host and a
+/// Content-Length among them.
+fn read_all<'py>(
+    headers: &Bound<'py, PyAny>,
+    version: Bound<'py, PyString>,
+) -> PyResult<Option<Seen<'py>>> {
     let items = headers.call_method0(intern!(headers.py(), "items"))?;
     let mut read = Read::default();
     if let Ok(list) = items.cast::<PyList>() {
@@ -163,25 +161,16 @@ fn read_all<'py>(headers: &Bound<'py, PyAny>) -> PyResult<Option<Seen<'py>>> {
             read.pair(&item?)?;
         }
     }
-    let Read {
-        hosts,
-        host,
-        content_type,
-        accept,
-        length,
-        version,
-        pairs,
-    } = read;
-    let (1, Some(host), Some(length), Some(version)) = (hosts, host, length, version) else {
+    let (1, Some(host), Some(length)) = (read.hosts, read.host, read.length) else {
         return Ok(None);
     };
     Ok(Some(Seen {
         host,
-        content_type,
-        accept,
+        content_type: read.content_type,
+        accept: read.accept,
         length,
         version,
-        pairs: Some(pairs),
+        pairs: Some(read.pairs),
     }))
 }
 
@@ -250,14 +239,14 @@ impl Gate {
         else {
             return Ok(None);
         };
-        let seen = if self
-            .modern
-            .iter()
-            .any(|m| version.to_str().is_ok_and(|v| v == m))
-        {
+        let modern = {
+            let version = version.to_str()?;
+            self.modern.iter().any(|m| m == version)
+        };
+        let seen = if modern {
             // A 2026-07-28 request: every `Mcp-*` name counts, so every pair is read, in one
             // `items()` call.
-            match read_all(&headers)? {
+            match read_all(&headers, version)? {
                 Some(seen) => seen,
                 None => return Ok(None),
             }

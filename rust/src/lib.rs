@@ -1,12 +1,13 @@
 //! jetmcp's JSON-RPC wire core.
 //!
-//! The pure-Rust modules (`cursor`, `frame`, `id`, `encode`, `plan`) have no pyo3 dependency and are tested with
+//! The pure-Rust modules (`cursor`, `frame`, `http1`, `id`, `encode`, `plan`) have no pyo3 dependency and are tested with
 //! `cargo test --no-default-features`; the `python` feature adds the `jetmcp._wire` extension
 //! module on top of them.
 
 pub mod cursor;
 pub mod encode;
 pub mod frame;
+pub mod http1;
 pub mod id;
 pub mod plan;
 

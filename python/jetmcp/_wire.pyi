@@ -475,3 +475,195 @@ class Plans:
         array), else a list in entry order of each reply's bytes or :class:`Outcome`, for
         Python to shape and join with :func:`encode_batch`. From an entry that no longer
         plans (see :meth:`run`) on, the list holds None: those entries did not run."""
+
+# HTTP/1.1 framing (sans-IO): where an ``Http1Connection`` is, for the caller's timeouts.
+HTTP1_IDLE: Final[int]  # between requests: nothing of the next one has come (idle timeout)
+HTTP1_HEAD: Final[int]  # part of a request head has come (header timeout)
+HTTP1_BODY: Final[int]  # the head is read, the body is not complete (body timeout)
+HTTP1_RESPONDING: Final[int]  # a request is out, its response not finished: input is held
+HTTP1_CLOSED: Final[int]  # nothing more is read (after a refusal or a closing response)
+
+class Http1Error(ValueError):
+    """A peer's bad HTTP/1.1 framing (from :meth:`Http1Connection.feed` and
+    :meth:`Http1ClientConnection.feed`). It is final: the connection reads nothing more."""
+
+    status: int | None
+    """The status to answer with (400, 413, 431, 501, 505); None: close without an answer
+    (an HTTP/2 preface, or any error of a client connection)."""
+    reason: str
+    """Why, in a few words (also the answer's plain-text body)."""
+    response: bytes
+    """The whole answer to write before closing (empty when ``status`` is None)."""
+
+@final
+class Http1Request:
+    """A complete request handed out by :meth:`Http1Connection.feed`: its head as received
+    and its body, decoded. Header lookups read the received bytes; no Python object is made
+    for a header that is not asked for."""
+
+    @property
+    def method(self) -> bytes:
+        """The method token as sent (case-sensitive)."""
+    @property
+    def target(self) -> bytes:
+        """The request target as sent (visible ASCII)."""
+    @property
+    def http_version(self) -> bytes:
+        """``b"1.1"`` or ``b"1.0"``."""
+    @property
+    def keep_alive(self) -> bool:
+        """Whether the connection may stay open after the response (HTTP/1.1 unless
+        ``Connection: close``; HTTP/1.0 only with ``Connection: keep-alive``)."""
+    @property
+    def expects_continue(self) -> bool:
+        """Whether it sent ``Expect: 100-continue`` (HTTP/1.1, with a body)."""
+    @property
+    def body(self) -> bytes:
+        """The body, decoded from Content-Length or chunked framing (``b""`` for none)."""
+    def header(self, name: bytes) -> bytes | None:
+        """The first value of header ``name`` (any case), whitespace around it stripped."""
+    def header_all(self, name: bytes) -> list[bytes]:
+        """Every value of header ``name`` (any case), in the order received."""
+    def headers(self) -> list[tuple[bytes, bytes]]:
+        """Every header line as ``(name, value)``, names as sent, in order."""
+
+@final
+class Http1Connection:
+    """A server's side of one HTTP/1.1 connection, without I/O: received bytes in, complete
+    requests out (in order, each once); responses in, bytes to write out.
+
+    One request is out at a time: once :meth:`feed` hands one out, later input is held
+    unparsed until its response is written (:meth:`respond`, or :meth:`end_stream`); then
+    :meth:`next_request` gives the next pipelined request. Bad framing (RFC 9112) raises
+    :class:`Http1Error` once; the connection then reads nothing more. Every limit is a
+    keyword argument with a safe default: the longest head line (``max_line``, 8 KiB) and
+    head (``max_head``, 32 KiB) and the most header fields (``max_headers``, 100; at most
+    256) are answered 431; the largest body (``max_body``, 4 MiB) 413, a declared length
+    before any of the body is read; the longest chunk-size line (``max_chunk_line``, 1 KiB)
+    400; the longest trailer section (``max_trailers``, 8 KiB) 431; pipelined input held
+    while a response is written past ``max_buffer`` (256 KiB) sets :attr:`wants_pause`."""
+
+    def __init__(
+        self,
+        *,
+        max_line: int = ...,
+        max_head: int = ...,
+        max_headers: int = ...,
+        max_body: int = ...,
+        max_chunk_line: int = ...,
+        max_trailers: int = ...,
+        max_buffer: int = ...,
+    ) -> None: ...
+    def feed(self, data: bytes) -> Http1Request | None:
+        """Take received bytes; the next complete request, if one is complete and no
+        earlier response is still being written. Raises :class:`Http1Error` on bad framing;
+        after it (and after a response that closed the connection) input is dropped."""
+    def next_request(self) -> Http1Request | None:
+        """The next complete request from input already held, once the previous response
+        is written (pipelining)."""
+    @property
+    def phase(self) -> int:
+        """One of the ``HTTP1_*`` phases (which timeout applies now)."""
+    @property
+    def buffered(self) -> int:
+        """Bytes held: unparsed input and the part of a request read so far."""
+    @property
+    def wants_pause(self) -> bool:
+        """Whether to stop reading until the response is written (more than
+        ``max_buffer`` bytes of pipelined input are held)."""
+    @property
+    def closed(self) -> bool:
+        """Whether the connection reads nothing more: close the transport once the writes
+        are flushed."""
+    def take_continue(self) -> bytes | None:
+        """``HTTP/1.1 100 Continue`` to write, once, when a request that sent
+        ``Expect: 100-continue`` waits for its body; else None."""
+    def respond(
+        self, status: int, headers: Sequence[tuple[bytes, bytes]], body: bytes, close: bool = False
+    ) -> bytes:
+        """The whole response to the outstanding request: status line, ``headers``,
+        Content-Length (none for 204 and 304), ``Connection`` when the connection closes
+        (``close``, or the request asked) or an HTTP/1.0 one stays open, then ``body`` (not
+        for a HEAD request). ValueError for a header that could break the framing (a name
+        that is not a token, CR, LF, NUL or another control byte in a value, or a
+        Content-Length, Transfer-Encoding or Connection header, which the connection
+        writes); RuntimeError when no request is waiting for a response."""
+    def start_stream(
+        self, status: int, headers: Sequence[tuple[bytes, bytes]], close: bool = False
+    ) -> bytes:
+        """The head of a streamed response (SSE): chunked to an HTTP/1.1 request,
+        delimited by closing the connection to an HTTP/1.0 one."""
+    def stream_data(self, data: bytes) -> bytes:
+        """One piece of the streamed response's body, framed (``b""`` for empty data)."""
+    def end_stream(self) -> bytes:
+        """The end of the streamed response; the connection then reads the next request,
+        or is closed."""
+
+def http1_simple_response(status: int, text: bytes) -> bytes:
+    """A whole plain-text response that closes the connection (a timeout's 408, an
+    overload's 503)."""
+
+@final
+class Http1Response:
+    """A response read by :class:`Http1ClientConnection`: whole (``complete``), or the head
+    of a streamed one whose body follows as ``bytes`` events."""
+
+    @property
+    def status(self) -> int: ...
+    @property
+    def http_version(self) -> bytes:
+        """``b"1.1"`` or ``b"1.0"``."""
+    @property
+    def keep_alive(self) -> bool:
+        """Whether the connection can carry another request after this response."""
+    @property
+    def complete(self) -> bool:
+        """True for a whole response (body included), False for a streamed one's head."""
+    @property
+    def body(self) -> bytes:
+        """The body of a whole response (``b""`` for a streamed one's head)."""
+    def header(self, name: bytes) -> bytes | None:
+        """The first value of header ``name`` (any case)."""
+    def header_all(self, name: bytes) -> list[bytes]:
+        """Every value of header ``name`` (any case), in order."""
+    def headers(self) -> list[tuple[bytes, bytes]]:
+        """Every header line as ``(name, value)``, in order."""
+
+@final
+class Http1ClientConnection:
+    """A client's side of one HTTP/1.1 connection, without I/O: one request at a time;
+    responses whole or streamed. Interim 1xx responses are skipped; bodies are delimited by
+    Content-Length, chunked framing, or the server closing (``feed(b"")``). The limits are
+    those of :class:`Http1Connection` (``max_body`` bounds a whole response's body)."""
+
+    def __init__(
+        self,
+        *,
+        max_line: int = ...,
+        max_head: int = ...,
+        max_headers: int = ...,
+        max_body: int = ...,
+        max_chunk_line: int = ...,
+        max_trailers: int = ...,
+    ) -> None: ...
+    @property
+    def idle(self) -> bool:
+        """Whether a request can be written now."""
+    @property
+    def closed(self) -> bool:
+        """Whether the connection can carry no more requests."""
+    def request(
+        self,
+        method: bytes,
+        target: bytes,
+        headers: Sequence[tuple[bytes, bytes]],
+        body: bytes | None = None,
+        stream: bool = False,
+    ) -> bytes:
+        """The request's bytes: request line, ``headers`` (Host among them), and with a
+        ``body`` its Content-Length. ``stream``: yield the response as it arrives."""
+    def feed(self, data: bytes) -> list[Http1Response | bytes]:
+        """Take received bytes (``b""``: the server closed its side); what completed: an
+        :class:`Http1Response` (whole, or a streamed one's head), body data of a streamed
+        response as ``bytes``, and ``b""`` at its end. Raises :class:`Http1Error` when the
+        response is malformed or cut short."""

@@ -23,6 +23,8 @@ mod py_frame;
 #[cfg(feature = "python")]
 mod py_gate;
 #[cfg(feature = "python")]
+mod py_http;
+#[cfg(feature = "python")]
 mod py_plan;
 #[cfg(feature = "python")]
 mod py_route;
@@ -68,6 +70,17 @@ fn wire_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<py_gate::Gate>()?;
     m.add_class::<py_plan::Plans>()?;
     m.add_class::<py_plan::Outcome>()?;
+    m.add("HTTP1_IDLE", http1::Phase::Idle as u8)?;
+    m.add("HTTP1_HEAD", http1::Phase::Head as u8)?;
+    m.add("HTTP1_BODY", http1::Phase::Body as u8)?;
+    m.add("HTTP1_RESPONDING", http1::Phase::Responding as u8)?;
+    m.add("HTTP1_CLOSED", http1::Phase::Closed as u8)?;
+    m.add_class::<py_http::PyConnection>()?;
+    m.add_class::<py_http::PyRequest>()?;
+    m.add_class::<py_http::PyClientConnection>()?;
+    m.add_class::<py_http::PyResponse>()?;
+    m.add("Http1Error", m.py().get_type::<py_http::Http1Error>())?;
+    m.add_function(wrap_pyfunction!(py_http::http1_simple_response, m)?)?;
     m.add_function(wrap_pyfunction!(py_frame::decode, m)?)?;
     m.add_function(wrap_pyfunction!(py_encode::dumps, m)?)?;
     m.add_function(wrap_pyfunction!(py_encode::encode_result, m)?)?;

@@ -4,6 +4,12 @@ whole server (Granian, CPython, the extension, pydantic) that a noisy VM's req/s
     .venv/bin/python bench/load/callgrind_live.py --server jetmcp --workload pydantic-2026
     .venv/bin/python bench/load/callgrind_live.py --server floor --workload pydantic-2026
     .venv/bin/python bench/load/callgrind_live.py --server ceiling --workload call-0618
+    .venv/bin/python bench/load/callgrind_live.py --server native-mcp --workload call-0618
+
+``native-*`` are the uvloop prototypes of ``native_proto.py`` (the extension's HTTP/1.1
+framing answering inside ``data_received``): ``native-fixed`` and ``native-python`` answer
+the ceiling's fixed body (framed in Rust, in plain Python), ``native-mcp`` a plain
+``tools/call`` through the extension's fast path.
 
 The server runs twice under ``valgrind --tool=callgrind --trace-children=yes`` with the load
 benchmark's flags (one worker, HTTP/1, uvloop), answering ``--requests`` and then that many
@@ -45,6 +51,12 @@ def command(server: str, port: int) -> list[str]:
             *(str(BIN / "jetmcp"), "run", str(LOAD / "jetmcp_server.py") + ":app"),
             *("--transport", "http", "--host", "127.0.0.1", "--port", str(port)),
             *("--workers", "1", "--stateless"),
+        ]
+    native = {"native-fixed": "fixed", "native-python": "python-fixed", "native-mcp": "mcp"}
+    if server in native:
+        return [
+            *(sys.executable, str(LOAD / "native_proto.py"), "--mode", native[server]),
+            *("--host", "127.0.0.1", "--port", str(port)),
         ]
     app = {"ceiling": "ceiling:rsgi_app", "floor": "floor:rsgi_app"}[server]
     return [
@@ -152,7 +164,11 @@ def run(server: str, workload: str, requests: int, work: Path) -> list[int]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description="instructions per request of a live server")
-    parser.add_argument("--server", choices=("jetmcp", "floor", "ceiling"), required=True)
+    parser.add_argument(
+        "--server",
+        choices=("jetmcp", "floor", "ceiling", "native-fixed", "native-python", "native-mcp"),
+        required=True,
+    )
     # Stateless servers only: the session workload needs an initialize first.
     stateless = sorted(key for key, w in ISSUE11.items() if not w.session)
     parser.add_argument("--workload", choices=stateless, required=True)

@@ -129,6 +129,7 @@ const REFUSED: &[(&str, &str, usize, Option<u16>)] = &[
     ("HTTP/2 preface", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 0, None),
     ("HTTP/1.2", "GET / HTTP/1.2\r\nHost: a\r\n\r\n", 0, Some(505)),
     ("HTTP/2.0 request line", "GET / HTTP/2.0\r\nHost: a\r\n\r\n", 0, Some(505)),
+    ("a space in the target", "GET /a b HTTP/1.1\r\nHost: a\r\n\r\n", 0, Some(400)),
     ("lower-case version", "GET / http/1.1\r\nHost: a\r\n\r\n", 0, Some(400)),
     ("two spaces in the request line", "GET  / HTTP/1.1\r\nHost: a\r\n\r\n", 0, Some(400)),
     ("non-ASCII target", "GET /\u{e9} HTTP/1.1\r\nHost: a\r\n\r\n", 0, Some(400)),

@@ -469,7 +469,13 @@ fn head_refusal(error: httparse::Error, head: &[u8]) -> Refusal {
             }
             let line = head.split(|&b| b == b'\n').next().unwrap_or(b"");
             let line = line.strip_suffix(b"\r").unwrap_or(line);
-            match line.rsplit(|&b| b == b' ').next() {
+            // 505 only for a well-formed request line naming another version.
+            let mut parts = line.split(|&b| b == b' ');
+            let version = match (parts.next(), parts.next(), parts.next(), parts.next()) {
+                (Some(_), Some(_), Some(version), None) => Some(version),
+                _ => None,
+            };
+            match version {
                 Some([b'H', b'T', b'T', b'P', b'/', major, b'.', minor])
                     if major.is_ascii_digit() && minor.is_ascii_digit() =>
                 {

@@ -29,13 +29,18 @@ from pathlib import Path
 
 _TOTAL = re.compile(rb"^(?:summary|totals):\s+(\d+)", re.M)
 
-BODY = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}'
+BODY = (
+    b'{"jsonrpc":"2.0","id":1,"method":"tools/call",'
+    b'"params":{"name":"add","arguments":{"a":1,"b":2}}}'
+)
 REQUEST = (
     b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:8000\r\nAccept-Encoding: identity\r\n"
     b"Content-Length: %d\r\nContent-Type: application/json\r\n"
     b"Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-06-18\r\n\r\n%s"
 ) % (len(BODY), BODY)
-REPLY = b'{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"3"}],"isError":false}}'
+REPLY = (
+    b'{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"3"}],"isError":false}}'
+)
 JSON = [(b"content-type", b"application/json")]
 RESPONSE = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n%s" % (
     len(REPLY),
@@ -61,7 +66,14 @@ def _server_gate() -> Callable[[], object]:
     from jetmcp import _wire
 
     conn = _wire.Http1Connection()
-    names = (b"host", b"origin", b"content-type", b"accept", b"mcp-protocol-version", b"mcp-session-id")
+    names = (
+        b"host",
+        b"origin",
+        b"content-type",
+        b"accept",
+        b"mcp-protocol-version",
+        b"mcp-session-id",
+    )
 
     def run() -> object:
         request = conn.feed(REQUEST)

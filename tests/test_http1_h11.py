@@ -15,6 +15,7 @@ difference: jetmcp's verdict, and that both agree on every request before it.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Callable, Sequence
 from typing import Literal
 
@@ -146,7 +147,7 @@ class Spec:
 def _chunks(body: bytes, cuts: Sequence[int], ext: bytes = b"") -> bytes:
     out = []
     start = 0
-    for cut in sorted({c for c in cuts if 0 < c < len(body)}) + [len(body)]:
+    for cut in [*sorted({c for c in cuts if 0 < c < len(body)}), len(body)]:
         piece = body[start:cut]
         if piece:
             out.append(b"%x%s\r\n%s\r\n" % (len(piece), ext, piece))
@@ -320,10 +321,7 @@ def specs(draw: st.DrawFn, forced: str | None = None) -> Spec:
     defect = forced or draw(st.one_of(st.none(), st.none(), st.sampled_from(DEFECTS)))
     method = draw(st.sampled_from([b"GET", b"POST", b"PUT", b"DELETE", b"OPTIONS", b"X-Y"]))
     target = b"/" + draw(st.binary(max_size=12).map(lambda b: bytes(VCHAR[x % 94] for x in b)))
-    if defect in NEED_CHUNKED:
-        version = b"1.1"
-    else:
-        version = draw(st.sampled_from([b"1.1"] * 5 + [b"1.0"]))
+    version = b"1.1" if defect in NEED_CHUNKED else draw(st.sampled_from([b"1.1"] * 5 + [b"1.0"]))
     fields: list[tuple[bytes, bytes]] = []
     if version == b"1.1" or draw(st.booleans()):
         fields.append((b"Host", b"example.com"))
@@ -358,7 +356,7 @@ Seen = tuple[bytes, bytes, tuple[tuple[bytes, bytes], ...], bytes]
 class Outcome:
     requests: list[Seen]
     #: The refusal's status (None: closed with no answer); absent: not refused.
-    refused: int | None | Literal["no"] = "no"
+    refused: int | Literal["no"] | None = "no"
     closed: bool = False
 
 
@@ -496,13 +494,15 @@ def streams(draw: st.DrawFn) -> tuple[list[Spec], bytes]:
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(streams(), st.data())
-def test_same_requests_and_verdicts_as_h11(generated: tuple[list[Spec], bytes], data: st.DataObject) -> None:
+def test_same_requests_and_verdicts_as_h11(
+    generated: tuple[list[Spec], bytes], data: st.DataObject
+) -> None:
     stream, raw = generated
     compare(stream, [raw])
     compare(stream, [raw[i : i + 1] for i in range(len(raw))])
     cuts = sorted(data.draw(st.lists(st.integers(0, len(raw)), max_size=6)))
     bounds = [0, *cuts, len(raw)]
-    compare(stream, [raw[a:b] for a, b in zip(bounds, bounds[1:])])
+    compare(stream, [raw[a:b] for a, b in itertools.pairwise(bounds)])
 
 
 @pytest.mark.parametrize("divergence", sorted(DIVERGENCES))

@@ -129,11 +129,11 @@ class Engine:
     on header values already judged (as the Granian transport's gate learns them)."""
 
     def __init__(self) -> None:
+        from jetmcp_server import app as server
+
         from jetmcp.settings import Settings
         from jetmcp.transports._http import post_flags
         from jetmcp.transports.http import _LEGACY_EXACT, make_app
-
-        from jetmcp_server import app as server
 
         settings = Settings(stateless=True)
         self.http = make_app(server, settings)

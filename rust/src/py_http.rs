@@ -45,8 +45,8 @@ fn write_error(e: &WriteError) -> PyErr {
 type FieldList<'a> = SmallVec<[(&'a [u8], &'a [u8]); 8]>;
 
 /// Borrows `(name, value)` pairs of bytes from a list or tuple of 2-tuples.
-fn fields_of<'py>(headers: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAny>>> {
-    let mut held = Vec::new();
+fn fields_of<'py>(headers: &Bound<'py, PyAny>) -> PyResult<SmallVec<[Bound<'py, PyAny>; 16]>> {
+    let mut held = SmallVec::new();
     for item in headers.try_iter()? {
         let item = item?;
         let pair = item

@@ -167,18 +167,44 @@ pub fn reason_phrase(status: u16) -> &'static str {
     }
 }
 
-/// Whether `b` may appear in a token (a method, a header name, a transfer coding).
-pub(crate) fn is_token_byte(b: u8) -> bool {
+const fn token_member(b: u8) -> bool {
     matches!(b,
         b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9'
         | b'!' | b'#' | b'$' | b'%' | b'&' | b'\'' | b'*' | b'+'
         | b'-' | b'.' | b'^' | b'_' | b'`' | b'|' | b'~')
 }
 
-/// Whether `b` may appear in a field value (RFC 9110 5.5: visible ASCII, obs-text, space and
-/// tab; never CR, LF, NUL or another control).
+/// RFC 9110 5.5: visible ASCII, obs-text, space and tab; never CR, LF, NUL or another control.
+const fn field_value_member(b: u8) -> bool {
+    b == b'\t' || (b >= b' ' && b <= b'~') || b >= 0x80
+}
+
+/// 256-entry membership tables (one load per byte on the write path), built at compile time.
+const fn byte_table(field_value: bool) -> [bool; 256] {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        table[i] = if field_value {
+            field_value_member(i as u8)
+        } else {
+            token_member(i as u8)
+        };
+        i += 1;
+    }
+    table
+}
+
+const TOKEN_BYTES: [bool; 256] = byte_table(false);
+const FIELD_VALUE_BYTES: [bool; 256] = byte_table(true);
+
+/// Whether `b` may appear in a token (a method, a header name, a transfer coding).
+pub(crate) fn is_token_byte(b: u8) -> bool {
+    TOKEN_BYTES[b as usize]
+}
+
+/// Whether `b` may appear in a field value.
 pub(crate) fn is_field_value_byte(b: u8) -> bool {
-    b == b'\t' || (b' '..=b'~').contains(&b) || b >= 0x80
+    FIELD_VALUE_BYTES[b as usize]
 }
 
 /// Strips optional whitespace (space, tab) from both ends.

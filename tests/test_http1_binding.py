@@ -27,6 +27,9 @@ def test_request_fields_and_body() -> None:
     assert request.header(b"origin") is None
     assert request.header_all(b"x-twice") == [b"1", b"2"]
     assert request.headers()[0] == (b"Host", b"h")
+    assert request.header_key((b"host", b"origin", b"x-twice")) == b"h\x00\x01\x001\x00"
+    with pytest.raises(ValueError):
+        request.header_key(("host",))  # type: ignore[arg-type]
     assert conn.phase == _wire.HTTP1_RESPONDING
     assert conn.respond(200, JSON, b"{}") == (
         b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}"

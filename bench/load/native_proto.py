@@ -14,7 +14,8 @@ Modes:
   Content-Length): the uvloop floor of issue 39.
 - ``mcp``: ``bench/load/jetmcp_server.py``'s app, stateless. A POST to ``/mcp`` whose headers
   pass the usual checks (one Host the guard allows, no Origin, JSON in, an Accept that takes
-  JSON, an exact legacy ``MCP-Protocol-Version``) and whose body is one call the extension
+  JSON, an exact legacy ``MCP-Protocol-Version``: judged once per set of values, then looked
+  up by ``Http1Request.header_key``) and whose body is one call the extension
   plans and runs (``Dispatcher.answer``) is answered in the callback. Anything else is
   answered 501 here: the prototype measures the fast path, the lead integrates the rest.
 
@@ -41,6 +42,8 @@ from bodies import canned_reply  # noqa: E402
 from jetmcp import _wire  # noqa: E402
 
 JSON = [(b"content-type", b"application/json")]
+#: The headers a usual POST's verdict depends on (as the Granian transport's gate reads them).
+GATE = (b"host", b"content-type", b"accept", b"origin", b"mcp-protocol-version")
 
 
 class FixedBody(asyncio.Protocol):
@@ -142,32 +145,34 @@ class Engine:
         self.max_body = settings.max_body_bytes
         self._post_flags = post_flags
         self._revisions = {k.encode(): v for k, v in _LEGACY_EXACT.items()}
-        #: (host, content-type, accept) -> whether a POST with them is usual.
-        self._usual: dict[tuple[bytes | None, bytes | None, bytes | None], bool] = {}
+        #: ``Http1Request.header_key(GATE)`` -> the revision a POST with those header values
+        #: is served at (None: not a usual POST; answered 501 here).
+        self._verdicts: dict[bytes, Any] = {}
 
-    def _judge(self, key: tuple[bytes | None, bytes | None, bytes | None]) -> bool:
-        host, content_type, accept = key
-        if host is None or not self.http.guard.host_allowed(host.decode("latin-1")):
-            return False
-        flags = self._post_flags(
-            None if content_type is None else content_type.decode("latin-1"),
-            None if accept is None else accept.decode("latin-1"),
-        )
-        usual = flags > 0
-        self._usual[key] = usual
-        return usual
+    def _judge(self, request: Any) -> Any:
+        """The verdict on a request's gate headers, judged once per set of values."""
+        header = request.header
+        host, content_type, accept = header(b"host"), header(b"content-type"), header(b"accept")
+        verdict = None
+        if (
+            host is not None
+            and header(b"origin") is None
+            and self.http.guard.host_allowed(host.decode("latin-1"))
+            and self._post_flags(
+                None if content_type is None else content_type.decode("latin-1"),
+                None if accept is None else accept.decode("latin-1"),
+            )
+            > 0
+        ):
+            verdict = self._revisions.get(header(b"mcp-protocol-version") or b"")
+        self._verdicts[request.header_key(GATE)] = verdict
+        return verdict
 
     def answer(self, request: Any) -> tuple[int, bytes]:
         if request.method != b"POST" or request.target != b"/mcp":
             return 501, b""
-        header = request.header
-        key = (header(b"host"), header(b"content-type"), header(b"accept"))
-        usual = self._usual.get(key)
-        if usual is None:
-            usual = self._judge(key)
-        if not usual or header(b"origin") is not None:
-            return 501, b""
-        revision = self._revisions.get(header(b"mcp-protocol-version") or b"")
+        key = request.header_key(GATE)
+        revision = self._verdicts[key] if key in self._verdicts else self._judge(request)
         if revision is None:
             return 501, b""
         settings = self.settings

@@ -524,6 +524,10 @@ class Http1Request:
         """The first value of header ``name`` (any case), whitespace around it stripped."""
     def header_all(self, name: bytes) -> list[bytes]:
         """Every value of header ``name`` (any case), in the order received."""
+    def header_key(self, names: tuple[bytes, ...]) -> bytes:
+        """The first value of each header of ``names``, each followed by a NUL byte (a
+        0x01 byte in place of an absent header's value): one key, in one call, to look up
+        a verdict learned on those values (field values never hold NUL or 0x01)."""
     def headers(self) -> list[tuple[bytes, bytes]]:
         """Every header line as ``(name, value)``, names as sent, in order."""
 

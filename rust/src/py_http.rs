@@ -153,6 +153,27 @@ impl PyRequest {
         )
     }
 
+    fn header_key<'py>(
+        &self,
+        py: Python<'py>,
+        names: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        // Field values hold no NUL and no 0x01 (the parser refuses control bytes), so the
+        // key is unambiguous.
+        let mut key: SmallVec<[u8; 256]> = SmallVec::new();
+        for name in names.iter() {
+            let name = name
+                .cast::<PyBytes>()
+                .map_err(|_| PyValueError::new_err("header names must be bytes"))?;
+            match self.request.header(name.as_bytes()) {
+                Some(value) => key.extend_from_slice(value),
+                None => key.push(1),
+            }
+            key.push(0);
+        }
+        Ok(PyBytes::new(py, &key))
+    }
+
     fn headers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         PyList::new(
             py,

@@ -161,3 +161,22 @@ def test_client_refuses_a_cut_response() -> None:
         client.feed(b"")
     assert cut.value.status is None
     assert client.closed
+
+
+def test_fields_checked_once() -> None:
+    fields = _wire.Http1Fields(JSON)
+    assert bytes(fields) == b"content-type: application/json\r\n"
+    conn = _wire.Http1Connection()
+    assert conn.feed(POST) is not None
+    assert conn.respond(200, fields, b"{}") == (
+        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}"
+    )
+    assert conn.feed(b"GET / HTTP/1.1\r\nHost: h\r\n\r\n") is not None
+    sse = _wire.Http1Fields([(b"content-type", b"text/event-stream")])
+    assert conn.start_stream(200, sse).endswith(
+        b"content-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+    )
+    with pytest.raises(ValueError):
+        _wire.Http1Fields([(b"x", b"a\r\nb: c")])
+    with pytest.raises(ValueError):
+        _wire.Http1Fields([(b"Content-Length", b"1")])

@@ -41,7 +41,7 @@ from bodies import canned_reply  # noqa: E402
 
 from jetmcp import _wire  # noqa: E402
 
-JSON = [(b"content-type", b"application/json")]
+JSON = _wire.Http1Fields([(b"content-type", b"application/json")])
 #: The headers a usual POST's verdict depends on (as the Granian transport's gate reads them).
 GATE = (b"host", b"content-type", b"accept", b"origin", b"mcp-protocol-version")
 

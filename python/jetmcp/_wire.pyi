@@ -532,6 +532,17 @@ class Http1Request:
         """Every header line as ``(name, value)``, names as sent, in order."""
 
 @final
+class Http1Fields:
+    """Response header fields checked once (as :meth:`Http1Connection.respond` checks them)
+    and kept as the bytes they are written as: pass it as ``headers`` to a response that
+    carries the same fields every time. ValueError for a field that could break the
+    framing."""
+
+    def __init__(self, headers: Sequence[tuple[bytes, bytes]]) -> None: ...
+    def __bytes__(self) -> bytes:
+        """The field lines, each ending in CRLF."""
+
+@final
 class Http1Connection:
     """A server's side of one HTTP/1.1 connection, without I/O: received bytes in, complete
     requests out (in order, each once); responses in, bytes to write out.
@@ -583,7 +594,11 @@ class Http1Connection:
         """``HTTP/1.1 100 Continue`` to write, once, when a request that sent
         ``Expect: 100-continue`` waits for its body; else None."""
     def respond(
-        self, status: int, headers: Sequence[tuple[bytes, bytes]], body: bytes, close: bool = False
+        self,
+        status: int,
+        headers: Http1Fields | Sequence[tuple[bytes, bytes]],
+        body: bytes,
+        close: bool = False,
     ) -> bytes:
         """The whole response to the outstanding request: status line, ``headers``,
         Content-Length (none for 204 and 304), ``Connection`` when the connection closes
@@ -593,7 +608,10 @@ class Http1Connection:
         Content-Length, Transfer-Encoding or Connection header, which the connection
         writes); RuntimeError when no request is waiting for a response."""
     def start_stream(
-        self, status: int, headers: Sequence[tuple[bytes, bytes]], close: bool = False
+        self,
+        status: int,
+        headers: Http1Fields | Sequence[tuple[bytes, bytes]],
+        close: bool = False,
     ) -> bytes:
         """The head of a streamed response (SSE): chunked to an HTTP/1.1 request,
         delimited by closing the connection to an HTTP/1.0 one."""

@@ -77,6 +77,7 @@ fn wire_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("HTTP1_CLOSED", http1::Phase::Closed as u8)?;
     m.add_class::<py_http::PyConnection>()?;
     m.add_class::<py_http::PyRequest>()?;
+    m.add_class::<py_http::PyFields>()?;
     m.add_class::<py_http::PyClientConnection>()?;
     m.add_class::<py_http::PyResponse>()?;
     m.add("Http1Error", m.py().get_type::<py_http::Http1Error>())?;

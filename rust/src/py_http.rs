@@ -11,7 +11,7 @@ use pyo3::types::{PyBytes, PyList, PyTuple};
 use smallvec::SmallVec;
 
 use crate::http1::client::{ClientConnection, ClientEvent, Response};
-use crate::http1::response::{self, WriteError};
+use crate::http1::response::{self, FieldBlock, WriteError};
 use crate::http1::server::{Request, ServerConnection};
 use crate::http1::{Limits, Refusal, Version};
 
@@ -101,6 +101,27 @@ fn version_bytes(v: Version) -> &'static [u8] {
     match v {
         Version::Http10 => b"1.0",
         Version::Http11 => b"1.1",
+    }
+}
+
+/// Response header fields checked once, for responses that carry the same ones each time.
+#[pyclass(frozen, module = "jetmcp._wire", name = "Http1Fields")]
+pub struct PyFields {
+    block: FieldBlock,
+}
+
+#[pymethods]
+impl PyFields {
+    #[new]
+    fn new(headers: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let held = fields_of(headers)?;
+        let fields = slices(&held)?;
+        let block = FieldBlock::new(&fields).map_err(|e| write_error(&e))?;
+        Ok(PyFields { block })
+    }
+
+    fn __bytes__<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, self.block.as_bytes())
     }
 }
 
@@ -303,11 +324,16 @@ impl PyConnection {
         body: &[u8],
         close: bool,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let held = fields_of(headers)?;
-        let fields = slices(&held)?;
-        self.conn
-            .respond(status, &fields, body, close, &mut self.out)
-            .map_err(|e| write_error(&e))?;
+        let done = if let Ok(block) = headers.cast::<PyFields>() {
+            self.conn
+                .respond_block(status, &block.get().block, body, close, &mut self.out)
+        } else {
+            let held = fields_of(headers)?;
+            let fields = slices(&held)?;
+            self.conn
+                .respond(status, &fields, body, close, &mut self.out)
+        };
+        done.map_err(|e| write_error(&e))?;
         Ok(self.take_out(py))
     }
 
@@ -319,11 +345,16 @@ impl PyConnection {
         headers: &Bound<'py, PyAny>,
         close: bool,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let held = fields_of(headers)?;
-        let fields = slices(&held)?;
-        self.conn
-            .start_stream(status, &fields, close, &mut self.out)
-            .map_err(|e| write_error(&e))?;
+        let done = if let Ok(block) = headers.cast::<PyFields>() {
+            self.conn
+                .start_stream_block(status, &block.get().block, close, &mut self.out)
+        } else {
+            let held = fields_of(headers)?;
+            let fields = slices(&held)?;
+            self.conn
+                .start_stream(status, &fields, close, &mut self.out)
+        };
+        done.map_err(|e| write_error(&e))?;
         Ok(self.take_out(py))
     }
 

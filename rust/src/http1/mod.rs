@@ -50,6 +50,8 @@ pub struct Limits {
 /// The most header fields [`Limits::max_headers`] can allow (a fixed array on the stack holds
 /// them while `httparse` reads a head).
 pub const MAX_HEADERS_CAP: usize = 256;
+/// The largest [`Limits::max_head`] and [`Limits::max_line`] can be (1 GiB).
+pub const MAX_HEAD_CAP: usize = 1 << 30;
 
 impl Default for Limits {
     fn default() -> Self {
@@ -66,12 +68,13 @@ impl Default for Limits {
 }
 
 impl Limits {
-    /// The same limits with `max_headers` capped at [`MAX_HEADERS_CAP`] and every size at
-    /// least 1, so no setting can make a connection unusable or unbounded.
+    /// The same limits with `max_headers` capped at [`MAX_HEADERS_CAP`], heads and lines at
+    /// [`MAX_HEAD_CAP`] (field positions are 32-bit), and every size at least 1, so no
+    /// setting can make a connection unusable or unbounded.
     pub fn normalized(mut self) -> Self {
         self.max_headers = self.max_headers.clamp(1, MAX_HEADERS_CAP);
-        self.max_line = self.max_line.max(1);
-        self.max_head = self.max_head.max(1);
+        self.max_line = self.max_line.clamp(1, MAX_HEAD_CAP);
+        self.max_head = self.max_head.clamp(1, MAX_HEAD_CAP);
         self.max_chunk_line = self.max_chunk_line.max(1);
         self.max_trailers = self.max_trailers.max(1);
         self.max_buffer = self.max_buffer.max(1);

@@ -90,6 +90,25 @@ pub fn write_fields(out: &mut Vec<u8>, fields: &[(&[u8], &[u8])]) -> Result<(), 
     Ok(())
 }
 
+/// Header fields checked once and kept as the bytes they are written as, for a response
+/// that carries the same fields every time (a JSON reply, an SSE stream's head).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldBlock(Vec<u8>);
+
+impl FieldBlock {
+    /// Checks `fields` as [`write_fields`] does and keeps their bytes.
+    pub fn new(fields: &[(&[u8], &[u8])]) -> Result<Self, WriteError> {
+        let mut bytes = Vec::new();
+        write_fields(&mut bytes, fields)?;
+        Ok(FieldBlock(bytes))
+    }
+
+    /// The field lines, each ending in CRLF.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+}
+
 /// Appends a status line (always HTTP/1.1: RFC 9110 6.2, a server sends its own version).
 pub fn write_status_line(out: &mut Vec<u8>, status: u16) {
     out.extend_from_slice(b"HTTP/1.1 ");

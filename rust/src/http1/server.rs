@@ -24,7 +24,7 @@ use std::mem::MaybeUninit;
 
 use super::chunked::ChunkedDecoder;
 use super::fields::Fields;
-use super::response::{self, BodyFraming, WriteError};
+use super::response::{self, BodyFraming, FieldBlock, WriteError};
 use super::scan::{check_complete, Scanned, SectionScan};
 use super::{list_items, trim_ows, Limits, Phase, Refusal, Version, MAX_HEADERS_CAP};
 
@@ -356,6 +356,44 @@ impl ServerConnection {
         close: bool,
         out: &mut Vec<u8>,
     ) -> Result<(), WriteError> {
+        self.respond_with(
+            status,
+            |out| response::write_fields(out, fields),
+            body,
+            close,
+            out,
+        )
+    }
+
+    /// [`ServerConnection::respond`] with fields checked beforehand.
+    pub fn respond_block(
+        &mut self,
+        status: u16,
+        fields: &FieldBlock,
+        body: &[u8],
+        close: bool,
+        out: &mut Vec<u8>,
+    ) -> Result<(), WriteError> {
+        self.respond_with(
+            status,
+            |out| {
+                out.extend_from_slice(fields.as_bytes());
+                Ok(())
+            },
+            body,
+            close,
+            out,
+        )
+    }
+
+    fn respond_with(
+        &mut self,
+        status: u16,
+        fields: impl FnOnce(&mut Vec<u8>) -> Result<(), WriteError>,
+        body: &[u8],
+        close: bool,
+        out: &mut Vec<u8>,
+    ) -> Result<(), WriteError> {
         let to = self.outstanding()?;
         if !(200..=999).contains(&status) {
             return Err(WriteError::Status(status));
@@ -365,9 +403,9 @@ impl ServerConnection {
             return Err(WriteError::BodyNotAllowed(status));
         }
         let mark = out.len();
-        out.reserve(64 + body.len() + fields.len() * 32);
+        out.reserve(96 + body.len());
         response::write_status_line(out, status);
-        if let Err(e) = response::write_fields(out, fields) {
+        if let Err(e) = fields(out) {
             out.truncate(mark);
             return Err(e);
         }
@@ -394,13 +432,47 @@ impl ServerConnection {
         close: bool,
         out: &mut Vec<u8>,
     ) -> Result<(), WriteError> {
+        self.start_stream_with(
+            status,
+            |out| response::write_fields(out, fields),
+            close,
+            out,
+        )
+    }
+
+    /// [`ServerConnection::start_stream`] with fields checked beforehand.
+    pub fn start_stream_block(
+        &mut self,
+        status: u16,
+        fields: &FieldBlock,
+        close: bool,
+        out: &mut Vec<u8>,
+    ) -> Result<(), WriteError> {
+        self.start_stream_with(
+            status,
+            |out| {
+                out.extend_from_slice(fields.as_bytes());
+                Ok(())
+            },
+            close,
+            out,
+        )
+    }
+
+    fn start_stream_with(
+        &mut self,
+        status: u16,
+        fields: impl FnOnce(&mut Vec<u8>) -> Result<(), WriteError>,
+        close: bool,
+        out: &mut Vec<u8>,
+    ) -> Result<(), WriteError> {
         let mut to = self.outstanding()?;
         if !(200..=999).contains(&status) || status == 204 || status == 304 {
             return Err(WriteError::Status(status));
         }
         let mark = out.len();
         response::write_status_line(out, status);
-        if let Err(e) = response::write_fields(out, fields) {
+        if let Err(e) = fields(out) {
             out.truncate(mark);
             return Err(e);
         }

@@ -22,9 +22,15 @@ mod py_frame;
 #[cfg(feature = "python")]
 mod py_gate;
 #[cfg(feature = "python")]
+mod py_headers;
+#[cfg(feature = "python")]
 mod py_plan;
 #[cfg(feature = "python")]
+mod py_result;
+#[cfg(feature = "python")]
 mod py_route;
+#[cfg(feature = "python")]
+mod py_shape;
 
 #[cfg(feature = "python")]
 use pyo3::prelude::*;
@@ -56,14 +62,18 @@ fn wire_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DEFAULT_MAX_DEPTH", frame::DEFAULT_MAX_DEPTH)?;
     m.add("DEFAULT_MAX_BATCH", frame::DEFAULT_MAX_BATCH)?;
     m.add("BUILD", env!("JETMCP_WIRE_BUILD"))?;
+    m.add(
+        "CONTEXT_SLOTS",
+        pyo3::types::PyTuple::new(m.py(), py_shape::CONTEXT_SLOTS)?,
+    )?;
 
     m.add_class::<py_frame::PyEntry>()?;
     m.add_class::<py_frame::PyFrame>()?;
     m.add_class::<py_encode::RawJson>()?;
     m.add_class::<py_route::ToolRoute>()?;
     m.add_class::<py_route::Routes>()?;
-    m.add_class::<py_plan::Shape>()?;
-    m.add_class::<py_plan::PyHeaders>()?;
+    m.add_class::<py_shape::Shape>()?;
+    m.add_class::<py_headers::PyHeaders>()?;
     m.add_class::<py_gate::Gate>()?;
     m.add_class::<py_plan::Plans>()?;
     m.add_class::<py_plan::Outcome>()?;

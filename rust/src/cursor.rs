@@ -16,7 +16,9 @@
 /// A half-open byte range `[start, end)` of the body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Span {
+    /// The first byte's index.
     pub start: usize,
+    /// The index just past the last byte (`start` for an empty span).
     pub end: usize,
 }
 
@@ -89,11 +91,14 @@ pub fn plain_end(data: &[u8], mut i: usize) -> usize {
 /// A position in JSON text.
 #[derive(Debug, Clone)]
 pub struct Cursor<'b> {
+    /// The whole text read.
     pub data: &'b [u8],
+    /// The index of the next byte to read (`data.len()` at the end; never read past it).
     pub pos: usize,
 }
 
 impl<'b> Cursor<'b> {
+    /// A cursor at the start of `data`.
     #[inline]
     pub fn new(data: &'b [u8]) -> Self {
         Cursor { data, pos: 0 }

@@ -124,6 +124,7 @@ impl Pairs {
         self.found.take(name, key, value, repeated)
     }
 
+    /// The `Headers` of every pair taken.
     pub(crate) fn finish(self) -> PyHeaders {
         self.found.finish()
     }

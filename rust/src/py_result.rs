@@ -22,9 +22,13 @@ use crate::encode::{self, Primitive};
 /// tool's output allows.
 #[derive(Clone, Copy, Default)]
 pub(crate) struct PrimitiveOut {
+    /// `int` (of 64 bits: a larger one is Python's to write).
     pub(crate) int: bool,
+    /// `str` (one with a lone surrogate is Python's to report).
     pub(crate) str: bool,
+    /// `bool`.
     pub(crate) bool: bool,
+    /// `float` (finite: the infinities and NaN are Python's to write).
     pub(crate) float: bool,
 }
 

@@ -43,6 +43,7 @@ use crate::plan::{self, Era, Headers};
 use crate::py_build::build;
 use crate::py_result::{declined, DataOut, DataOutArgs, ModelOut, ModelOutArgs, PrimitiveOut};
 
+/// The type of a plain parameter, or of a primitive return value: exactly one of these.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Str,
@@ -446,9 +447,13 @@ pub(crate) type Args = SmallVec<[Py<PyAny>; 4]>;
 /// What a request comes to once its arguments are read: its raw id, the tool's name, the
 /// route and the arguments for each parameter, in order. Spans are of the frame's body.
 pub(crate) struct Plan {
+    /// The request's id lexeme.
     pub raw_id: Span,
+    /// The tool name's bytes.
     pub name: Span,
+    /// The route the name mapped to when planned.
     pub route: Py<ToolRoute>,
+    /// One value per parameter (none when the route's model or Python reads them).
     pub args: Args,
     /// The `_meta` object of `params`, when present.
     pub meta: Option<Span>,
@@ -478,10 +483,13 @@ pub(crate) type Memo<'b, 'py> = Option<(u64, &'b [u8], Bound<'py, ToolRoute>)>;
 /// The rules an entry is planned under.
 #[derive(Clone, Copy)]
 pub(crate) struct Rules<'a> {
+    /// The era of the revision served.
     pub era: Era<'a>,
     /// Whether `params` may hold `_meta` (not for the older entry points).
     pub meta: bool,
+    /// The routing headers to agree with (2026-07-28 over HTTP).
     pub headers: Option<&'a Headers>,
+    /// Whether the entry is one of an array.
     pub in_batch: bool,
 }
 

@@ -11,10 +11,15 @@ use crate::id::IdClass;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub enum FrameKind {
+    /// One JSON object (or one non-array value, which is an invalid entry).
     Single = 1,
+    /// A non-empty JSON array of at most `max_batch` entries.
     Batch = 2,
+    /// Not UTF-8, not JSON, or nested past `max_depth`: answered with -32700.
     ParseError = 3,
+    /// `[]`: answered with one -32600.
     EmptyBatch = 4,
+    /// An array of more than `max_batch` entries (all validated, none kept): one -32600.
     BatchTooLarge = 5,
 }
 
@@ -22,18 +27,25 @@ pub enum FrameKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub enum EntryKind {
+    /// A method and an id that can be echoed (a string or a safe integer).
     Request = 1,
+    /// A method and no `id` member.
     Notification = 2,
+    /// `result` or `error` and no method, with an id that can be echoed (or a null one,
+    /// for an error).
     Response = 3,
+    /// Anything else: answered with -32600 for this entry alone (`reason` says why).
     Invalid = 4,
 }
 
 /// One message of a frame.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
+    /// What the message is.
     pub kind: EntryKind,
     /// The whole entry value.
     pub span: Span,
+    /// How the `id` member was written (absent included).
     pub id_class: IdClass,
     /// The id lexeme, when it can be echoed (a string or a safe integer, in an entry without
     /// duplicate members).
@@ -46,6 +58,7 @@ pub struct Entry {
     pub params: Option<Span>,
     /// The `result` value, or the `error` value when `is_error`.
     pub result: Option<Span>,
+    /// Whether a response carries `error` rather than `result`.
     pub is_error: bool,
     /// Why the entry is invalid.
     pub reason: Option<&'static str>,
@@ -70,14 +83,17 @@ pub struct CallParts {
 /// What a call's `_meta` object holds, as far as planning cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Meta {
+    /// The whole `_meta` object.
     pub span: Span,
     /// Whether a key is written with escapes (it could spell any name).
     pub escaped_key: bool,
-    /// How many protocol version members there are, and the last one's value.
+    /// How many protocol version members there are (saturating at 255).
     pub versions: u8,
+    /// The last protocol version member's value.
     pub version: Option<Span>,
-    /// How many client capabilities members there are, and whether each is an object.
+    /// How many client capabilities members there are (saturating at 255).
     pub capabilities: u8,
+    /// Whether every client capabilities member is an object.
     pub capabilities_objects: bool,
     /// The last log level member's value (the one a built dict keeps).
     pub log_level: Option<Span>,
@@ -98,9 +114,11 @@ impl Meta {
     }
 }
 
-/// The `_meta` keys of a 2026-07-28 request.
+/// The `_meta` key of a 2026-07-28 request's protocol version.
 pub const META_PROTOCOL_VERSION: &[u8] = b"io.modelcontextprotocol/protocolVersion";
+/// The `_meta` key of a 2026-07-28 request's client capabilities.
 pub const META_CLIENT_CAPABILITIES: &[u8] = b"io.modelcontextprotocol/clientCapabilities";
+/// The `_meta` key of a 2026-07-28 request's log level.
 pub const META_LOG_LEVEL: &[u8] = b"io.modelcontextprotocol/logLevel";
 impl Entry {
     /// The decoded `method` string, borrowed from `body` unless it has escapes.
@@ -137,8 +155,11 @@ impl Entry {
 /// What framing found in one body (`decode` makes it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Frame {
+    /// What the whole body is.
     pub kind: FrameKind,
+    /// Its messages in order: one for `Single`, each for `Batch`, none otherwise.
     pub entries: Vec<Entry>,
+    /// What went wrong, for `ParseError` and `BatchTooLarge`.
     pub error: Option<String>,
 }
 

@@ -1,10 +1,10 @@
 //! Plans: the one-way way in for calls of plain tools.
 //!
 //! `Routes.plan(frame, shape, headers)` reads and checks every entry of a frame and runs
-//! nothing (`Routes`' Python methods are here, above the table of `py_route`, since `plan`
-//! and `answer` make `Plans`); the `Plans` it gives run planned entries on demand, each giving either its
+//! nothing; the `Plans` it gives run planned entries on demand, each giving either its
 //! finished reply bytes or an `Outcome` (the tool's return value or exception) for Python to
-//! shape. Nothing here calls jetmcp's own Python: only the tools' functions.
+//! shape. `Routes.answer` plans and runs a single message at once. Nothing here calls
+//! jetmcp's own Python: only the tools' functions.
 //!
 //! Entries run in the order the caller asks for them. A tool may change the tool table
 //! while it runs; an entry planned before that runs only if its name still maps to the
@@ -35,6 +35,8 @@ use crate::py_route::{
 };
 use crate::py_shape::Shape;
 
+// `Routes`' Python methods live here, above the table (`py_route`), because `plan` and
+// `answer` make `Plans`; PyO3 takes one `#[pymethods]` block per class.
 #[pymethods]
 impl Routes {
     #[new]

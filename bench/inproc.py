@@ -138,15 +138,15 @@ def _http_app(server: Any = app) -> Any:
     return McpHttpApp(server, Settings(stateless=True)).__rsgi__
 
 
-def _issue11_cases() -> dict[str, tuple[Callable[[], object], int]]:
-    """The stateless issue-11 workloads (bodies.ISSUE11) through the bench app, ``i-<key>``,
-    and through the floor's app, ``floor-<key>``."""
-    from bodies import ISSUE11
+def _request_shape_cases() -> dict[str, tuple[Callable[[], object], int]]:
+    """The stateless request-shape workloads (bodies.REQUEST_SHAPES) through the bench app,
+    ``i-<key>``, and through the floor's app, ``floor-<key>``."""
+    from bodies import REQUEST_SHAPES
     from floor import rsgi_app as floor_app
     from jetmcp_server import app as bench_app
 
     cases = {}
-    for key, w in ISSUE11.items():
+    for key, w in REQUEST_SHAPES.items():
         if w.session:
             continue
         version = w.headers["MCP-Protocol-Version"]
@@ -167,15 +167,15 @@ class _Answer(_Proto):
 
 
 def _session_case() -> tuple[Callable[[], object], int]:
-    """``session`` of the issue-11 workloads: a legacy session opened with ``initialize``
+    """``session`` of the request-shape workloads: a legacy session opened with ``initialize``
     on a stateful app, then its ``tools/call`` with the session's ``Mcp-Session-Id``."""
-    from bodies import ISSUE11
+    from bodies import REQUEST_SHAPES
     from jetmcp_server import app as bench_app
 
     from jetmcp.settings import Settings
     from jetmcp.transports.http import McpHttpApp
 
-    w = ISSUE11["session"]
+    w = REQUEST_SHAPES["session"]
     version = w.headers["MCP-Protocol-Version"]
     rsgi = McpHttpApp(bench_app, Settings()).__rsgi__
     init = (
@@ -194,10 +194,10 @@ def _bound_case(key: str) -> tuple[Callable[[], object], int]:
     (framed, planned, run and written; a 2026-07-28 request's routing headers read), with no
     HTTP rules and no dispatcher in Python: the least a Python transport in front of the
     extension could cost for a plain call (an experiment, not a way to serve)."""
-    from bodies import ISSUE11
+    from bodies import REQUEST_SHAPES
     from jetmcp_server import app as bench_app
 
-    w = ISSUE11[key]
+    w = REQUEST_SHAPES[key]
     version = w.headers["MCP-Protocol-Version"]
     revision = revisions.lookup(version) or revisions.lookup_modern(version)
     assert revision is not None
@@ -299,7 +299,7 @@ CASES: dict[str, tuple[Callable[[], object], int]] = {
     "http-call": (rsgi_case(_http_app(), TOOLS_CALL, "2025-11-25"), 1),
     "http-batch": (rsgi_case(_http_app(), BATCH_CALL, "2025-03-26"), 10),
     "ceiling-call": (rsgi_case(_ceiling(), TOOLS_CALL, "2025-11-25"), 1),
-    **_issue11_cases(),
+    **_request_shape_cases(),
     "i-session": _session_case(),
     "bound-call-0618": _bound_case("call-0618"),
     "bound-call-2026": _bound_case("call-2026"),

@@ -1,6 +1,7 @@
-"""The load benchmark's floor (bench/load/floor.py) does each workload's real tool work: what
-it computes is what the workload's correct reply carries. The floor's rate is only a bound
-on every server if it skips none of that work."""
+"""The load benchmark's floor (bench/load/floor.py) does each request-shape workload's real
+tool work: what it computes is what the workload's correct reply carries. The floor's rate is
+only a bound on every server if it skips none of that work. And the runner (bench/load/run.py)
+picks those workloads by their group's name."""
 
 from __future__ import annotations
 
@@ -14,12 +15,12 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench" / "load"))
 
 import floor
-from bodies import ISSUE11
+from bodies import REQUEST_SHAPES
 
 
-@pytest.mark.parametrize("key", list(ISSUE11))
+@pytest.mark.parametrize("key", list(REQUEST_SHAPES))
 def test_the_floor_computes_what_the_reply_carries(key: str) -> None:
-    workload = ISSUE11[key]
+    workload = REQUEST_SHAPES[key]
     works = floor._WORK[workload.body]
     reply = json.loads(workload.reply)
     replies = reply if isinstance(reply, list) else [reply]
@@ -67,16 +68,16 @@ class _Proto:
 
 
 def _serve(key: str, headers: dict[str, str], **scope: str) -> tuple[int, bytes]:
-    workload = ISSUE11[key]
+    workload = REQUEST_SHAPES[key]
     proto = _Proto(workload.body)
     asyncio.run(floor.rsgi_app(_Scope(headers, **scope), proto))
     assert proto.answer is not None
     return proto.answer
 
 
-@pytest.mark.parametrize("key", list(ISSUE11))
+@pytest.mark.parametrize("key", list(REQUEST_SHAPES))
 def test_the_floor_answers_each_workload_with_its_headers(key: str) -> None:
-    workload = ISSUE11[key]
+    workload = REQUEST_SHAPES[key]
     assert _serve(key, workload.headers) == (200, workload.reply)
 
 
@@ -94,7 +95,7 @@ def test_the_floor_answers_each_workload_with_its_headers(key: str) -> None:
 def test_the_floor_judges_the_headers_the_spec_requires(
     key: str, change: dict[str, str | None], status: int
 ) -> None:
-    headers = dict(ISSUE11[key].headers)
+    headers = dict(REQUEST_SHAPES[key].headers)
     for name, value in change.items():
         headers.pop(name, None)
         if value is not None:
@@ -103,6 +104,30 @@ def test_the_floor_judges_the_headers_the_spec_requires(
 
 
 def test_the_floor_reads_the_method_and_path() -> None:
-    headers = ISSUE11["call-0618"].headers
+    headers = REQUEST_SHAPES["call-0618"].headers
     assert _serve("call-0618", headers, method="GET")[0] == 405
     assert _serve("call-0618", headers, path="/other")[0] == 405
+
+
+def test_the_runner_picks_the_request_shapes_by_their_group(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import run
+
+    assert run.parse_args([]).shape_rounds == 0
+    args = run.parse_args(["--workloads", "request-shapes", "--shape-rounds", "2"])
+    assert (args.workloads, args.shape_rounds) == (list(REQUEST_SHAPES), 2)
+    assert capsys.readouterr().err == ""
+
+
+def test_the_runner_takes_the_former_spellings_and_warns(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Commands of earlier runs (bench/results/history) still run as they were written."""
+    import run
+
+    args = run.parse_args(["--workloads", "issue11", "--issue11-pairs", "3"])
+    assert (args.workloads, args.shape_rounds) == (list(REQUEST_SHAPES), 3)
+    err = capsys.readouterr().err
+    assert "is now --shape-rounds" in err
+    assert "is now --workloads request-shapes" in err

@@ -1,7 +1,6 @@
-"""Connection, stream and time caps (issue 10, items 10 and 11), against real ``jetmcp run``
-processes: each attack is made with the caps lowered by flags (small and quick) and, where it
-stays quick, once at the default scale; a good client measured while the attack holds must
-keep being served.
+"""Connection, stream and time caps, against real ``jetmcp run`` processes: each attack is made
+with the caps lowered by flags (small and quick) and, where it stays quick, once at the default
+scale; a good client measured while the attack holds must keep being served.
 
 Every wait is bounded: ``GOOD_CLIENT_TIMEOUT`` is what a good client allows one request
 (well under the 30 s Granian's defaults locked clients out for), and every read from an

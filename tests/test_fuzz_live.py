@@ -483,17 +483,18 @@ def headers(draw: st.DrawFn, target: Target, data: bytes) -> list[tuple[str, byt
     return [(k, v) for k, v in h if v is not None]
 
 
-# Known defects, owned elsewhere and being fixed: each is an explicit example, so the fuzzer
-# meets it on every run until the fix lands (issue 10).
-#: Item 4: a non-hashable ``requestId`` in ``notifications/cancelled`` (500 with a session).
+# Defects these fuzzers found, each kept as an explicit example so every run meets it again.
+#: A non-hashable ``requestId`` in ``notifications/cancelled`` (it was a 500 with a session).
 CANCEL_LIST_ID = b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":[1]}}'
 PING = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
 
 
 @FUZZ
 @given(data=st.data(), sent=body(), framing=st.sampled_from(FRAMINGS))
-@example(data=None, sent=CANCEL_LIST_ID, framing="length").via("issue 10 item 4")
-@example(data=None, sent=PING, framing="truncated").via("issue 10 item 9: truncated body, 500")
+@example(data=None, sent=CANCEL_LIST_ID, framing="length").via(
+    "a cancel naming a list as its requestId"
+)
+@example(data=None, sent=PING, framing="truncated").via("a truncated body (it was a 500)")
 def test_http_answers_every_body(
     target: Target, data: st.DataObject | None, sent: bytes, framing: str
 ) -> None:
@@ -600,8 +601,12 @@ OVER_LIMIT = b'{"jsonrpc":"2.0","id":"over","method":"ping"}'.ljust(MAX_BODY + 1
 
 @FUZZ
 @given(lines=st.lists(line(), min_size=1, max_size=4), ending=st.sampled_from([b"\n", b"\r\n"]))
-@example(lines=[CANCEL_LIST_ID], ending=b"\n").via("issue 10 item 4 on stdio")
-@example(lines=[OVER_LIMIT], ending=b"\n").via("issue 10 item 15: limit off by one")
+@example(lines=[CANCEL_LIST_ID], ending=b"\n").via(
+    "a cancel naming a list as its requestId, on stdio"
+)
+@example(lines=[OVER_LIMIT], ending=b"\n").via(
+    "a line one byte over the limit (it was let through)"
+)
 def test_stdio_survives_every_line(
     stdio_target: StdioTarget, lines: list[bytes], ending: bytes
 ) -> None:
@@ -662,7 +667,7 @@ EOF_PINGS = 20_000
 
 def test_stdio_answers_every_line_before_eof() -> None:
     """Lines written in one go, then stdin closed: every request is answered, each reply
-    whole, before the process exits 0 (issue 10 item 5: replies were lost or cut at EOF)."""
+    whole, before the process exits 0 (replies were once lost or cut at EOF)."""
     server = StdioServer("--max-body-bytes", str(MAX_BODY))
     try:
         junk = [b"{", b"[]", b"x", b"[1]", b'{"jsonrpc":"2.0","method":"notifications/x"}']

@@ -1,6 +1,6 @@
-"""HTTP edges an attacker reached (issue 10, items 8, 9, 12, 13, 16, 17): one port per
-server, a body cut short, Host/Origin that fail closed (HTTP/1.1 and HTTP/2), headers that
-cannot be read, an array under an unknown revision, and nothing on stdout."""
+"""HTTP edges an attacker reached: one port per server, a body cut short, Host/Origin that fail
+closed (HTTP/1.1 and HTTP/2), headers that cannot be read, an array under an unknown revision,
+and nothing on stdout."""
 
 from __future__ import annotations
 

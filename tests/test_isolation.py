@@ -1,6 +1,6 @@
-"""Isolation between clients of one server (issue 10, items 1 and 2): a client can answer
-only the server-to-client requests sent to it, and reach only its own tasks. Against a real
-``jetmcp run``; every read is bounded."""
+"""Isolation between clients of one server: a client can answer only the server-to-client
+requests sent to it, and reach only its own tasks. Against a real ``jetmcp run``; every read
+is bounded."""
 
 from __future__ import annotations
 

@@ -44,7 +44,9 @@ def build(routed: bool) -> Server:
 
     @server.tool()
     def echo(s: str, times: int = 1) -> str:
-        return s * times
+        # Bounded: a generated or edited ``times`` (say 10**8) must not make a string of
+        # gigabytes twice over (once per path), which the memory guard then stops.
+        return s * min(times, 4)
 
     @server.tool()
     def flag(x: bool = True) -> bool:

@@ -1,5 +1,5 @@
-"""What one client can make the server keep (issue 10, item 3): the client data a session
-stores is bounded, and a flood of ``initialize`` cannot push established sessions out."""
+"""What one client can make the server keep: the client data a session stores is bounded, and a
+flood of ``initialize`` cannot push established sessions out."""
 
 from __future__ import annotations
 

@@ -45,9 +45,9 @@ CONTEXT_CALL = _dumps(
 )
 BATCH_CALL = _dumps([call_request(i) for i in range(1, BATCH_SIZE + 1)])
 
-#: The published server of the drop-in rows (issue 13): mcp-server-time, a package on PyPI
-#: written for the official SDK 2.x (``MCPServer``), served on its own SDK and unchanged on
-#: jetmcp (``create_server('UTC')``). It has no tool that takes a ``Context``; its plainest is
+#: The published server of the drop-in rows: mcp-server-time, a package on PyPI written for
+#: the official SDK 2.x (``MCPServer``), served on its own SDK and unchanged on jetmcp
+#: (``create_server('UTC')``). It has no tool that takes a ``Context``; its plainest is
 #: ``get_current_time`` (one string argument, no network, a structured result).
 PUBLISHED_PACKAGE = "mcp-server-time"
 PUBLISHED_TARGET = "mcp_server_time.server:create_server('UTC')"
@@ -60,8 +60,8 @@ PUBLISHED_CALL = _dumps(
     }
 )
 
-#: The published FastMCP server of the drop-in rows (issue 13): code-index-mcp, a package on
-#: PyPI written for the official SDK 1.x (a module-level ``FastMCP`` with a lifespan), whose
+#: The published FastMCP server of the drop-in rows: code-index-mcp, a package on PyPI
+#: written for the official SDK 1.x (a module-level ``FastMCP`` with a lifespan), whose
 #: tools mostly take a ``Context`` and read the lifespan's state through it. Served on mcp
 #: 1.30.0 and unchanged on jetmcp, both from the drop-in corpus's 1.x venv. Its plain tool
 #: ``check_temp_directory`` and its Context tool ``get_settings_info`` need no project (no
@@ -132,7 +132,10 @@ LIST_REPLY = _dumps(
 BATCH_REPLY = _dumps([call_reply(i) for i in range(1, BATCH_SIZE + 1)])
 
 
-# -- the issue-11 workloads --------------------------------------------------------------
+# -- the request shapes ------------------------------------------------------------------
+# A tools/call in each shape a server meets (``--workloads request-shapes``): a plain tool and
+# a pydantic tool at 2025-06-18 and at 2026-07-28, a Context tool that logs, a 2026-07-28
+# batch, and a call on a legacy session.
 # jetmcp serves them from bench/load/jetmcp_server.py (the peers from their files with
 # --bench-tools); the replies below are what a correct jetmcp answers, byte for byte, and
 # what the ceiling sends back for the same body.
@@ -196,7 +199,7 @@ SCALE_TEXT = json.dumps(SCALE_RESULT, indent=2)
 
 @dataclass(frozen=True)
 class Workload:
-    """One issue-11 HTTP workload: what is sent, and what a correct server answers."""
+    """One request-shape HTTP workload: what is sent, and what a correct server answers."""
 
     key: str
     title: str
@@ -225,8 +228,8 @@ def _modern_batch() -> tuple[bytes, bytes]:
 _BATCH_2026, _BATCH_2026_REPLY = _modern_batch()
 _ADD_2026_REPLY = _dumps(tool_reply("3", {"result": 3}, modern=True))
 
-#: The issue-11 workloads, in the order they run.
-ISSUE11: dict[str, Workload] = {
+#: The request-shape workloads, in the order they run.
+REQUEST_SHAPES: dict[str, Workload] = {
     w.key: w
     for w in (
         Workload(
@@ -290,15 +293,15 @@ ISSUE11: dict[str, Workload] = {
         ),
     )
 }
-#: The ceiling's answers to the issue-11 bodies that differ from the older workloads' (the
+#: The ceiling's answers to the request-shape bodies that differ from the older workloads' (the
 #: others, the plain tools/call, answer CALL_REPLY through the byte peek).
 _EXACT_REPLIES: dict[bytes, bytes] = {
-    w.body: w.reply for w in ISSUE11.values() if w.body not in (TOOLS_CALL, TOOLS_LIST)
+    w.body: w.reply for w in REQUEST_SHAPES.values() if w.body not in (TOOLS_CALL, TOOLS_LIST)
 }
 
 
 def canned_reply(body: bytes) -> bytes:
-    """The ceiling's answer: picked by one dict lookup of the whole body (the issue-11
+    """The ceiling's answer: picked by one dict lookup of the whole body (the request-shape
     bodies) or a byte peek, no JSON parsing (that is the point)."""
     exact = _EXACT_REPLIES.get(body)
     if exact is not None:

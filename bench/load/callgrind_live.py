@@ -38,7 +38,7 @@ LOAD = Path(__file__).resolve().parent
 ROOT = LOAD.parents[1]
 sys.path.insert(0, str(LOAD))
 
-from bodies import ISSUE11  # noqa: E402
+from bodies import REQUEST_SHAPES  # noqa: E402
 
 BIN = Path(sys.executable).parent
 STEP = 1000
@@ -124,7 +124,7 @@ def totals(directory: Path) -> list[int]:
 
 def run(server: str, workload: str, requests: int, work: Path) -> list[int]:
     """The instructions of each server process, for ``requests`` requests."""
-    w = ISSUE11[workload]
+    w = REQUEST_SHAPES[workload]
     headers = {
         "Content-Type": "application/json",
         "Accept": "application/json, text/event-stream",
@@ -170,7 +170,7 @@ def main() -> int:
         required=True,
     )
     # Stateless servers only: the session workload needs an initialize first.
-    stateless = sorted(key for key, w in ISSUE11.items() if not w.session)
+    stateless = sorted(key for key, w in REQUEST_SHAPES.items() if not w.session)
     parser.add_argument("--workload", choices=stateless, required=True)
     parser.add_argument("--requests", type=int, default=300, help="requests of the first run")
     args = parser.parse_args()

@@ -5,7 +5,7 @@ Run with the peers venv (``bench/.peers/py``), never with the project's venv::
     python fastmcp_server.py http --port 8002     # stateless, JSON replies, uvicorn
     python fastmcp_server.py http --as-installed  # asyncio + h11, default logging
     python fastmcp_server.py stdio
-    python fastmcp_server.py http --bench-tools   # + scale and add_log (issue-11 workloads)
+    python fastmcp_server.py http --bench-tools   # + scale and add_log (request shapes)
     python fastmcp_server.py http --stateful      # sessions (initialize first), JSON replies
 """
 
@@ -50,8 +50,8 @@ async def add_log(a: int, b: int, ctx: Context) -> int:
     return a + b
 
 
-#: The tools of the issue-11 workloads (as in jetmcp_server.py and mcp_sdk_server.py), only
-#: with --bench-tools: the `list` workload keeps its reply.
+#: The tools of the request-shape workloads (as in jetmcp_server.py and mcp_sdk_server.py),
+#: only with --bench-tools: the `list` workload keeps its reply.
 if "--bench-tools" in sys.argv:
     app.tool(scale)
     app.tool(add_log)

@@ -1,4 +1,4 @@
-"""The floor: the ceiling plus what no MCP server can skip for each issue-11 request.
+"""The floor: the ceiling plus what no MCP server can skip for each request-shape workload.
 
 ``rsgi_app`` reads the body and answers the same canned reply as ``ceiling.rsgi_app``, but
 first does, in the cheapest way Python has, the work no MCP server on Granian can skip:
@@ -28,7 +28,7 @@ import json
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from bodies import ISSUE11, canned_reply
+from bodies import REQUEST_SHAPES, canned_reply
 from pydantic import BaseModel
 
 _RSGI_HEADERS = [("content-type", "application/json")]
@@ -135,9 +135,11 @@ def _routing(body: bytes) -> tuple[str, str] | None:
 
 
 _WORK: dict[bytes, tuple[Callable[[], object], ...]] = {
-    w.body: _works(w.body) for w in ISSUE11.values()
+    w.body: _works(w.body) for w in REQUEST_SHAPES.values()
 }
-_ROUTING: dict[bytes, tuple[str, str] | None] = {w.body: _routing(w.body) for w in ISSUE11.values()}
+_ROUTING: dict[bytes, tuple[str, str] | None] = {
+    w.body: _routing(w.body) for w in REQUEST_SHAPES.values()
+}
 
 
 def _refuse(proto: Any, status: int) -> None:

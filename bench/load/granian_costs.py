@@ -112,9 +112,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=8999)
     args = parser.parse_args(argv)
     sys.path.insert(0, str(LOAD))
-    from bodies import ISSUE11
+    from bodies import REQUEST_SHAPES
 
-    workload = ISSUE11["call-2026"]
+    workload = REQUEST_SHAPES["call-2026"]
     venv = Path(sys.executable).parent
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "means.json"

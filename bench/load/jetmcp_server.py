@@ -1,4 +1,4 @@
-"""The jetmcp app of the issue-11 workloads (``call-0618`` ... ``session``).
+"""The jetmcp app of the request-shape workloads (``call-0618`` ... ``session``).
 
     jetmcp run bench/load/jetmcp_server.py:app --transport http --workers 1 --stateless
 

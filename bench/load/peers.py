@@ -66,11 +66,11 @@ class Server:
     #: The tools/call the pre-flight check makes (preflight.PROBES): ``add(1, 2)``, or the
     #: published server's ``get_current_time`` (the only workload its rows run).
     probe: str = "add"
-    #: Other ways to start it over HTTP, for the issue-11 workloads: ``bench`` (stateless,
+    #: Other ways to start it over HTTP, for the request-shape workloads: ``bench`` (stateless,
     #: with the tools add, scale and add_log) and ``stateful`` (sessions). A server without
     #: them does not run those workloads.
     variants: dict[str, Callable[[int], list[str]]] = field(default_factory=dict)
-    #: Whether it serves the workloads outside issue 11 (call, list, batch ...) at all.
+    #: Whether it serves the workloads outside the request shapes (call, list, batch ...) at all.
     base: bool = True
 
 
@@ -282,7 +282,8 @@ def servers() -> list[Server]:
     peer_hint = "run without --skip-install to install the peers"
 
     def peer_variants(script: str, *flags: str) -> dict[str, Callable[[int], list[str]]]:
-        """The issue-11 variants of a Python peer file (``flags``: ``--as-installed`` or none)."""
+        """The request-shape variants of a Python peer file (``flags``: ``--as-installed`` or
+        none)."""
 
         def cmd(extra: str) -> Callable[[int], list[str]]:
             return lambda port: [py, str(LOAD / script), "http", *flags, extra, "--port", str(port)]

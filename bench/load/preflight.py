@@ -3,9 +3,9 @@
 Each check sends the very bytes the load generator will send and looks at what comes back:
 ``tools/call add(1, 2)`` must answer content text ``"3"``, ``tools/list`` must list ``add``,
 and a batch of 10 at 2025-03-26 is either accepted (10 correct replies) or refused (the HTTP
-status and JSON-RPC error are kept for the report). Each issue-11 workload's reply is judged
-by :func:`check_workload` (right result and structuredContent, resultType at 2026-07-28, no
-notifications/message where the client named no log level).
+status and JSON-RPC error are kept for the report). Each request-shape workload's reply is
+judged by :func:`check_workload` (right result and structuredContent, resultType at
+2026-07-28, no notifications/message where the client named no log level).
 """
 
 from __future__ import annotations
@@ -289,12 +289,12 @@ def check_batch(ep: Endpoint) -> tuple[bool, str]:
     return False, describe(reply)
 
 
-# -- the issue-11 workloads ---------------------------------------------------------------
+# -- the request-shape workloads -----------------------------------------------------------
 
 
 @dataclass
 class Verdict:
-    """What one issue-11 request came back as: ``ok``, ``refused`` (an HTTP error status or a
+    """What one request-shape request came back as: ``ok``, ``refused`` (an HTTP error status or a
     JSON-RPC error: the server does not serve the shape) or ``wrong`` (answered, but not the
     right answer)."""
 

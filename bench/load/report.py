@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bodies import BATCH_SIZE, ISSUE11
+from bodies import BATCH_SIZE, REQUEST_SHAPES
 from cpuload import BUSY_CORES
 
 Log = Callable[[str], None]
@@ -28,7 +28,7 @@ WORKLOAD_TITLES = {
     "(code-index-mcp only)",
     "published-fastmcp-ctx": "tools/call of a published FastMCP server's Context tool "
     "(code-index-mcp only)",
-    **{key: w.title for key, w in ISSUE11.items()},
+    **{key: w.title for key, w in REQUEST_SHAPES.items()},
 }
 
 
@@ -96,7 +96,7 @@ def _div(a: float, b: float) -> float | None:
     return a / b if b else None
 
 
-#: The workloads the original goals (issues 1 and 13) are judged on.
+#: The workloads the first goals (against the peers, and the drop-in rows) are judged on.
 _CLASSIC = (
     "call",
     "list",
@@ -110,11 +110,11 @@ _CLASSIC = (
 
 
 def goals(results: dict[str, Any]) -> list[dict[str, Any]]:
-    """The issues' targets, each PASS / FAIL / N/A with the numbers behind it: the original
-    ones when their workloads ran, then issue 11's (:func:`issue11_goals`)."""
+    """The benchmark's targets, each PASS / FAIL / N/A with the numbers behind it: the first
+    ones when their workloads ran, then the request shapes' (:func:`shape_goals`)."""
     ran = results["settings"]["workloads"]
     out = _classic_goals(results) if any(w in ran for w in _CLASSIC) else []
-    return [*out, *issue11_goals(results)]
+    return [*out, *shape_goals(results)]
 
 
 def _classic_goals(results: dict[str, Any]) -> list[dict[str, Any]]:
@@ -158,7 +158,7 @@ def _classic_goals(results: dict[str, Any]) -> list[dict[str, Any]]:
             }
         )
 
-    # Drop-in (issue 13): a server unchanged on jetmcp against the same server on its own SDK
+    # Drop-in: a server unchanged on jetmcp against the same server on its own SDK
     # as installed, on the same body: (goal, jetmcp row, SDK row, workload, reference only).
     # - the SDK's own file, for the plain tool and the Context tool;
     # - mcp-server-time (published, an SDK 2.x MCPServer), for reference: it has no Context
@@ -366,17 +366,17 @@ def _classic_goals(results: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-# -- issue 11 -------------------------------------------------------------------------------
+# -- request shapes -------------------------------------------------------------------------
 
-#: The peers the issue-11 ratios are judged against (as `pip install` gives them); the tuned
+#: The peers the request shapes' ratios are judged against (as `pip install` gives them); the tuned
 #: rows are reported beside them for reference.
-ISSUE11_PEERS = (
+SHAPE_PEERS = (
     ("mcp-sdk-installed", "mcp SDK (as installed)", False),
     ("fastmcp-installed", "FastMCP (as installed)", False),
     ("mcp-sdk", "mcp SDK (tuned)", True),
     ("fastmcp", "FastMCP (tuned)", True),
 )
-#: Issue 11's targets.
+#: The request shapes' targets.
 CEILING_TARGET = 0.85
 BATCH_TARGET = 8.0
 TAIL_TARGET = 3.0
@@ -442,8 +442,8 @@ def _median(values: list[float | None]) -> float | None:
 
 def _rounds(results: dict[str, Any], key: str, field: str) -> list[float | None]:
     """``field`` (ratio or floor_ratio) of each back-to-back round of ``key``
-    (``--issue11-pairs``)."""
-    return [r.get(field) for r in results.get("issue11_pairs", {}).get(key, [])]
+    (``--shape-rounds``)."""
+    return [r.get(field) for r in results.get("shape_rounds", {}).get(key, [])]
 
 
 def _floor_share(results: dict[str, Any], key: str) -> float | None:
@@ -477,16 +477,16 @@ def _beyond_reach(results: dict[str, Any], peer: str, keys: list[str]) -> list[s
     return out
 
 
-def issue11_goals(results: dict[str, Any]) -> list[dict[str, Any]]:
-    """Issue 11: every single-request workload >= 0.85 of the Granian RSGI ceiling (same run,
+def shape_goals(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """Request shapes: every single-request workload >= 0.85 of the Granian RSGI ceiling (same run,
     same reply bytes); batch-2026 entries/s >= 8x single call-2026 req/s; p99 <= 3x p50;
     jetmcp >= 15x each peer as installed, on every workload the peer serves."""
-    ran = [w for w in results["settings"]["workloads"] if w in ISSUE11]
+    ran = [w for w in results["settings"]["workloads"] if w in REQUEST_SHAPES]
     if not ran:
         return []
     out: list[dict[str, Any]] = []
     for key in ran:
-        if ISSUE11[key].entries != 1:
+        if REQUEST_SHAPES[key].entries != 1:
             continue
         jet, ceiling = _row(results, "jetmcp", key), _row(results, "granian-rsgi", key)
         a = float(jet["requests_per_s"]) if jet else None
@@ -556,14 +556,14 @@ def issue11_goals(results: dict[str, Any]) -> list[dict[str, Any]]:
     out.append(
         _goal(
             results,
-            f"jetmcp p99 ≤ {TAIL_TARGET:g}{X} p50 on every issue-11 workload",
+            f"jetmcp p99 ≤ {TAIL_TARGET:g}{X} p50 on every request-shape workload",
             worst,
             None if worst is None else worst <= TAIL_TARGET,
             ", ".join(f"`{k}` {t:.1f}{X}" for k, t in tails) or "no jetmcp numbers",
             [("jetmcp", k) for k, _ in tails],
         )
     )
-    for peer, label, info in ISSUE11_PEERS:
+    for peer, label, info in SHAPE_PEERS:
         if peer not in results["servers"]:
             continue
         ratios: list[tuple[str, float]] = []
@@ -588,7 +588,7 @@ def issue11_goals(results: dict[str, Any]) -> list[dict[str, Any]]:
         out.append(
             _goal(
                 results,
-                f"jetmcp ≥ {PEER_TARGET:g}{X} {label} on every issue-11 workload it serves "
+                f"jetmcp ≥ {PEER_TARGET:g}{X} {label} on every request-shape workload it serves "
                 "(lowest ratio)",
                 lowest,
                 None if lowest is None else lowest >= PEER_TARGET,
@@ -600,15 +600,15 @@ def issue11_goals(results: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _issue11_lines(results: dict[str, Any]) -> list[str]:
-    """The issue-11 summary: per workload, jetmcp against the ceiling and each peer."""
-    ran = [w for w in results["settings"]["workloads"] if w in ISSUE11]
+def _shape_lines(results: dict[str, Any]) -> list[str]:
+    """The request shapes' summary: per workload, jetmcp against the ceiling and each peer."""
+    ran = [w for w in results["settings"]["workloads"] if w in REQUEST_SHAPES]
     if not ran:
         return []
-    peers = [(k, lab) for k, lab, _ in ISSUE11_PEERS if k in results["servers"]]
+    peers = [(k, lab) for k, lab, _ in SHAPE_PEERS if k in results["servers"]]
     lines = [
         "",
-        "## Issue 11 workloads: jetmcp against the ceiling and the peers",
+        "## Request shapes: jetmcp against the ceiling and the peers",
         "",
         "Every row from this run. The ceiling answers each workload's correct reply, byte "
         "for byte as jetmcp sends it (*reply bytes*: jetmcp's reply size, and = when it is "
@@ -669,7 +669,7 @@ def _issue11_lines(results: dict[str, Any]) -> list[str]:
         "and no `io.modelcontextprotocol/logLevel` in `_meta`: the tool awaits `ctx.info`, and "
         "a correct server sends no `notifications/message` (the pre-flight fails a reply that "
         "has one, and wrk counts any reply carrying one as an error).",
-        f"- *{X} ceiling*: this run's main pass; with `--issue11-pairs N`, the median of it and "
+        f"- *{X} ceiling*: this run's main pass; with `--shape-rounds N`, the median of it and "
         "N rounds in which jetmcp, the ceiling and the floor ran back to back (a shared "
         "machine drifts by several percent within minutes). The floor's share is that median "
         "too.",
@@ -843,8 +843,8 @@ def markdown(results: dict[str, Any]) -> str:
             status += f" ({_cell(note)})"
         how = _cell(srv["how"])
         for variant, run in srv.get("variants", {}).items():
-            # The issue-11 workloads' processes: how each was started, and how it went.
-            how += f"; issue-11 `{variant}`: `{_cell(run.get('command', '?'))}`"
+            # The request shapes' processes: how each was started, and how it went.
+            how += f"; request shapes `{variant}`: `{_cell(run.get('command', '?'))}`"
             if run.get("status") != "ok":
                 status += f"; {variant}: {run.get('status')} {_cell(run.get('detail', ''))}"
         lines.append(
@@ -909,12 +909,12 @@ def markdown(results: dict[str, Any]) -> str:
                 )
                 + " |"
             )
-    lines += _issue11_lines(results)
+    lines += _shape_lines(results)
     lines += _soak_lines(results)
     lines += _pairs_lines(results)
     lines += _state_lines(results)
     lines += _overhead_lines(results)
-    lines += ["", "## Goal checks (from the issue)", ""]
+    lines += ["", "## Goal checks", ""]
     for g in results["goals"]:
         mark = {"PASS": "[x]", "FAIL": "[ ]", "N/A": "[ ]", "INFO": "   "}[g["status"]]
         lines.append(f"- {mark} **{g['status']}** — {g['goal']}: {g['detail']}")

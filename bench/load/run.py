@@ -39,9 +39,9 @@ from bodies import (
     FASTMCP_CONTEXT_CALL,
     FASTMCP_PACKAGE,
     FASTMCP_PLAIN_CALL,
-    ISSUE11,
     PUBLISHED_CALL,
     PUBLISHED_PACKAGE,
+    REQUEST_SHAPES,
     SINGLE_PROTOCOL_VERSION,
     TOOLS_CALL,
     TOOLS_LIST,
@@ -104,14 +104,18 @@ PROBE_OF_WORKLOAD = {
 #: The servers that have the Context tool of the "ctx" workload (the SDK's file, on its SDK
 #: and on jetmcp); the others skip it.
 CONTEXT_SERVERS = frozenset({"mcp-sdk-installed", "mcp-sdk", "jetmcp-sdk-unchanged"})
-#: The issue-11 workloads (bodies.ISSUE11) run on a server's ``variants`` (peers.Server):
-#: ``bench`` (stateless, the tools add, scale and add_log) or ``stateful`` (``session``).
-ISSUE11_VARIANT = {key: "stateful" if w.session else "bench" for key, w in ISSUE11.items()}
-ALL_WORKLOADS = (*HTTP_WORKLOADS, *ISSUE11, "stdio")
-#: What a bare run measures (the issue-11 workloads are picked with --workloads issue11).
+#: The request-shape workloads (bodies.REQUEST_SHAPES) run on a server's ``variants``
+#: (peers.Server): ``bench`` (stateless, the tools add, scale and add_log) or ``stateful``
+#: (``session``).
+SHAPE_VARIANT = {key: "stateful" if w.session else "bench" for key, w in REQUEST_SHAPES.items()}
+ALL_WORKLOADS = (*HTTP_WORKLOADS, *REQUEST_SHAPES, "stdio")
+#: What a bare run measures (the request shapes are picked with --workloads request-shapes).
 DEFAULT_WORKLOADS = (*HTTP_WORKLOADS, "stdio")
 _ALIASES = {"tools/call": "call", "tools/list": "list", "batch10": "batch"}
-_GROUPS = {"issue11": tuple(ISSUE11), "all": ALL_WORKLOADS}
+_GROUPS = {"request-shapes": tuple(REQUEST_SHAPES), "all": ALL_WORKLOADS}
+#: Former spellings that scripts may still use: old -> current (each use warns).
+_RENAMED_GROUPS = {"issue11": "request-shapes"}
+_RENAMED_OPTIONS = {"--issue11-pairs": "--shape-rounds"}
 #: Which peer group (installed together) each peer server belongs to.
 PEER_GROUPS = {
     "mcp-sdk": "python",
@@ -298,7 +302,7 @@ def measure_http(
             log(f"{server.key}: tools/call ok at {endpoint.path}; batch: {batch_answer}")
         url = f"http://127.0.0.1:{port}{endpoint.path}"
         for key in workloads:
-            spec: Workload | None = ISSUE11.get(key)
+            spec: Workload | None = REQUEST_SHAPES.get(key)
             headers = dict(endpoint.headers)
             if spec is not None:
                 title, body, version, entries = spec.title, spec.body, "", spec.entries
@@ -651,6 +655,28 @@ def _stdio_once(server: peers.Server, args: argparse.Namespace) -> dict[str, Any
     return row
 
 
+def _warn_renamed(old: str, new: str) -> None:
+    print(f"warning: {old} is now {new}; the old spelling will be removed", file=sys.stderr)
+
+
+class _Renamed(argparse.Action):
+    """An option's former spelling: it sets the current option, and warns."""
+
+    def __init__(self, *args: Any, new: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.new = new
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        _warn_renamed(option_string or "?", self.new)
+        setattr(namespace, self.dest, values)
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     keys = [s.key for s in peers.servers()]
     parser = argparse.ArgumentParser(
@@ -660,9 +686,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--workloads",
         default=",".join(DEFAULT_WORKLOADS),
-        help=f"comma list of workloads: {','.join(ALL_WORKLOADS)}; issue11: the seven "
-        f"issue-11 ones; all: every one (default {','.join(DEFAULT_WORKLOADS)}; none: only "
-        "--soak)",
+        help=f"comma list of workloads: {','.join(ALL_WORKLOADS)}; request-shapes: the "
+        f"{len(REQUEST_SHAPES)} from {next(iter(REQUEST_SHAPES))} to {[*REQUEST_SHAPES][-1]}; "
+        f"all: every one (default {','.join(DEFAULT_WORKLOADS)}; none: only --soak)",
     )
     parser.add_argument("--duration", type=float, default=10.0, help="measured seconds (10)")
     parser.add_argument("--warmup", type=float, default=3.0, help="warm-up seconds (3)")
@@ -715,14 +741,24 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "the median ratio of all pairs (3; 0: main pass only)",
     )
     parser.add_argument(
-        "--issue11-pairs",
+        "--shape-rounds",
         type=int,
         default=0,
         metavar="N",
-        help="after the main pass, measure each single-request issue-11 workload N more times "
-        "on a fresh jetmcp, the ceiling and the floor, one right after the other; the 85%% "
-        "goals are then judged on the median ratio (0: main pass only)",
+        help="after the main pass, measure each single-request request-shape workload N more "
+        "times on a fresh jetmcp, the ceiling and the floor, one right after the other; the "
+        "85%% goals are then judged on the median ratio (0: main pass only)",
     )
+    for old, new in _RENAMED_OPTIONS.items():
+        parser.add_argument(
+            old,
+            dest=new.removeprefix("--").replace("-", "_"),
+            type=int,
+            default=argparse.SUPPRESS,
+            action=_Renamed,
+            new=new,
+            help=argparse.SUPPRESS,
+        )
     parser.add_argument(
         "--pair-duration", type=float, default=5.0, help="measured seconds per paired run (5)"
     )
@@ -763,6 +799,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         parser.error(f"unknown server(s) {', '.join(unknown)}; known: {', '.join(keys)}")
     args.only = only or keys
     wanted = [_ALIASES.get(w.strip(), w.strip()) for w in args.workloads.split(",") if w.strip()]
+    for old in sorted(set(wanted) & set(_RENAMED_GROUPS)):
+        _warn_renamed(f"--workloads {old}", f"--workloads {_RENAMED_GROUPS[old]}")
+    wanted = [_RENAMED_GROUPS.get(w, w) for w in wanted]
     wanted = [one for w in wanted for one in _GROUPS.get(w, (w,))]
     if wanted == ["none"]:
         wanted = []
@@ -775,7 +814,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    http_workloads = [w for w in args.workloads if w in HTTP_WORKLOADS or w in ISSUE11]
+    http_workloads = [w for w in args.workloads if w in HTTP_WORKLOADS or w in REQUEST_SHAPES]
     missing_tools = [
         t
         for t in ("taskset", *(["wrk"] if http_workloads or args.soak or args.overhead else []))
@@ -859,7 +898,7 @@ def main(argv: list[str] | None = None) -> int:
         if base:
             entry.update(measure_http(server, base, args))
         for variant in ("bench", "stateful"):
-            picked = [w for w in http_workloads if ISSUE11_VARIANT.get(w) == variant]
+            picked = [w for w in http_workloads if SHAPE_VARIANT.get(w) == variant]
             if picked and variant in server.variants:
                 _merge_variant(entry, variant, picked, measure_http(server, picked, args, variant))
         if "status" not in entry:
@@ -888,9 +927,11 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.pairs > 0 and "call" in http_workloads:
         results["pairs"] = measure_pairs(selected, args)
-    paired11 = [w for w in http_workloads if w in ISSUE11 and ISSUE11[w].entries == 1]
-    if args.issue11_pairs > 0 and paired11:
-        results["issue11_pairs"] = measure_issue11_pairs(selected, paired11, args)
+    round_shapes = [
+        w for w in http_workloads if w in REQUEST_SHAPES and REQUEST_SHAPES[w].entries == 1
+    ]
+    if args.shape_rounds > 0 and round_shapes:
+        results["shape_rounds"] = measure_shape_rounds(selected, round_shapes, args)
     if args.overhead > 0:
         results["overhead"] = measure_overhead(args)
 
@@ -914,7 +955,7 @@ def _merge_variant(
             rows.setdefault(
                 key,
                 {
-                    "title": ISSUE11[key].title,
+                    "title": REQUEST_SHAPES[key].title,
                     "status": out.get("status", "?"),
                     "detail": out.get("detail", ""),
                 },
@@ -959,15 +1000,15 @@ def measure_pairs(selected: list[peers.Server], args: argparse.Namespace) -> lis
     return pairs
 
 
-#: The servers of an issue-11 round (``--issue11-pairs``), in the order they run.
+#: The servers of a request-shape round (``--shape-rounds``), in the order they run.
 ROUND_SERVERS = ("jetmcp", "granian-rsgi", "granian-rsgi-floor")
 
 
-def measure_issue11_pairs(
+def measure_shape_rounds(
     selected: list[peers.Server], workloads: list[str], args: argparse.Namespace
 ) -> dict[str, list[dict[str, Any]]]:
-    """Each issue-11 workload on jetmcp, the ceiling and the floor, each in a fresh
-    process, one right after the other, ``args.issue11_pairs`` rounds: as :func:`measure_pairs`
+    """Each request-shape workload on jetmcp, the ceiling and the floor, each in a fresh
+    process, one right after the other, ``args.shape_rounds`` rounds: as :func:`measure_pairs`
     does for tools/call, so each workload's share of the ceiling is judged on rounds measured
     under the same conditions."""
     by_key = {s.key: s for s in selected}
@@ -977,10 +1018,10 @@ def measure_issue11_pairs(
     short = argparse.Namespace(**{**vars(args), "duration": args.pair_duration})
     out: dict[str, list[dict[str, Any]]] = {}
     for key in workloads:
-        variant = ISSUE11_VARIANT[key]
+        variant = SHAPE_VARIANT[key]
         rounds = out.setdefault(key, [])
-        for i in range(args.issue11_pairs):
-            log(f"== {key}: round {i + 1}/{args.issue11_pairs}: jetmcp, ceiling, floor")
+        for i in range(args.shape_rounds):
+            log(f"== {key}: round {i + 1}/{args.shape_rounds}: jetmcp, ceiling, floor")
             this: dict[str, Any] = {}
             for server in servers:
                 row = measure_http(server, [key], short, variant).get("workloads", {}).get(key, {})

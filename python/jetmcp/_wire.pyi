@@ -35,6 +35,12 @@ BUILD: Final[str]
 """The cargo profile this extension was built with, e.g. ``"release (opt-level 3)"`` or
 ``"ci (opt-level 1, debug assertions)"``: benchmarks record it."""
 
+CONTEXT_SLOTS: Final[tuple[str, ...]]
+"""The slots of ``jetmcp.server.context.Context`` that :meth:`Plans.run_context` sets, in
+order, on a Context it makes as ``object.__new__(Context)`` does (no ``__init__`` runs):
+``_made`` (None), ``_plan`` (the plans, the frame, the exchange, the revision), ``_server``
+and ``_state`` (None). ``tests/test_context_slots.py`` holds them to ``Context.__slots__``."""
+
 @final
 class Entry:
     """One message of a frame. Built by :func:`decode`; never constructed by hand."""
@@ -298,9 +304,8 @@ class Shape:
         ``context``, for a 2026-07-28 shape: ``(server, Context, revisions)``,
         ``revisions`` holding the revision object of each of ``versions``: how
         :meth:`Plans.run_context` makes the Context of a call it runs, as
-        ``object.__new__(Context)`` does (no ``__init__`` runs), setting its slots ``_made``
-        (None), ``_plan`` (the plans, the frame, the exchange, the revision), ``_server``
-        and ``_state`` (None)."""
+        ``object.__new__(Context)`` does (no ``__init__`` runs), setting its slots
+        (:data:`CONTEXT_SLOTS`)."""
     @property
     def structured(self) -> bool: ...
     @property

@@ -2,7 +2,7 @@
 //! value. Every reader in the crate moves through bytes with it, as jiter's decoders share
 //! one parser:
 //!
-//! * the validating scan of [`crate::frame`] adds the grammar checks around its steps;
+//! * the validating scan of `frame` adds the grammar checks around its steps;
 //! * the builder of Python objects (`py_build`) and the reader of a planned call's
 //!   `arguments` (`py_route`) read JSON that scan already validated (and the parts of the call
 //!   it recorded on the way), with the lenient steps here, which find their way
@@ -10,13 +10,15 @@
 //!   `None`).
 //!
 //! The one test for the bytes that end a string's plain run (control characters, `"` and
-//! `\`, which are also exactly the bytes a writer must escape: [`crate::encode`] uses it too)
+//! `\`, which are also exactly the bytes a writer must escape: the encoder uses it too)
 //! is [`plain_end`], and the one escape decoder is [`unescape`].
 
 /// A half-open byte range `[start, end)` of the body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Span {
+    /// The first byte's index.
     pub start: usize,
+    /// The index just past the last byte (`start` for an empty span).
     pub end: usize,
 }
 
@@ -89,11 +91,14 @@ pub fn plain_end(data: &[u8], mut i: usize) -> usize {
 /// A position in JSON text.
 #[derive(Debug, Clone)]
 pub struct Cursor<'b> {
+    /// The whole text read.
     pub data: &'b [u8],
+    /// The index of the next byte to read (`data.len()` at the end; never read past it).
     pub pos: usize,
 }
 
 impl<'b> Cursor<'b> {
+    /// A cursor at the start of `data`.
     #[inline]
     pub fn new(data: &'b [u8]) -> Self {
         Cursor { data, pos: 0 }

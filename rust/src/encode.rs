@@ -11,11 +11,17 @@ use crate::cursor::plain_end;
 pub const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
 /// Start of a notification, up to the method value.
 pub const NOTIFICATION_HEAD: &[u8] = br#"{"jsonrpc":"2.0","method":"#;
+/// After the id: a result's member, up to its value.
 pub const RESULT_KEY: &[u8] = br#","result":"#;
+/// After the id: an error's member and its code's, up to the code.
 pub const ERROR_CODE_KEY: &[u8] = br#","error":{"code":"#;
+/// After an error's code: its message member, up to the string.
 pub const MESSAGE_KEY: &[u8] = br#","message":"#;
+/// After an error's message: its data member, up to the value.
 pub const DATA_KEY: &[u8] = br#","data":"#;
+/// After a request's id: its method member, up to the string.
 pub const METHOD_KEY: &[u8] = br#","method":"#;
+/// After the method: the params member, up to the value.
 pub const PARAMS_KEY: &[u8] = br#","params":"#;
 
 /// For each byte: 0 when it is written as is, else the letter after the backslash (`u` for the
@@ -107,11 +113,13 @@ fn write_str_escaped(buf: &mut Vec<u8>, s: &[u8], first: usize) {
     buf.push(b'"');
 }
 
+/// Append `v` in decimal (JSON's form of an integer).
 #[inline]
 pub fn write_i64(buf: &mut Vec<u8>, v: i64) {
     buf.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
+/// Append `v` in decimal (JSON's form of an integer).
 #[inline]
 pub fn write_u64(buf: &mut Vec<u8>, v: u64) {
     buf.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
@@ -158,11 +166,13 @@ pub fn write_f64(buf: &mut Vec<u8>, v: f64) {
 /// exponent).
 const INTEGRAL_BELOW: f64 = 1e16;
 
+/// Append `true` or `false`.
 #[inline]
 pub fn write_bool(buf: &mut Vec<u8>, v: bool) {
     buf.extend_from_slice(if v { b"true" } else { b"false" });
 }
 
+/// Append `null`.
 #[inline]
 pub fn write_null(buf: &mut Vec<u8>) {
     buf.extend_from_slice(b"null");
@@ -293,8 +303,11 @@ pub fn write_completion(buf: &mut Vec<u8>, server_info: &[u8]) {
 /// A return value a tool result carries as text (and as `structuredContent.result`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Primitive<'a> {
+    /// An `int` of 64 bits: its digits.
     Int(i64),
+    /// A `bool`: `true` or `false`.
     Bool(bool),
+    /// A `str`: the text itself (escaped where it is JSON).
     Str(&'a str),
     /// Finite: its text is the number as JSON (and pydantic) writes it.
     Float(f64),

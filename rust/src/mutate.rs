@@ -7,6 +7,7 @@ pub struct Mutator {
 }
 
 impl Mutator {
+    /// A generator that starts from `seed` (not 0: xorshift stays at 0).
     pub fn new(seed: u64) -> Self {
         Mutator { seed }
     }

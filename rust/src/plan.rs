@@ -97,6 +97,7 @@ pub struct Members<'a> {
 }
 
 impl<'a> Members<'a> {
+    /// The members of the object at the start of `data`.
     pub fn new(data: &'a [u8]) -> Self {
         let mut cur = Cursor::new(data);
         let more = cur.object_open();
@@ -161,9 +162,11 @@ pub fn string_text(lexeme: &[u8]) -> Option<Cow<'_, [u8]>> {
 /// Which era's rules apply.
 #[derive(Debug, Clone, Copy)]
 pub enum Era<'a> {
+    /// The revisions before 2026-07-28 (2024-11-05 to 2025-11-25).
     Legacy,
     /// 2026-07-28, with the protocol versions `_meta` may name.
     Modern {
+        /// The protocol versions served, as their strings' bytes.
         versions: &'a [Box<[u8]>],
     },
 }
@@ -194,9 +197,11 @@ pub fn admits(
 /// The MCP routing headers of one HTTP request (2026-07-28), as sent.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Headers {
-    /// `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name`, when sent.
+    /// `MCP-Protocol-Version`, when sent.
     pub protocol_version: Option<String>,
+    /// `Mcp-Method`, when sent.
     pub method: Option<String>,
+    /// `Mcp-Name`, when sent.
     pub name: Option<String>,
     /// Whether any `Mcp-Param-*` header was sent.
     pub params: bool,

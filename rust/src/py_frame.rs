@@ -134,7 +134,7 @@ impl PyEntry {
 /// What `decode` found in one body.
 ///
 /// The entries stay Rust values until Python first asks for `entries`: a body whose requests
-/// the extension answers itself ([`crate::py_route`]) never builds an `Entry` object.
+/// the extension answers itself (the plain tools of `py_route`) never builds an `Entry` object.
 #[pyclass(frozen, module = "jetmcp._wire", name = "Frame")]
 pub struct PyFrame {
     /// One of the FRAME_* constants.

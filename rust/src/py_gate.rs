@@ -26,7 +26,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 
-use crate::py_plan::Pairs;
+use crate::py_headers::Pairs;
 
 /// Stands for an absent header in a key (a readable value is visible ASCII).
 const ABSENT: char = '\u{1}';

@@ -3,7 +3,8 @@
 //! `Routes.plan(frame, shape, headers)` reads and checks every entry of a frame and runs
 //! nothing; the `Plans` it gives run planned entries on demand, each giving either its
 //! finished reply bytes or an `Outcome` (the tool's return value or exception) for Python to
-//! shape. Nothing here calls jetmcp's own Python: only the tools' functions.
+//! shape. `Routes.answer` plans and runs a single message at once. Nothing here calls
+//! jetmcp's own Python: only the tools' functions.
 //!
 //! Entries run in the order the caller asks for them. A tool may change the tool table
 //! while it runs; an entry planned before that runs only if its name still maps to the
@@ -13,412 +14,110 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-use pyo3::exceptions::{PyIndexError, PyValueError};
-use pyo3::intern;
+use pyo3::exceptions::{PyIndexError, PyKeyError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
+use pyo3::types::{PyBool, PyBytes, PyList, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
 use smallvec::SmallVec;
 
 use crate::cursor::Span;
 use crate::encode::{self, BatchOut};
-use crate::frame::{self, FrameKind};
-use crate::plan::{self, Era, Headers};
+use crate::frame::FrameKind;
+use crate::plan::{self, Era};
 use crate::py_build::build;
 use crate::py_encode::encode_with;
 use crate::py_frame::PyFrame;
+use crate::py_headers::PyHeaders;
+use crate::py_result::{data_json, model_json, primitive, Texts};
 use crate::py_route::{
-    batch_out, call_tool, data_json, is_coroutine, model_args, model_json, plan_entry,
-    plannable_kind, primitive, step as step_coroutine, structured, tool_of, Called, Memo, Plan,
-    Routes, Rules, Texts, ToolRoute,
+    call_tool, is_coroutine, model_args, plan_entry, step as step_coroutine, Called, Memo, Plan,
+    Routes, Rules, ToolRoute,
 };
+use crate::py_shape::Shape;
 
-/// What results look like at one revision. Built once per revision by the dispatcher.
-#[pyclass(frozen, module = "jetmcp._wire", name = "Shape")]
-pub struct Shape {
-    structured: bool,
-    /// The server info JSON of a 2026-07-28 shape (results are completed with it).
-    server_info: Option<Box<[u8]>>,
-    versions: Vec<Box<[u8]>>,
-    /// `versions` as the interned strings `Plans.version` hands back (no string is made
-    /// per request, and a lookup by one finds its hash already computed).
-    version_strs: Vec<Py<PyString>>,
-    /// How `Plans.run_context` makes the Context of a planned call (None: it runs none).
-    contexts: Option<Contexts>,
-}
-
-/// `Shape`'s `context` argument, as given: see [`Contexts`].
-type ContextArgs = (Py<PyAny>, Py<PyType>, Vec<Py<PyAny>>);
-
-/// What `Shape(context=...)` gives: the server, the `Context` class, and the revision
-/// object of each of the shape's versions (in the same order).
-struct Contexts {
-    server: Py<PyAny>,
-    context: Py<PyType>,
-    revisions: Vec<Py<PyAny>>,
-}
-
-impl Shape {
-    /// The index in `versions` of the version a `_meta` names, written as `lexeme` (a JSON
-    /// string): None when it is written with escapes, or is none of them.
-    fn version_index(&self, lexeme: &[u8]) -> Option<usize> {
-        let content = lexeme.strip_prefix(b"\"")?.strip_suffix(b"\"")?;
-        self.versions.iter().position(|v| **v == *content)
-    }
-
-    fn era(&self) -> Era<'_> {
-        if self.server_info.is_some() {
-            Era::Modern {
-                versions: &self.versions,
-            }
-        } else {
-            Era::Legacy
-        }
-    }
-}
-
+// `Routes`' Python methods live here, above the table (`py_route`), because `plan` and
+// `answer` make `Plans`; PyO3 takes one `#[pymethods]` block per class.
 #[pymethods]
-impl Shape {
-    /// `context`, for a 2026-07-28 shape: `(server, Context, revisions)`, `revisions`
-    /// holding the revision object of each of `versions`: how `Plans.run_context` makes
-    /// the Context of a call it runs. It makes it as `object.__new__(Context)` does (no
-    /// `__init__` runs) and sets its slots `_made` (None), `_plan` (the plans, the frame,
-    /// the exchange, the revision), `_server` and `_state` (None): the contract with
-    /// `jetmcp.server.context.Context`.
+impl Routes {
     #[new]
-    #[pyo3(signature = (structured, server_info = None, versions = Vec::new(), context = None))]
-    fn new(
-        py: Python<'_>,
-        structured: bool,
-        server_info: Option<&[u8]>,
-        versions: Vec<String>,
-        context: Option<ContextArgs>,
-    ) -> PyResult<Self> {
-        let contexts = match context {
-            Some((server, context, revisions)) => {
-                if server_info.is_none() || revisions.len() != versions.len() {
-                    return Err(PyValueError::new_err(
-                        "context is for a 2026-07-28 shape, with one revision per version",
-                    ));
-                }
-                Some(Contexts {
-                    server,
-                    context,
-                    revisions,
-                })
-            }
-            None => None,
-        };
-        if let Some(info) = server_info {
-            let frame = frame::decode(info, frame::DEFAULT_MAX_DEPTH, 1);
-            let is_object = info
-                .iter()
-                .find(|b| !b.is_ascii_whitespace())
-                .is_some_and(|&b| b == b'{');
-            if frame.kind != FrameKind::Single || !is_object {
-                return Err(PyValueError::new_err(
-                    "server_info must be the JSON text of an object",
-                ));
-            }
-        } else if !versions.is_empty() {
-            return Err(PyValueError::new_err(
-                "versions are those of a 2026-07-28 shape: give its server_info too",
-            ));
+    fn new() -> Self {
+        Routes::default()
+    }
+
+    fn __setitem__(&mut self, name: &str, route: Py<ToolRoute>) {
+        self.insert(name, route);
+    }
+
+    fn __getitem__(&self, py: Python<'_>, name: &str) -> PyResult<Py<ToolRoute>> {
+        self.get(py, name.as_bytes())
+            .ok_or_else(|| PyKeyError::new_err(name.to_owned()))
+    }
+
+    fn __delitem__(&mut self, name: &str) -> PyResult<()> {
+        match self.remove(name) {
+            Some(_) => Ok(()),
+            None => Err(PyKeyError::new_err(name.to_owned())),
         }
-        Ok(Shape {
-            structured,
-            server_info: server_info.map(Box::from),
-            version_strs: versions
-                .iter()
-                .map(|v| PyString::intern(py, v).unbind())
-                .collect(),
-            versions: versions
-                .into_iter()
-                .map(|v| v.into_bytes().into_boxed_slice())
-                .collect(),
-            contexts,
-        })
+    }
+
+    fn __contains__(&self, name: &str) -> bool {
+        self.contains(name)
+    }
+
+    fn __len__(&self) -> usize {
+        self.len()
+    }
+
+    /// Remove the route of `name`, if any; the route, or None.
+    fn pop(&mut self, name: &str) -> Option<Py<ToolRoute>> {
+        self.remove(name)
+    }
+
+    #[pyo3(name = "clear")]
+    fn clear_py(&mut self) {
+        self.clear();
+    }
+
+    /// The names, sorted.
+    #[pyo3(name = "names")]
+    fn names_py(&self) -> Vec<String> {
+        self.names()
+    }
+
+    /// Read and check the `tools/call` requests of `frame` that a tool here can answer under
+    /// `shape`'s rules (and `headers`, 2026-07-28 over HTTP); run nothing. None when no
+    /// entry can be planned.
+    #[pyo3(signature = (frame, shape, headers = None))]
+    fn plan(
+        slf: &Bound<'_, Self>,
+        frame: &Bound<'_, PyFrame>,
+        shape: &Bound<'_, Shape>,
+        headers: Option<&Bound<'_, PyHeaders>>,
+    ) -> PyResult<Option<Plans>> {
+        plan_frame(slf, frame, shape, headers)
+    }
+
+    /// For a single message: plan its call and run it at once (one call instead of
+    /// ``plan`` then ``Plans.run(0)``). Its reply, its :class:`Outcome`, or None when it
+    /// does not plan: nothing ran. `step`: an `async` tool's coroutine takes its first step
+    /// here (see `Plans.run`).
+    #[pyo3(signature = (frame, shape, headers = None, step = false))]
+    fn answer<'py>(
+        slf: &Bound<'py, Self>,
+        frame: &Bound<'py, PyFrame>,
+        shape: &Bound<'py, Shape>,
+        headers: Option<&Bound<'py, PyHeaders>>,
+        step: bool,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        answer_single(slf, frame, shape, headers, step)
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
-        if let Some(c) = &self.contexts {
-            visit.call(&c.server)?;
-            visit.call(&c.context)?;
-            for revision in &c.revisions {
-                visit.call(revision)?;
-            }
-        }
-        Ok(())
+        self.traverse(&visit)
     }
 
-    /// Whether results carry `structuredContent` (the revision's `structured_output`).
-    #[getter]
-    fn structured(&self) -> bool {
-        self.structured
-    }
-
-    /// Whether this is a 2026-07-28 shape (`server_info` given).
-    #[getter]
-    fn modern(&self) -> bool {
-        self.server_info.is_some()
-    }
-
-    #[getter]
-    fn server_info<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyBytes>> {
-        self.server_info.as_deref().map(|b| PyBytes::new(py, b))
-    }
-
-    #[getter]
-    fn versions(&self) -> Vec<String> {
-        self.versions
-            .iter()
-            .map(|v| String::from_utf8_lossy(v).into_owned())
-            .collect()
-    }
-
-    fn __repr__(&self) -> String {
-        if self.server_info.is_some() {
-            format!(
-                "<Shape 2026-07-28 structured={} versions={:?}>",
-                self.structured,
-                self.versions()
-            )
-        } else {
-            format!("<Shape legacy structured={}>", self.structured)
-        }
-    }
-}
-
-/// The MCP routing headers of one HTTP request at 2026-07-28: the one type both the
-/// extension and Python's general path read them from.
-#[pyclass(frozen, module = "jetmcp._wire", name = "Headers")]
-pub struct PyHeaders {
-    inner: Headers,
-    /// Each `Mcp-Param-<Name>` by its lower-cased `<Name>`, as sent (the last of repeats).
-    param_values: Vec<(String, Py<PyAny>)>,
-    /// The names of the MCP headers sent more than once, as spelled.
-    repeated_names: Vec<Py<PyString>>,
-}
-
-/// The routing headers read so far, header by header ([`Found::take`]), until
-/// [`Found::finish`] makes the `Headers` of them.
-#[derive(Default)]
-struct Found {
-    protocol_version: Option<String>,
-    method: Option<String>,
-    name: Option<String>,
-    param_values: Vec<(String, Py<PyAny>)>,
-    repeated_names: Vec<Py<PyString>>,
-}
-
-impl Found {
-    /// One MCP header (`lower` starts with `mcp-`): its last value; `repeated` when it came
-    /// more than once.
-    fn take(
-        &mut self,
-        lower: &str,
-        spelled: &Bound<'_, PyString>,
-        value: &Bound<'_, PyAny>,
-        repeated: bool,
-    ) -> PyResult<()> {
-        if repeated {
-            self.repeated_names.push(spelled.clone().unbind());
-        }
-        match lower {
-            "mcp-protocol-version" => self.protocol_version = Some(value.extract()?),
-            "mcp-method" => self.method = Some(value.extract()?),
-            "mcp-name" => self.name = Some(value.extract()?),
-            _ => {
-                if let Some(param) = lower.strip_prefix("mcp-param-") {
-                    let value = value.clone().unbind();
-                    match self.param_values.iter_mut().find(|(k, _)| k == param) {
-                        Some(slot) => slot.1 = value,
-                        None => self.param_values.push((param.to_owned(), value)),
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn finish(self) -> PyHeaders {
-        PyHeaders {
-            inner: Headers {
-                protocol_version: self.protocol_version,
-                method: self.method,
-                name: self.name,
-                params: !self.param_values.is_empty(),
-                repeated: !self.repeated_names.is_empty(),
-            },
-            param_values: self.param_values,
-            repeated_names: self.repeated_names,
-        }
-    }
-}
-
-/// Reads the MCP headers among `(name, value)` pairs, one pair at a time ([`Pairs::take`]),
-/// until [`Pairs::finish`] makes the `Headers` of them: the last value of each name, and
-/// each name sent more than once named once in `repeated`.
-#[derive(Default)]
-pub(crate) struct Pairs {
-    found: Found,
-    /// Whether each of the three routing headers was seen, and then whether it is already
-    /// named as repeated (no allocation for the usual request).
-    usual: [(bool, bool); 3],
-    /// Every other MCP name seen, and the same.
-    seen: Vec<(String, bool)>,
-}
-
-impl Pairs {
-    /// One pair whose name, lower-case, is `name` (spelled `key`); pairs not named `mcp-*`
-    /// are passed over.
-    pub(crate) fn take(
-        &mut self,
-        name: &str,
-        key: &Bound<'_, PyString>,
-        value: &Bound<'_, PyAny>,
-    ) -> PyResult<()> {
-        if !name.starts_with("mcp-") {
-            return Ok(());
-        }
-        let slot = match name {
-            "mcp-protocol-version" => Some(0),
-            "mcp-method" => Some(1),
-            "mcp-name" => Some(2),
-            _ => None,
-        };
-        let (was_seen, named) = match slot {
-            Some(i) => {
-                let (was_seen, named) = &mut self.usual[i];
-                (std::mem::replace(was_seen, true), named)
-            }
-            None => match self.seen.iter().position(|(n, _)| n == name) {
-                Some(i) => (true, &mut self.seen[i].1),
-                None => {
-                    self.seen.push((name.to_owned(), false));
-                    let last = self.seen.len() - 1;
-                    (false, &mut self.seen[last].1)
-                }
-            },
-        };
-        let repeated = was_seen && !std::mem::replace(named, true);
-        self.found.take(name, key, value, repeated)
-    }
-
-    pub(crate) fn finish(self) -> PyHeaders {
-        self.found.finish()
-    }
-}
-
-/// The MCP headers among `(name, value)` pairs, in order ([`Pairs`]). `lower`: names are
-/// lower-cased first (Python's `str.lower`); else they are lower-case already.
-pub(crate) fn read_pairs(items: &Bound<'_, PyAny>, lower: bool) -> PyResult<PyHeaders> {
-    let py = items.py();
-    let mut pairs = Pairs::default();
-    for item in items.try_iter()? {
-        let (key, value): (Bound<'_, PyString>, Bound<'_, PyAny>) = item?.extract()?;
-        let lowered;
-        let spelled = if lower {
-            lowered = key.call_method0(intern!(py, "lower"))?;
-            lowered.cast::<PyString>()?.to_cow()?
-        } else {
-            key.to_cow()?
-        };
-        pairs.take(&spelled, &key, &value)?;
-    }
-    Ok(pairs.finish())
-}
-
-#[pymethods]
-impl PyHeaders {
-    #[new]
-    #[pyo3(signature = (protocol_version = None, method = None, name = None, params = None, repeated = Vec::new()))]
-    fn new(
-        protocol_version: Option<String>,
-        method: Option<String>,
-        name: Option<String>,
-        params: Option<&Bound<'_, PyDict>>,
-        repeated: Vec<Bound<'_, PyString>>,
-    ) -> PyResult<Self> {
-        let mut param_values = Vec::new();
-        if let Some(params) = params {
-            for (key, value) in params.iter() {
-                param_values.push((key.extract::<String>()?, value.unbind()));
-            }
-        }
-        Ok(Found {
-            protocol_version,
-            method,
-            name,
-            param_values,
-            repeated_names: repeated.into_iter().map(Bound::unbind).collect(),
-        }
-        .finish())
-    }
-
-    /// The MCP headers of a header map whose names are lower-case and whose `items()`
-    /// lists every readable value, repeats included (Granian's, or the ASGI adapter's): a
-    /// value Granian cannot read is left out, so a name with none is as if absent.
-    #[staticmethod]
-    fn from_map(map: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let items = map.call_method0(intern!(map.py(), "items"))?;
-        read_pairs(&items, false)
-    }
-
-    /// The MCP headers of `(name, value)` pairs, names in any case (lower-cased as Python's
-    /// `str.lower` does).
-    #[staticmethod]
-    fn from_items(items: &Bound<'_, PyAny>) -> PyResult<Self> {
-        read_pairs(items, true)
-    }
-
-    #[getter]
-    fn protocol_version(&self) -> Option<String> {
-        self.inner.protocol_version.clone()
-    }
-
-    #[getter]
-    fn method(&self) -> Option<String> {
-        self.inner.method.clone()
-    }
-
-    #[getter]
-    fn name(&self) -> Option<String> {
-        self.inner.name.clone()
-    }
-
-    /// Each `Mcp-Param-<Name>` value by its lower-cased `<Name>` (a new dict).
-    #[getter]
-    fn params<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let out = PyDict::new(py);
-        for (key, value) in &self.param_values {
-            out.set_item(key, value.bind(py))?;
-        }
-        Ok(out)
-    }
-
-    /// The MCP headers sent more than once (each a mismatch), as spelled.
-    #[getter]
-    fn repeated<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        PyTuple::new(py, self.repeated_names.iter().map(|n| n.bind(py)))
-    }
-
-    /// Whether a header naming one request (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`) is
-    /// present.
-    #[getter]
-    fn routes(&self) -> bool {
-        self.inner.routes()
-    }
-
-    fn __repr__(&self) -> String {
-        format!(
-            "<Headers version={:?} method={:?} name={:?} params={} repeated={}>",
-            self.inner.protocol_version,
-            self.inner.method,
-            self.inner.name,
-            self.param_values.len(),
-            self.repeated_names.len()
-        )
+    fn __clear__(&mut self) {
+        self.drop_routes();
     }
 }
 
@@ -637,7 +336,7 @@ fn rules<'a>(frame: &PyFrame, shape: &'a Shape, headers: Option<&'a PyHeaders>) 
         meta: true,
         // The routing headers are a 2026-07-28 matter.
         headers: match era {
-            Era::Modern { .. } => headers.map(|h| &h.inner),
+            Era::Modern { .. } => headers.map(PyHeaders::routing),
             Era::Legacy => None,
         },
         in_batch: frame.kind == FrameKind::Batch as u8,
@@ -701,8 +400,8 @@ fn call_plan<'py>(
     let mut yielded = None;
     let (value, failed) = match called {
         Called::Returned(value) => {
-            if let Some(p) = primitive(route, &value) {
-                let structured = structured(route, shape.structured);
+            if let Some(p) = primitive(route.primitives(), &value) {
+                let structured = route.structured(shape.structured);
                 let info = shape.server_info.as_deref();
                 put(py, out, |buf| {
                     encode::write_text_result(buf, raw_id, p, structured, info)
@@ -712,12 +411,12 @@ fn call_plan<'py>(
             // A declared model's JSON, indented, is its text, and as it is its structured
             // content; data (a dict, a list, None) has texts and structured content of its
             // own (the declared output's dump).
-            let written = match model_json(route, &value)? {
+            let written = match model_json(route.model_out(), &value)? {
                 Some(json) => encode::indented(json.as_bytes()).map(|text| {
                     let texts = Texts::from_buf([text]);
-                    (texts, structured(route, shape.structured).then_some(json))
+                    (texts, route.structured(shape.structured).then_some(json))
                 }),
-                None => data_json(route, &value, shape.structured)?,
+                None => data_json(route.data_out(), &value, shape.structured)?,
             };
             if let Some((texts, data)) = written {
                 let data = data.as_ref().map(|d| d.as_bytes());
@@ -740,7 +439,7 @@ fn call_plan<'py>(
     };
     let outcome = Outcome {
         index: i,
-        tool: tool_of(py, route).unbind(),
+        tool: route.tool_of(py).unbind(),
         raw_id: PyBytes::new(py, raw_id).unbind(),
         value: value.unbind(),
         failed,
@@ -989,10 +688,6 @@ impl Plans {
             return Ok(None);
         };
         let revision = contexts.revisions[k].bind(py);
-        // object.__new__(Context): no __init__ runs; then the slots it reads.
-        let context_type = contexts.context.bind(py);
-        let context = context_type.call_method1(intern!(py, "__new__"), (context_type,))?;
-        context.setattr(intern!(py, "_made"), py.None())?;
         let plan = PyTuple::new(
             py,
             [
@@ -1002,9 +697,7 @@ impl Plans {
                 revision,
             ],
         )?;
-        context.setattr(intern!(py, "_plan"), plan)?;
-        context.setattr(intern!(py, "_server"), contexts.server.bind(py))?;
-        context.setattr(intern!(py, "_state"), py.None())?;
+        let context = contexts.make(py, plan)?;
         let (value, raised) = match this.run_one(py, 0, Some(&context), step) {
             Ok(Some(reply)) if reply.is_exact_instance_of::<PyBytes>() => return Ok(Some(reply)),
             Ok(value) => (value.unwrap_or_else(|| py.None().into_bound(py)), false),
@@ -1151,4 +844,14 @@ impl Plans {
     fn __clear__(&self) {
         self.slots().clear();
     }
+}
+
+/// A batch reply's buffer (replies run a little longer than the requests they answer).
+fn batch_out(body: &[u8]) -> BatchOut {
+    BatchOut::with_capacity(body.len() * 3 / 2 + 64)
+}
+
+/// Whether `frame` is one message or a non-empty array (the frames that can be planned).
+fn plannable_kind(frame: &PyFrame) -> bool {
+    frame.kind == FrameKind::Single as u8 || frame.kind == FrameKind::Batch as u8
 }

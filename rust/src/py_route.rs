@@ -21,29 +21,29 @@
 //!   exception of the function, go back to Python to be shaped or turned into an error by
 //!   the same code as the Python path.
 //!
-//! This module holds the tool table (`Routes`, `ToolRoute`), the reading of arguments and
-//! the call; `Routes.plan` and the `Plans` it gives ([`crate::py_plan`]) are the way in. It
-//! never calls jetmcp's own Python: only the tool functions (and pydantic-core's).
+//! This module holds the tool table (`Routes`, `ToolRoute`), the planning of one entry
+//! against it (its route found, its arguments read and checked) and the call; how a return
+//! value is written is `py_result`'s. The way in is `Routes.plan` and the `Plans` it gives
+//! (`py_plan`, which also holds `Routes`' Python methods: `plan` and `answer` make `Plans`).
+//! It never calls jetmcp's own Python: only the tool functions (and pydantic-core's).
 
 use std::collections::HashMap;
-use std::os::raw::c_int;
 use std::ptr;
 
-use pyo3::exceptions::{PyException, PyKeyError, PyValueError};
+use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyString, PyTuple, PyType};
 use pyo3::{PyTraverseError, PyVisit};
 use smallvec::SmallVec;
 
 use crate::cursor::{Cursor, Span};
-use crate::encode::{self, BatchOut, Primitive};
-use crate::frame::{Entry, FrameKind};
+use crate::frame::Entry;
 use crate::plan::{self, Era, Headers};
 use crate::py_build::build;
-use crate::py_frame::PyFrame;
-use crate::py_plan::{Plans, PyHeaders, Shape};
+use crate::py_result::{declined, DataOut, DataOutArgs, ModelOut, ModelOutArgs, PrimitiveOut};
 
+/// The type of a plain parameter, or of a primitive return value: exactly one of these.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Str,
@@ -100,10 +100,7 @@ pub struct ToolRoute {
     /// The default of each parameter; None when it is required.
     defaults: Vec<Option<Py<PyAny>>>,
     /// Return types written here: which of int, str, bool and float.
-    fast_int: bool,
-    fast_str: bool,
-    fast_bool: bool,
-    fast_float: bool,
+    primitives: PrimitiveOut,
     /// Whether the result carries `structuredContent` (where the revision has it).
     structured: bool,
     /// Whether the arguments may be passed by position (a plain function whose parameters
@@ -134,91 +131,6 @@ pub struct ToolRoute {
     model_out: Option<ModelOut>,
     /// How a return value of exactly `dict`, `list` or None is written here.
     data_out: Option<DataOut>,
-}
-
-/// A call of a Python function with one positional argument and fixed keyword arguments.
-struct KwCall {
-    func: Py<PyAny>,
-    kwnames: Py<PyTuple>,
-    values: Vec<Py<PyAny>>,
-}
-
-impl KwCall {
-    fn new(func: Py<PyAny>, kwargs: &Bound<'_, PyDict>) -> PyResult<Self> {
-        let py = kwargs.py();
-        let mut names = Vec::with_capacity(kwargs.len());
-        let mut values = Vec::with_capacity(kwargs.len());
-        for (k, v) in kwargs.iter() {
-            names.push(k.cast_into::<PyString>()?);
-            values.push(v.unbind());
-        }
-        Ok(KwCall {
-            func,
-            kwnames: PyTuple::new(py, names)?.unbind(),
-            values,
-        })
-    }
-
-    fn call<'py>(&self, arg: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-        let py = arg.py();
-        let mut ptrs: SmallVec<[*mut ffi::PyObject; 4]> = SmallVec::new();
-        ptrs.push(arg.as_ptr());
-        ptrs.extend(self.values.iter().map(|v| v.as_ptr()));
-        // SAFETY: `func`, the keyword-name tuple and the values are live objects owned here,
-        // `arg` is borrowed for the call; one positional argument, then one value per
-        // keyword name. The result is a new reference or NULL with an exception set.
-        unsafe {
-            let r = ffi::PyObject_Vectorcall(
-                self.func.as_ptr(),
-                ptrs.as_ptr(),
-                1,
-                self.kwnames.as_ptr(),
-            );
-            Bound::from_owned_ptr_or_err(py, r)
-        }
-    }
-
-    fn traverse(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
-        visit.call(&self.func)?;
-        for v in &self.values {
-            visit.call(v)?;
-        }
-        Ok(())
-    }
-}
-
-/// A declared pydantic return model the extension writes itself from the compact JSON
-/// `json` makes of the value (its serializer's `to_json`, by alias): the text content is
-/// that JSON indented as pydantic's `indent=2` writes it, the structured content the JSON
-/// itself, which is what Python's shaping writes (`to_json(value, indent=2)`, and
-/// `to_python(value, mode="json", by_alias=True)` through the encoder).
-struct ModelOut {
-    tp: Py<PyType>,
-    json: KwCall,
-}
-
-/// How the extension writes a tool's return value of exactly `dict`, `list` or None holding
-/// plain JSON data ([`plain_data`]) itself, as Python's shaping does (the official SDK's
-/// rules). The content: for a dict one text block, the JSON `text` makes of it (pydantic's
-/// `to_json` with the text's keywords, compact) indented as pydantic's `indent=2` writes it;
-/// for None no block; for a list the blocks of its items in turn (a string's own text, an
-/// int's digits, `true`/`false`, none for None, a dict's or float's JSON as above, a list's
-/// items' blocks). The structured content, where the revision has it and `structured` says
-/// so: with no declared output (`check` None) a dict's JSON (the value as plain JSON is the
-/// value itself) and none for a list or None; with one, what its `check` writes.
-struct DataOut {
-    text: KwCall,
-    structured: bool,
-    check: Option<Check>,
-}
-
-/// A declared output's structured content: the compact JSON `json` (its serializer's
-/// `to_json`) makes of what `validate` (its validator's `validate_python`) makes of the value,
-/// or of `{"result": value}` when the output is wrapped.
-struct Check {
-    validate: Py<PyAny>,
-    json: KwCall,
-    wrap: bool,
 }
 
 #[pymethods]
@@ -264,28 +176,8 @@ impl ToolRoute {
         if validate.is_none() && !fields.is_empty() {
             return Err(PyValueError::new_err("fields are given with validate"));
         }
-        let model_out = match model_out {
-            Some((tp, json, json_kw)) => Some(ModelOut {
-                tp: tp.unbind(),
-                json: KwCall::new(json, &json_kw)?,
-            }),
-            None => None,
-        };
-        let data_out = match data_out {
-            Some((text, text_kw, structured, check)) => Some(DataOut {
-                text: KwCall::new(text, &text_kw)?,
-                structured,
-                check: match check {
-                    Some((validate, json, json_kw, wrap)) => Some(Check {
-                        validate,
-                        json: KwCall::new(json, &json_kw)?,
-                        wrap,
-                    }),
-                    None => None,
-                },
-            }),
-            None => None,
-        };
+        let model_out = model_out.map(ModelOut::new).transpose()?;
+        let data_out = data_out.map(DataOut::new).transpose()?;
         let mut names = Vec::with_capacity(params.len() + fields.len());
         names.extend(fields);
         let mut kinds = Vec::with_capacity(params.len());
@@ -329,10 +221,7 @@ impl ToolRoute {
             kinds,
             nullable,
             defaults,
-            fast_int: false,
-            fast_str: false,
-            fast_bool: false,
-            fast_float: false,
+            primitives: PrimitiveOut::default(),
             structured,
             positional,
             modern,
@@ -347,10 +236,10 @@ impl ToolRoute {
         };
         for tp in &fast_types {
             match Kind::of(tp)? {
-                Kind::Int => route.fast_int = true,
-                Kind::Str => route.fast_str = true,
-                Kind::Bool => route.fast_bool = true,
-                Kind::Float => route.fast_float = true,
+                Kind::Int => route.primitives.int = true,
+                Kind::Str => route.primitives.str = true,
+                Kind::Bool => route.primitives.bool = true,
+                Kind::Float => route.primitives.float = true,
             }
         }
         Ok(route)
@@ -408,35 +297,14 @@ impl ToolRoute {
             visit.call(v)?;
         }
         if let Some(out) = &self.model_out {
-            visit.call(&out.tp)?;
-            out.json.traverse(&visit)?;
+            out.traverse(&visit)?;
         }
         if let Some(out) = &self.data_out {
-            out.text.traverse(&visit)?;
-            if let Some(check) = &out.check {
-                visit.call(&check.validate)?;
-                check.json.traverse(&visit)?;
-            }
+            out.traverse(&visit)?;
         }
         Ok(())
     }
 }
-
-/// `model_out` as given to `ToolRoute`: (the model class, the function that writes an
-/// instance as compact JSON bytes and its keyword arguments).
-type ModelOutArgs<'py> = (Bound<'py, PyType>, Py<PyAny>, Bound<'py, PyDict>);
-
-/// `data_out` as given to `ToolRoute`: (the function that writes the text's compact JSON
-/// and its keyword arguments, whether a result carries structured content, and for a
-/// declared output its validator, the function that writes what that gives as compact JSON,
-/// that function's keyword arguments, and whether the value is validated as
-/// `{"result": value}`).
-type DataOutArgs<'py> = (
-    Py<PyAny>,
-    Bound<'py, PyDict>,
-    bool,
-    Option<(Py<PyAny>, Py<PyAny>, Bound<'py, PyDict>, bool)>,
-);
 
 impl ToolRoute {
     /// Whether a call is planned but left to the caller to run: with a context object it
@@ -460,10 +328,42 @@ impl ToolRoute {
     pub(crate) fn validates(&self) -> bool {
         self.validate.is_some()
     }
+
+    /// Which primitive return values are written here.
+    #[inline(always)]
+    pub(crate) fn primitives(&self) -> &PrimitiveOut {
+        &self.primitives
+    }
+
+    /// How a return value of exactly the declared model is written here, if it is.
+    #[inline(always)]
+    pub(crate) fn model_out(&self) -> Option<&ModelOut> {
+        self.model_out.as_ref()
+    }
+
+    /// How a return value of exactly `dict`, `list` or None is written here, if it is.
+    #[inline(always)]
+    pub(crate) fn data_out(&self) -> Option<&DataOut> {
+        self.data_out.as_ref()
+    }
+
+    /// Whether primitive results carry `structuredContent` where the revision has it
+    /// (`revision_structured`).
+    #[inline(always)]
+    pub(crate) fn structured(&self, revision_structured: bool) -> bool {
+        revision_structured && self.structured
+    }
+
+    /// The tool object given to the constructor.
+    pub(crate) fn tool_of<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny> {
+        self.tool.bind(py).clone()
+    }
 }
 
 /// The tools the extension may call, by name: a mapping the server keeps up to date as
-/// tools come and go, looked up by the name's bytes as they stand in the request.
+/// tools come and go, looked up by the name's bytes as they stand in the request. Its
+/// Python methods are in `py_plan` (one `#[pymethods]` block per class; `plan` and
+/// `answer` make `Plans`), on top of the table operations here.
 #[pyclass(module = "jetmcp._wire", name = "Routes")]
 #[derive(Default)]
 pub struct Routes {
@@ -473,8 +373,61 @@ pub struct Routes {
 }
 
 impl Routes {
-    fn get(&self, py: Python<'_>, name: &[u8]) -> Option<Py<ToolRoute>> {
+    /// The route of the tool named `name` (its bytes), if any.
+    pub(crate) fn get(&self, py: Python<'_>, name: &[u8]) -> Option<Py<ToolRoute>> {
         self.map.get(name).map(|r| r.clone_ref(py))
+    }
+
+    /// Map `name` to `route` (a change).
+    pub(crate) fn insert(&mut self, name: &str, route: Py<ToolRoute>) {
+        self.generation += 1;
+        self.map.insert(name.as_bytes().into(), route);
+    }
+
+    /// Unmap `name` (a change, whether it was mapped or not): its route, if it had one.
+    pub(crate) fn remove(&mut self, name: &str) -> Option<Py<ToolRoute>> {
+        self.generation += 1;
+        self.map.remove(name.as_bytes())
+    }
+
+    /// Unmap every name (a change).
+    pub(crate) fn clear(&mut self) {
+        self.generation += 1;
+        self.map.clear();
+    }
+
+    /// Whether `name` maps to a route.
+    pub(crate) fn contains(&self, name: &str) -> bool {
+        self.map.contains_key(name.as_bytes())
+    }
+
+    /// How many names map to a route.
+    pub(crate) fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// The names that map to a route, sorted.
+    pub(crate) fn names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .map
+            .keys()
+            .map(|k| String::from_utf8_lossy(k).into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// Visit the routes held, for the garbage collector.
+    pub(crate) fn traverse(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
+        for route in self.map.values() {
+            visit.call(route)?;
+        }
+        Ok(())
+    }
+
+    /// Drop every route without counting a change (the garbage collector's clear).
+    pub(crate) fn drop_routes(&mut self) {
+        self.map.clear();
     }
 
     /// The change counter: equal counts mean the same table.
@@ -488,110 +441,19 @@ impl Routes {
     }
 }
 
-#[pymethods]
-impl Routes {
-    #[new]
-    fn new() -> Self {
-        Routes::default()
-    }
-
-    fn __setitem__(&mut self, name: &str, route: Py<ToolRoute>) {
-        self.generation += 1;
-        self.map.insert(name.as_bytes().into(), route);
-    }
-
-    fn __getitem__(&self, py: Python<'_>, name: &str) -> PyResult<Py<ToolRoute>> {
-        self.get(py, name.as_bytes())
-            .ok_or_else(|| PyKeyError::new_err(name.to_owned()))
-    }
-
-    fn __delitem__(&mut self, name: &str) -> PyResult<()> {
-        self.generation += 1;
-        match self.map.remove(name.as_bytes()) {
-            Some(_) => Ok(()),
-            None => Err(PyKeyError::new_err(name.to_owned())),
-        }
-    }
-
-    fn __contains__(&self, name: &str) -> bool {
-        self.map.contains_key(name.as_bytes())
-    }
-
-    fn __len__(&self) -> usize {
-        self.map.len()
-    }
-
-    /// Remove the route of `name`, if any; the route, or None.
-    fn pop(&mut self, name: &str) -> Option<Py<ToolRoute>> {
-        self.generation += 1;
-        self.map.remove(name.as_bytes())
-    }
-
-    fn clear(&mut self) {
-        self.generation += 1;
-        self.map.clear();
-    }
-
-    /// The names, sorted.
-    fn names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self
-            .map
-            .keys()
-            .map(|k| String::from_utf8_lossy(k).into_owned())
-            .collect();
-        names.sort();
-        names
-    }
-
-    /// Read and check the `tools/call` requests of `frame` that a tool here can answer under
-    /// `shape`'s rules (and `headers`, 2026-07-28 over HTTP); run nothing. None when no
-    /// entry can be planned.
-    #[pyo3(signature = (frame, shape, headers = None))]
-    fn plan(
-        slf: &Bound<'_, Self>,
-        frame: &Bound<'_, PyFrame>,
-        shape: &Bound<'_, Shape>,
-        headers: Option<&Bound<'_, PyHeaders>>,
-    ) -> PyResult<Option<Plans>> {
-        crate::py_plan::plan_frame(slf, frame, shape, headers)
-    }
-
-    /// For a single message: plan its call and run it at once (one call instead of
-    /// ``plan`` then ``Plans.run(0)``). Its reply, its :class:`Outcome`, or None when it
-    /// does not plan: nothing ran. `step`: an `async` tool's coroutine takes its first step
-    /// here (see `Plans.run`).
-    #[pyo3(signature = (frame, shape, headers = None, step = false))]
-    fn answer<'py>(
-        slf: &Bound<'py, Self>,
-        frame: &Bound<'py, PyFrame>,
-        shape: &Bound<'py, Shape>,
-        headers: Option<&Bound<'py, PyHeaders>>,
-        step: bool,
-    ) -> PyResult<Option<Bound<'py, PyAny>>> {
-        crate::py_plan::answer_single(slf, frame, shape, headers, step)
-    }
-
-    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
-        for route in self.map.values() {
-            visit.call(route)?;
-        }
-        Ok(())
-    }
-
-    fn __clear__(&mut self) {
-        self.map.clear();
-    }
-}
-
 /// One value per parameter, in signature order (few enough to live inline).
 pub(crate) type Args = SmallVec<[Py<PyAny>; 4]>;
 
 /// What a request comes to once its arguments are read: its raw id, the tool's name, the
 /// route and the arguments for each parameter, in order. Spans are of the frame's body.
 pub(crate) struct Plan {
+    /// The request's id lexeme.
     pub raw_id: Span,
+    /// The tool name's bytes.
     pub name: Span,
+    /// The route the name mapped to when planned.
     pub route: Py<ToolRoute>,
+    /// One value per parameter (none when the route's model or Python reads them).
     pub args: Args,
     /// The `_meta` object of `params`, when present.
     pub meta: Option<Span>,
@@ -621,10 +483,13 @@ pub(crate) type Memo<'b, 'py> = Option<(u64, &'b [u8], Bound<'py, ToolRoute>)>;
 /// The rules an entry is planned under.
 #[derive(Clone, Copy)]
 pub(crate) struct Rules<'a> {
+    /// The era of the revision served.
     pub era: Era<'a>,
     /// Whether `params` may hold `_meta` (not for the older entry points).
     pub meta: bool,
+    /// The routing headers to agree with (2026-07-28 over HTTP).
     pub headers: Option<&'a Headers>,
+    /// Whether the entry is one of an array.
     pub in_batch: bool,
 }
 
@@ -854,62 +719,6 @@ pub(crate) fn call_tool<'py>(
     }
 }
 
-/// The reply text of an `int`, `str`, `bool` or finite `float` return value the tool's output
-/// allows, as the Python shaping writes it; None for anything else (Python shapes it).
-#[inline(always)]
-pub(crate) fn primitive<'a>(
-    route: &ToolRoute,
-    value: &'a Bound<'_, PyAny>,
-) -> Option<Primitive<'a>> {
-    let tp = value.get_type_ptr();
-    if tp == ptr::addr_of_mut!(ffi::PyLong_Type) {
-        if !route.fast_int {
-            return None;
-        }
-        let mut overflow: c_int = 0;
-        // SAFETY: `value` is an int, a valid argument; an error it sets is cleared here.
-        let v = unsafe { ffi::PyLong_AsLongLongAndOverflow(value.as_ptr(), &mut overflow) };
-        if overflow != 0 || (v == -1 && PyErr::take(value.py()).is_some()) {
-            return None; // beyond 64 bits: Python writes it
-        }
-        Some(Primitive::Int(v))
-    } else if tp == ptr::addr_of_mut!(ffi::PyBool_Type) {
-        if !route.fast_bool {
-            return None;
-        }
-        // SAFETY: comparing with the True singleton's address.
-        Some(Primitive::Bool(value.as_ptr() == unsafe { ffi::Py_True() }))
-    } else if tp == ptr::addr_of_mut!(ffi::PyUnicode_Type) {
-        if !route.fast_str {
-            return None;
-        }
-        // A lone surrogate cannot be written: Python's path reports it.
-        // SAFETY: the type is exactly str.
-        let s = unsafe { value.cast_unchecked::<PyString>() };
-        s.to_str().ok().map(Primitive::Str)
-    } else if tp == ptr::addr_of_mut!(ffi::PyFloat_Type) {
-        if !route.fast_float {
-            return None;
-        }
-        // SAFETY: the type is exactly float.
-        let v = unsafe { ffi::PyFloat_AS_DOUBLE(value.as_ptr()) };
-        // Python writes the infinities and NaN (its text says `Infinity`).
-        v.is_finite().then_some(Primitive::Float(v))
-    } else {
-        None
-    }
-}
-
-/// `None` for an `Exception` (the caller hands the call to the general path), the error
-/// itself for anything else (it propagates, as on the general path).
-fn declined<T>(py: Python<'_>, err: PyErr) -> PyResult<Option<T>> {
-    if err.is_instance_of::<PyException>(py) {
-        Ok(None)
-    } else {
-        Err(err)
-    }
-}
-
 /// The arguments of a call of a route that validates them with a model (`validate`): the
 /// value of each field from the model `validate_json` makes of the `arguments` span, in
 /// signature order, as Python's general path takes them (`dict(model.__dict__)`). None when
@@ -941,207 +750,4 @@ pub(crate) fn model_args(py: Python<'_>, route: &ToolRoute, data: &[u8]) -> PyRe
         }
     }
     Ok(Some(args))
-}
-
-/// A return value of exactly the route's declared model (`model_out`) as compact JSON
-/// (UTF-8), for [`crate::encode::write_json_result`]. None for any other value, or when the
-/// serializer raises an `Exception`: Python shapes the value (and reports what went wrong)
-/// as the general path does.
-pub(crate) fn model_json<'py>(
-    route: &ToolRoute,
-    value: &Bound<'py, PyAny>,
-) -> PyResult<Option<Bound<'py, PyBytes>>> {
-    let Some(out) = &route.model_out else {
-        return Ok(None);
-    };
-    if value.get_type_ptr() != out.tp.as_ptr().cast::<ffi::PyTypeObject>() {
-        return Ok(None);
-    }
-    utf8_json(value.py(), out.json.call(value))
-}
-
-/// What the extension writes for a data result ([`data_json`]): the text of each content
-/// block (UTF-8) and the structured content's compact JSON, if any.
-pub(crate) type DataJson<'py> = (Texts, Option<Bound<'py, PyBytes>>);
-
-/// The texts of a result's content blocks (most results have one).
-pub(crate) type Texts = SmallVec<[Vec<u8>; 1]>;
-
-/// A return value of exactly `dict`, `list` or None holding plain JSON data, for a route
-/// with `data_out`: its content blocks' texts and, when `revision_structured` and the route
-/// gives it one, its structured content, for [`crate::encode::write_json_result`]. In the
-/// general path's order: the content first, then the declared output's check. None for any
-/// other value, or when a step raises an `Exception` (the declared output refusing the value
-/// included), or a text holds `Infinity` or `NaN`: Python shapes the value, and reports what
-/// went wrong, as the general path does. Plain data runs no code of the user's in any step
-/// (no `__str__`, no serializer or validator of theirs), so a step that fails here has
-/// changed nothing.
-pub(crate) fn data_json<'py>(
-    route: &ToolRoute,
-    value: &Bound<'py, PyAny>,
-    revision_structured: bool,
-) -> PyResult<Option<DataJson<'py>>> {
-    let Some(out) = &route.data_out else {
-        return Ok(None);
-    };
-    let tp = value.get_type_ptr();
-    let is_dict = tp == ptr::addr_of_mut!(ffi::PyDict_Type);
-    let is_list = tp == ptr::addr_of_mut!(ffi::PyList_Type);
-    if !(is_dict || is_list || value.is_none()) || !plain_data(value, 0) {
-        return Ok(None);
-    }
-    let py = value.py();
-    let mut texts = Texts::new();
-    let mut own = None;
-    if is_dict {
-        let Some(json) = utf8_json(py, out.text.call(value))? else {
-            return Ok(None);
-        };
-        let Some(text) = encode::indented(json.as_bytes()) else {
-            return Ok(None);
-        };
-        texts.push(text);
-        own = Some(json);
-    } else if is_list && !list_texts(out, value, &mut texts)? {
-        return Ok(None);
-    }
-    if !(revision_structured && out.structured) {
-        return Ok(Some((texts, None)));
-    }
-    let Some(check) = &out.check else {
-        // No declared output: a dict as plain JSON (its text's JSON); nothing for the rest.
-        return Ok(Some((texts, own)));
-    };
-    let given = if check.wrap {
-        let wrapped = PyDict::new(py);
-        wrapped.set_item(pyo3::intern!(py, "result"), value)?;
-        wrapped.into_any()
-    } else {
-        value.clone()
-    };
-    let checked = match check.validate.bind(py).call1((given,)) {
-        Ok(checked) => checked,
-        Err(err) => return declined(py, err),
-    };
-    Ok(utf8_json(py, check.json.call(&checked))?.map(|json| (texts, Some(json))))
-}
-
-/// The content blocks' texts of the items of `list` (plain data), appended to `texts` as
-/// Python's `content_blocks` makes them; false when one cannot be written here (a string
-/// with a lone surrogate, a float or dict whose JSON has `Infinity` or `NaN`, a writer that
-/// raised an `Exception`).
-fn list_texts(out: &DataOut, list: &Bound<'_, PyAny>, texts: &mut Texts) -> PyResult<bool> {
-    let py = list.py();
-    // SAFETY: the caller checked that the type is exactly list.
-    let list = unsafe { list.cast_unchecked::<PyList>() };
-    for item in list.iter() {
-        let tp = item.get_type_ptr();
-        if item.is_none() {
-            continue;
-        } else if tp == ptr::addr_of_mut!(ffi::PyUnicode_Type) {
-            // SAFETY: the type is exactly str.
-            let Ok(text) = unsafe { item.cast_unchecked::<PyString>() }.to_str() else {
-                return Ok(false);
-            };
-            texts.push(text.as_bytes().to_vec());
-        } else if tp == ptr::addr_of_mut!(ffi::PyBool_Type) {
-            let word: &[u8] = if item.is_truthy()? { b"true" } else { b"false" };
-            texts.push(word.to_vec());
-        } else if tp == ptr::addr_of_mut!(ffi::PyLong_Type) {
-            texts.push(item.extract::<i64>()?.to_string().into_bytes());
-        } else if tp == ptr::addr_of_mut!(ffi::PyList_Type) {
-            if !list_texts(out, &item, texts)? {
-                return Ok(false);
-            }
-        } else {
-            // A dict or a float: its JSON, indented.
-            let Some(json) = utf8_json(py, out.text.call(&item))? else {
-                return Ok(false);
-            };
-            let Some(text) = encode::indented(json.as_bytes()) else {
-                return Ok(false);
-            };
-            texts.push(text);
-        }
-    }
-    Ok(true)
-}
-
-/// How deep [`plain_data`] looks: deeper values are Python's to shape.
-const PLAIN_DEPTH: usize = 32;
-
-/// Whether `value` is plain JSON data: exactly a `str`, an `int` of 64 bits, a `float`, a
-/// `bool` or None, or a `list`, or a `dict` with `str` keys, of such values (no subclass,
-/// nesting at most [`PLAIN_DEPTH`]). Larger ints are Python's: its encoder refuses those
-/// past `sys.get_int_max_str_digits()`, which pydantic writes.
-fn plain_data(value: &Bound<'_, PyAny>, depth: usize) -> bool {
-    let tp = value.get_type_ptr();
-    if tp == ptr::addr_of_mut!(ffi::PyLong_Type) {
-        let mut overflow: c_int = 0;
-        // SAFETY: the type is exactly int; the conversion sets no exception for an int.
-        unsafe { ffi::PyLong_AsLongLongAndOverflow(value.as_ptr(), &mut overflow) };
-        return overflow == 0;
-    }
-    if tp == ptr::addr_of_mut!(ffi::PyUnicode_Type)
-        || tp == ptr::addr_of_mut!(ffi::PyFloat_Type)
-        || tp == ptr::addr_of_mut!(ffi::PyBool_Type)
-        || value.is_none()
-    {
-        return true;
-    }
-    if depth >= PLAIN_DEPTH {
-        return false;
-    }
-    if tp == ptr::addr_of_mut!(ffi::PyDict_Type) {
-        // SAFETY: the type is exactly dict.
-        let dict = unsafe { value.cast_unchecked::<PyDict>() };
-        return dict.iter().all(|(k, v)| {
-            k.get_type_ptr() == ptr::addr_of_mut!(ffi::PyUnicode_Type) && plain_data(&v, depth + 1)
-        });
-    }
-    if tp == ptr::addr_of_mut!(ffi::PyList_Type) {
-        // SAFETY: the type is exactly list.
-        let list = unsafe { value.cast_unchecked::<PyList>() };
-        return list.iter().all(|v| plain_data(&v, depth + 1));
-    }
-    false
-}
-
-/// What a JSON writer gave, when it is UTF-8 `bytes`; None when it raised an `Exception` or
-/// gave anything else (Python's path reports it).
-fn utf8_json<'py>(
-    py: Python<'py>,
-    written: PyResult<Bound<'py, PyAny>>,
-) -> PyResult<Option<Bound<'py, PyBytes>>> {
-    let json = match written {
-        Ok(json) => json,
-        Err(err) => return declined(py, err),
-    };
-    let Ok(json) = json.cast_into::<PyBytes>() else {
-        return Ok(None);
-    };
-    if std::str::from_utf8(json.as_bytes()).is_err() {
-        return Ok(None); // Python's decode reports it
-    }
-    Ok(Some(json))
-}
-
-/// Whether a route's primitive results carry `structuredContent` where the revision has it.
-pub(crate) fn structured(route: &ToolRoute, revision_structured: bool) -> bool {
-    revision_structured && route.structured
-}
-
-/// The tool object of a route.
-pub(crate) fn tool_of<'py>(py: Python<'py>, route: &ToolRoute) -> Bound<'py, PyAny> {
-    route.tool.bind(py).clone()
-}
-
-/// A batch reply's buffer (replies run a little longer than the requests they answer).
-pub(crate) fn batch_out(body: &[u8]) -> BatchOut {
-    BatchOut::with_capacity(body.len() * 3 / 2 + 64)
-}
-
-/// Whether `frame` is one message or a non-empty array (the frames that can be planned).
-pub(crate) fn plannable_kind(frame: &PyFrame) -> bool {
-    frame.kind == FrameKind::Single as u8 || frame.kind == FrameKind::Batch as u8
 }

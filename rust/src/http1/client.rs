@@ -27,10 +27,12 @@ pub struct Response {
 }
 
 impl Response {
+    /// The status code (a final one: interim 1xx responses are skipped).
     pub fn status(&self) -> u16 {
         self.status
     }
 
+    /// The HTTP version of the status line.
     pub fn version(&self) -> Version {
         self.version
     }
@@ -127,6 +129,7 @@ fn error(reason: &'static str) -> Refusal {
 }
 
 impl ClientConnection {
+    /// A connection with no request written yet, holding its peer to `limits`.
     pub fn new(limits: Limits) -> Self {
         ClientConnection {
             limits: limits.normalized(),

@@ -7,7 +7,9 @@ use smallvec::SmallVec;
 /// already stripped by `httparse`) in the message's buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FieldSpan {
+    /// Start and end of the name.
     pub name: (u32, u32),
+    /// Start and end of the value.
     pub value: (u32, u32),
 }
 

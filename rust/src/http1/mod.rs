@@ -86,7 +86,9 @@ impl Limits {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub enum Version {
+    /// `HTTP/1.0`: no keep-alive unless asked, no chunked framing.
     Http10 = 0,
+    /// `HTTP/1.1`.
     Http11 = 1,
 }
 
@@ -110,7 +112,9 @@ pub enum Phase {
 /// answer, as for an HTTP/2 preface) and a short reason. A refusal is final.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Refusal {
+    /// The status to answer with; None: close without an answer.
     pub status: Option<u16>,
+    /// Why, in a few words (the answer's plain-text body).
     pub reason: &'static str,
 }
 

@@ -53,6 +53,7 @@ impl Request {
         &self.data[self.target.0 as usize..self.target.1 as usize]
     }
 
+    /// The HTTP version of the request line.
     pub fn version(&self) -> Version {
         self.version
     }
@@ -138,6 +139,8 @@ pub struct ServerConnection {
 const BAD_REQUEST: Refusal = Refusal::new(400, "malformed request head");
 
 impl ServerConnection {
+    /// A connection waiting for its first request, holding its peer to `limits`
+    /// ([`Limits::normalized`]).
     pub fn new(limits: Limits) -> Self {
         ServerConnection {
             limits: limits.normalized(),
@@ -148,6 +151,7 @@ impl ServerConnection {
         }
     }
 
+    /// The limits in force (normalized).
     pub fn limits(&self) -> &Limits {
         &self.limits
     }

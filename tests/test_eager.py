@@ -22,16 +22,16 @@ from pydantic import BaseModel, Field
 from conftest import AppServer, json_headers, request
 from inprocess import ListSink, async_test
 from jetmcp import _wire
-from jetmcp.call import (
+from jetmcp.call import NULL_SINK
+from jetmcp.dispatch import Dispatcher, Exchange, InFlight
+from jetmcp.errors import McpError
+from jetmcp.protocol import revisions
+from jetmcp.protocol.meta import (
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
     META_LOG_LEVEL,
     META_PROTOCOL_VERSION,
-    NULL_SINK,
 )
-from jetmcp.dispatch import Dispatcher, Exchange, InFlight
-from jetmcp.errors import McpError
-from jetmcp.protocol import revisions
 from jetmcp.protocol.modern import RoutingHeaders
 from jetmcp.protocol.revisions import R2026_07_28
 from jetmcp.server import Context, Server

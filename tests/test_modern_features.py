@@ -20,13 +20,6 @@ from mcp_types import _v2026_07_28 as v26
 
 from inprocess import ListSink, async_test, text, until
 from jetmcp import _wire
-from jetmcp.call import (
-    META_CLIENT_CAPABILITIES,
-    META_CLIENT_INFO,
-    META_LOG_LEVEL,
-    META_PROTOCOL_VERSION,
-    META_SUBSCRIPTION_ID,
-)
 from jetmcp.dispatch import Dispatcher, Exchange
 from jetmcp.errors import (
     INTERNAL_ERROR,
@@ -36,6 +29,13 @@ from jetmcp.errors import (
     McpError,
 )
 from jetmcp.inflight import InFlight
+from jetmcp.protocol.meta import (
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_LOG_LEVEL,
+    META_PROTOCOL_VERSION,
+    META_SUBSCRIPTION_ID,
+)
 from jetmcp.protocol.revisions import HTTP_DEFAULT, R2025_11_25, R2026_07_28, Revision
 from jetmcp.reply import Reply
 from jetmcp.server import AcceptedElicitation, Context, Server

@@ -12,6 +12,7 @@ from orjson import loads
 
 from jetmcp._wire import Plans, RawJSON, dumps, encode_notification, encode_request
 from jetmcp.errors import INTERNAL_ERROR, REQUEST_TIMEOUT, McpError
+from jetmcp.protocol.meta import META_CLIENT_CAPABILITIES, META_LOG_LEVEL
 from jetmcp.protocol.revisions import Revision
 
 if TYPE_CHECKING:
@@ -68,14 +69,6 @@ class NullSink:
 
 
 NULL_SINK = NullSink()
-
-#: Reserved ``_meta`` keys of the 2026-07-28 revision.
-META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
-META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
-META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
-META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
-META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
-META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 
 #: The syslog levels of ``logging/setLevel``, least severe first.
 LOG_LEVELS: tuple[str, ...] = (

@@ -21,15 +21,7 @@ from typing import TYPE_CHECKING, Any
 from orjson import loads
 
 from jetmcp import _wire
-from jetmcp.call import (
-    LOG_RANK,
-    META_PROTOCOL_VERSION,
-    Call,
-    EncodedResult,
-    Handler,
-    Outgoing,
-    Timed,
-)
+from jetmcp.call import LOG_RANK, Call, EncodedResult, Handler, Outgoing, Timed
 from jetmcp.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -39,6 +31,7 @@ from jetmcp.errors import (
 )
 from jetmcp.inflight import is_request_id
 from jetmcp.protocol import modern, revisions
+from jetmcp.protocol.meta import META_PROTOCOL_VERSION
 from jetmcp.protocol.revisions import Revision
 from jetmcp.reply import FAILED, OK, Reply
 from jetmcp.server.context import Context

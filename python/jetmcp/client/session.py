@@ -37,12 +37,6 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from jetmcp import _wire
-from jetmcp.call import (
-    META_CLIENT_CAPABILITIES,
-    META_CLIENT_INFO,
-    META_PROTOCOL_VERSION,
-    META_SERVER_INFO,
-)
 from jetmcp.client.batch import UNSET as _UNSET
 from jetmcp.client.batch import (
     BatchBuilder,
@@ -90,6 +84,12 @@ from jetmcp.errors import (
     McpError,
 )
 from jetmcp.protocol import revisions
+from jetmcp.protocol.meta import (
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
+)
 from jetmcp.protocol.modern import BATCH_EXTENSION, NAME_PARAMS, XHeader, x_mcp_headers
 from jetmcp.protocol.revisions import Revision
 

@@ -22,14 +22,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from jetmcp._wire import encode_notification
-from jetmcp.call import (
-    META_CLIENT_CAPABILITIES,
-    META_CLIENT_INFO,
-    NULL_SINK,
-    Call,
-    Outgoing,
-    Session,
-)
+from jetmcp.call import NULL_SINK, Call, Outgoing, Session
 from jetmcp.compat.base import (
     AdaptedServer,
     LiftedTool,
@@ -40,6 +33,7 @@ from jetmcp.compat.base import (
 )
 from jetmcp.compat.capture import INIT_OPTIONS_ATTR
 from jetmcp.errors import McpError
+from jetmcp.protocol.meta import META_CLIENT_CAPABILITIES, META_CLIENT_INFO
 from jetmcp.protocol.revisions import Revision
 
 

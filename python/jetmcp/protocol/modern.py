@@ -23,7 +23,6 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from jetmcp import _wire
-from jetmcp.call import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
 from jetmcp.errors import (
     HEADER_MISMATCH,
     INVALID_PARAMS,
@@ -33,6 +32,7 @@ from jetmcp.errors import (
     McpError,
 )
 from jetmcp.protocol import revisions
+from jetmcp.protocol.meta import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
 from jetmcp.protocol.revisions import Revision
 
 #: The requests a 2026-07-28 server answers (core, plus the tasks extension's three).

@@ -12,8 +12,9 @@ from collections.abc import Awaitable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from jetmcp.call import LOG_RANK, META_CLIENT_INFO, NULL_SINK, Call, log_wanted
+from jetmcp.call import LOG_RANK, NULL_SINK, Call, log_wanted
 from jetmcp.errors import INTERNAL_ERROR, MISSING_CLIENT_CAPABILITY, McpError
+from jetmcp.protocol.meta import META_CLIENT_INFO
 from jetmcp.protocol.revisions import Revision
 from jetmcp.server.elicitation import (
     ElicitationResult,

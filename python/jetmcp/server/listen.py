@@ -27,8 +27,9 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from jetmcp.call import META_SUBSCRIPTION_ID, Call
+from jetmcp.call import Call
 from jetmcp.errors import INVALID_PARAMS, McpError
+from jetmcp.protocol.meta import META_SUBSCRIPTION_ID
 
 log = logging.getLogger("jetmcp")
 

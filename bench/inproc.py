@@ -31,8 +31,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "load"))
 from bodies import BATCH_CALL, TOOLS_CALL, TOOLS_LIST
 
 from jetmcp import Server, _wire
+from jetmcp.core.dispatch import Dispatcher
+from jetmcp.core.exchange import Exchange
 from jetmcp.demo import app
-from jetmcp.dispatch import Dispatcher, Exchange
 from jetmcp.protocol import revisions
 
 R_SINGLE = revisions.lookup("2025-11-25")

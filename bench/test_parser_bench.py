@@ -36,7 +36,8 @@ import pytest
 from mcp_types import JSONRPCRequest, JSONRPCResponse, jsonrpc_message_adapter
 
 from jetmcp import Server, _wire
-from jetmcp.dispatch import Dispatcher, Exchange
+from jetmcp.core.dispatch import Dispatcher
+from jetmcp.core.exchange import Exchange
 from jetmcp.protocol import revisions
 
 SIZES = [1, 10, 100]

@@ -13,7 +13,8 @@ import orjson
 from inprocess import ListSink, async_test, until
 from jetmcp import _wire
 from jetmcp.auth import Principal
-from jetmcp.dispatch import Dispatcher, Exchange, InFlight
+from jetmcp.core.dispatch import Dispatcher, InFlight
+from jetmcp.core.exchange import Exchange
 from jetmcp.protocol.meta import META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION
 from jetmcp.protocol.revisions import BY_VERSION, R2026_07_28
 from jetmcp.server import Server

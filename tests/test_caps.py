@@ -813,7 +813,7 @@ def test_a_shorter_deadline_added_later_fires_first() -> None:
     longer one is armed, is still stopped on time (and the longer one is left running)."""
     import asyncio
 
-    from jetmcp.deadlines import STOP_SHUTDOWN, STOP_TIMEOUT, Deadlines
+    from jetmcp.core.deadlines import STOP_SHUTDOWN, STOP_TIMEOUT, Deadlines
 
     async def main() -> None:
         deadlines = Deadlines()

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, Field
 
 from jetmcp import Server, _wire
-from jetmcp.dispatch import Dispatcher
+from jetmcp.core.dispatch import Dispatcher
 from jetmcp.protocol import revisions
 from jetmcp.server.tools import Tool
 from test_model_route import (

@@ -22,8 +22,10 @@ from pydantic import BaseModel, Field
 from conftest import AppServer, json_headers, request
 from inprocess import ListSink, async_test
 from jetmcp import _wire
-from jetmcp.call import NULL_SINK
-from jetmcp.dispatch import Dispatcher, Exchange, InFlight
+from jetmcp.core.call import NULL_SINK
+from jetmcp.core.dispatch import Dispatcher, InFlight
+from jetmcp.core.exchange import Exchange
+from jetmcp.core.mrtr import RoundCall
 from jetmcp.errors import McpError
 from jetmcp.protocol import revisions
 from jetmcp.protocol.meta import (
@@ -35,7 +37,6 @@ from jetmcp.protocol.meta import (
 from jetmcp.protocol.modern import RoutingHeaders
 from jetmcp.protocol.revisions import R2026_07_28
 from jetmcp.server import Context, Server
-from jetmcp.server.mrtr import RoundCall
 
 LEGACY = revisions.BY_VERSION["2025-06-18"]
 

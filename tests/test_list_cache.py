@@ -10,8 +10,9 @@ import orjson
 import pytest
 
 from jetmcp import Server, _wire
-from jetmcp.call import EncodedResult
-from jetmcp.dispatch import Dispatcher, Exchange
+from jetmcp.core.call import EncodedResult
+from jetmcp.core.dispatch import Dispatcher
+from jetmcp.core.exchange import Exchange
 from jetmcp.protocol import revisions
 
 
@@ -94,6 +95,6 @@ def test_pages_and_hints_are_not_cached() -> None:
 
 
 def _call(revision: revisions.Revision) -> Any:
-    from jetmcp.call import NULL_SINK, Call
+    from jetmcp.core.call import NULL_SINK, Call
 
     return Call("tools/list", b"1", revision, None, NULL_SINK, None)

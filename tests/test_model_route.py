@@ -31,7 +31,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_valid
 
 from conftest import modern_meta
 from jetmcp import Context, Server, _wire
-from jetmcp.dispatch import Dispatcher, Exchange, Reply
+from jetmcp.core.dispatch import Dispatcher, Reply
+from jetmcp.core.exchange import Exchange
 from jetmcp.errors import McpError
 from jetmcp.protocol import revisions
 from jetmcp.protocol.modern import RoutingHeaders

@@ -20,7 +20,11 @@ from mcp_types import _v2026_07_28 as v26
 
 from inprocess import ListSink, async_test, text, until
 from jetmcp import _wire
-from jetmcp.dispatch import Dispatcher, Exchange
+from jetmcp.core.dispatch import Dispatcher
+from jetmcp.core.exchange import Exchange
+from jetmcp.core.inflight import InFlight
+from jetmcp.core.reply import Reply
+from jetmcp.core.request_state import STATE_KEY_ENV, StateSealer, params_digest, resolve_key
 from jetmcp.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -28,7 +32,6 @@ from jetmcp.errors import (
     MISSING_CLIENT_CAPABILITY,
     McpError,
 )
-from jetmcp.inflight import InFlight
 from jetmcp.protocol.meta import (
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
@@ -37,10 +40,8 @@ from jetmcp.protocol.meta import (
     META_SUBSCRIPTION_ID,
 )
 from jetmcp.protocol.revisions import HTTP_DEFAULT, R2025_11_25, R2026_07_28, Revision
-from jetmcp.reply import Reply
 from jetmcp.server import AcceptedElicitation, Context, Server
 from jetmcp.server.listen import supported_filters
-from jetmcp.server.state import STATE_KEY_ENV, StateSealer, params_digest, resolve_key
 from jetmcp.server.tasks_ext import TASKS_EXTENSION
 
 MODERN = R2026_07_28.version

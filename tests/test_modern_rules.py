@@ -472,7 +472,7 @@ def test_listen_cannot_be_batched() -> None:
     ],
 )
 def test_http_status(code: int, status: int) -> None:
-    from jetmcp.reply import FAILED, Reply
+    from jetmcp.core.reply import FAILED, Reply
     from jetmcp.transports._http import reply_status
 
     failed = Reply(b"{}", FAILED, code)

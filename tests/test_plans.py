@@ -31,7 +31,8 @@ from conftest import (
     modern_request,
 )
 from jetmcp import Context, Server, _wire
-from jetmcp.dispatch import Dispatcher, Exchange, Reply
+from jetmcp.core.dispatch import Dispatcher, Reply
+from jetmcp.core.exchange import Exchange
 from jetmcp.errors import INTERNAL_ERROR, McpError
 from jetmcp.protocol import revisions
 from jetmcp.protocol.modern import RoutingHeaders

@@ -830,7 +830,7 @@ def test_a_worker_just_started_serves_its_first_requests() -> None:
     refused with 503 (seen with ``--workers 2``, whose second worker the readiness probe
     never reached). Once the worker has been up longer than that, a link that is down is
     refused at once, as before."""
-    from jetmcp.call import Session
+    from jetmcp.core.call import Session
     from jetmcp.demo import app
     from jetmcp.protocol import revisions
     from jetmcp.sessions.base import StateUnavailable, new_session_id

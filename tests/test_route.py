@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from jetmcp import Context, Server, _wire
-from jetmcp.dispatch import Dispatcher, Exchange, Reply
+from jetmcp.core.dispatch import Dispatcher, Reply
+from jetmcp.core.exchange import Exchange
 from jetmcp.errors import McpError
 from jetmcp.protocol import revisions
 from jetmcp.server.elicitation import UrlElicitationRequired

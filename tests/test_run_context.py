@@ -15,9 +15,10 @@ from pydantic import BaseModel
 
 from conftest import modern_meta, modern_request
 from jetmcp import Context, Server, _wire
-from jetmcp.dispatch import Dispatcher, Exchange
+from jetmcp.core.dispatch import Dispatcher
+from jetmcp.core.exchange import Exchange
+from jetmcp.core.mrtr import InputRequired
 from jetmcp.protocol import revisions
-from jetmcp.server.mrtr import InputRequired
 
 R_MODERN = revisions.R2026_07_28
 SEEN: list[Any] = []

@@ -1,6 +1,6 @@
 """The server API (decorators, schemas, result shaping) through its method handlers.
 
-The handlers are called directly with a :class:`jetmcp.call.Call`, no transport involved; the
+The handlers are called directly with a :class:`jetmcp.core.call.Call`, no transport involved; the
 sink collects the notifications a call sends.
 """
 
@@ -16,7 +16,7 @@ from mcp.server.mcpserver import Context as SdkContext
 from pydantic import BaseModel, Field
 
 from inprocess import ListSink
-from jetmcp.call import Call, Session
+from jetmcp.core.call import Call, Session
 from jetmcp.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError, ToolError
 from jetmcp.protocol.revisions import (
     R2024_11_05,

@@ -30,9 +30,12 @@ from pydantic import BaseModel
 from conftest import READ_TIMEOUT, _server_env, _stop, jetmcp_command
 from inprocess import ListSink, async_test, text, until
 from jetmcp import _wire
-from jetmcp.call import NULL_SINK, Session
+from jetmcp.core.call import NULL_SINK, Session
+from jetmcp.core.dispatch import Dispatcher
+from jetmcp.core.exchange import Exchange
+from jetmcp.core.inflight import InFlight
+from jetmcp.core.reply import Reply
 from jetmcp.demo.conformance import JSON_SCHEMA_2020_12
-from jetmcp.dispatch import Dispatcher, Exchange
 from jetmcp.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -42,9 +45,7 @@ from jetmcp.errors import (
     URL_ELICITATION_REQUIRED,
     McpError,
 )
-from jetmcp.inflight import InFlight
 from jetmcp.protocol.revisions import HTTP_DEFAULT, REVISIONS, Revision
-from jetmcp.reply import Reply
 from jetmcp.server import Context, Server
 from jetmcp.server.completion import (
     Completion,

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from conftest import HttpServer, initialize_request, json_headers, notification, open_session, post
-from jetmcp.call import Session
+from jetmcp.core.call import Session
 from jetmcp.protocol.revisions import HTTP_DEFAULT
 from jetmcp.sessions import MemorySessionStore, SessionLimit
 

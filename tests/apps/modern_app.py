@@ -10,7 +10,7 @@ import asyncio
 import json
 from typing import Any
 
-from jetmcp.call import Call
+from jetmcp.core.call import Call
 from jetmcp.errors import MISSING_CLIENT_CAPABILITY, McpError
 from jetmcp.server import Context, Server
 

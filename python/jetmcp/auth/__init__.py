@@ -10,7 +10,7 @@ Nothing here imports PyJWT until a JWT verifier is built (``pip install 'jetmcp[
 """
 
 from jetmcp.auth.config import AuthConfig, AuthSetupError
-from jetmcp.auth.principal import (
+from jetmcp.core.principal import (
     AuthUnavailable,
     InvalidToken,
     Principal,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from jetmcp.auth.principal import TokenVerifier
+from jetmcp.core.principal import TokenVerifier
 
 if TYPE_CHECKING:
     from jetmcp.server.app import Server

@@ -14,8 +14,8 @@ from urllib.parse import urlencode
 
 import orjson
 
-from jetmcp.auth.principal import AuthUnavailable
 from jetmcp.client.transports import HttpPool, TransportClosed, Url, header_lines
+from jetmcp.core.principal import AuthUnavailable
 
 #: Seconds one fetch may take, connection included.
 FETCH_TIMEOUT_SECONDS = 10.0

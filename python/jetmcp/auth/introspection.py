@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 from jetmcp.auth.fetch import Fetcher
 from jetmcp.auth.jwt import principal_from_claims
-from jetmcp.auth.principal import AuthUnavailable, InvalidToken, Principal
+from jetmcp.core.principal import AuthUnavailable, InvalidToken, Principal
 
 #: The environment variables holding the resource server's client credentials.
 CLIENT_ID_ENV = "JETMCP_AUTH_CLIENT_ID"

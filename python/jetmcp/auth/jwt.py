@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from jetmcp.auth.fetch import Fetcher
-from jetmcp.auth.principal import AuthUnavailable, InvalidToken, Principal, scopes_of
+from jetmcp.core.principal import AuthUnavailable, InvalidToken, Principal, scopes_of
 
 if TYPE_CHECKING:
     from jwt import PyJWK

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
-from jetmcp.call import Call, Result
+from jetmcp.core.call import Call, Result
 from jetmcp.errors import McpError
 from jetmcp.protocol.revisions import Revision
 from jetmcp.server.app import Server

@@ -26,7 +26,6 @@ from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontext
 from typing import Any
 
 from jetmcp._wire import encode_notification
-from jetmcp.call import NULL_SINK, Call
 from jetmcp.compat import schemas
 from jetmcp.compat.base import (
     AdaptedServer,
@@ -36,6 +35,7 @@ from jetmcp.compat.base import (
     sdk_error,
 )
 from jetmcp.compat.capture import INIT_OPTIONS_ATTR
+from jetmcp.core.call import NULL_SINK, Call
 from jetmcp.errors import INVALID_PARAMS, McpError
 from jetmcp.protocol.revisions import Revision
 

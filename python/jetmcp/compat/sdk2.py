@@ -22,7 +22,6 @@ from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from jetmcp._wire import encode_notification
-from jetmcp.call import NULL_SINK, Call, Outgoing, Session
 from jetmcp.compat.base import (
     AdaptedServer,
     LiftedTool,
@@ -32,6 +31,7 @@ from jetmcp.compat.base import (
     sdk_error,
 )
 from jetmcp.compat.capture import INIT_OPTIONS_ATTR
+from jetmcp.core.call import NULL_SINK, Call, Outgoing, Session
 from jetmcp.errors import McpError
 from jetmcp.protocol.meta import META_CLIENT_CAPABILITIES, META_CLIENT_INFO
 from jetmcp.protocol.revisions import Revision

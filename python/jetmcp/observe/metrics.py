@@ -28,7 +28,8 @@ import orjson
 from jetmcp import _wire
 
 if TYPE_CHECKING:
-    from jetmcp.dispatch import Dispatcher, Exchange
+    from jetmcp.core.dispatch import Dispatcher
+    from jetmcp.core.exchange import Exchange
     from jetmcp.protocol.revisions import Revision
 
 #: The environment variable naming the directory the workers write their counts to.
@@ -221,7 +222,7 @@ class Metrics:
 def instrument(dispatcher: Dispatcher, metrics: Metrics) -> None:
     """Count every body ``dispatcher`` answers: its ``start`` is wrapped on this instance
     only, so a dispatcher without metrics pays nothing. Whether the extension answered
-    (the fast path) is read off the dispatcher's :attr:`~jetmcp.dispatch.Dispatcher.fast`
+    (the fast path) is read off the dispatcher's :attr:`~jetmcp.core.dispatch.Dispatcher.fast`
     count."""
     inner_start = dispatcher.start
     done = metrics.done

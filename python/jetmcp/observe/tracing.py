@@ -15,12 +15,13 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from jetmcp import _wire
+from jetmcp.core.runners import LegacyRunner, ModernRunner, Pending
 from jetmcp.observe.metrics import error_code
-from jetmcp.runners import LegacyRunner, ModernRunner, Pending
 
 if TYPE_CHECKING:
-    from jetmcp.dispatch import Dispatcher, Exchange
-    from jetmcp.runners import Served
+    from jetmcp.core.dispatch import Dispatcher
+    from jetmcp.core.exchange import Exchange
+    from jetmcp.core.runners import Served
 
 _REQUEST = _wire.REQUEST
 #: The most spans kept for handlers that wait, until ``_finish`` takes them (bounded in case

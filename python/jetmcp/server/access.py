@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from jetmcp.auth.principal import Principal
+from jetmcp.core.principal import Principal
 
 #: ``authorize(principal, component) -> bool`` (principal None when auth is off).
 Authorize = Callable[[Principal | None, Any], bool]

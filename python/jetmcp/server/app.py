@@ -24,20 +24,20 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, overload
 
 from jetmcp import _wire
 from jetmcp._wire import encode_notification
-from jetmcp.call import NULL_SINK, Call, EncodedResult, Handler, Result, Session, Timed
+from jetmcp.core.call import NULL_SINK, Call, EncodedResult, Handler, Result, Session, Timed
+from jetmcp.core.mrtr import RoundCall, Rounds
+from jetmcp.core.request_state import DEFAULT_TTL_SECONDS, StateSealer
 from jetmcp.errors import INVALID_PARAMS, METHOD_NOT_FOUND, McpError
 from jetmcp.protocol.revisions import Revision
 from jetmcp.server import completion
 from jetmcp.server.access import allowed
 from jetmcp.server.caching import CacheScope, check_hint, combined
 from jetmcp.server.completion import CompletionHandler, PromptReference
-from jetmcp.server.context import ResourceContents
+from jetmcp.server.context import Context, ResourceContents
 from jetmcp.server.listen import Subscriptions, supported_filters
-from jetmcp.server.mrtr import RoundCall, Rounds
 from jetmcp.server.prompts import Prompt
 from jetmcp.server.resources import Resource, ResourceTemplate, UriTemplate, contents_to_wire
 from jetmcp.server.serving import Serving, check_options
-from jetmcp.server.state import DEFAULT_TTL_SECONDS, StateSealer
 from jetmcp.server.tasks import TaskManager
 from jetmcp.server.tasks_ext import (
     TASKS_EXTENSION,
@@ -48,7 +48,7 @@ from jetmcp.server.tasks_ext import (
 from jetmcp.server.tools import TaskSupport, Tool, normalize_icons
 
 if TYPE_CHECKING:
-    from jetmcp.auth.principal import Principal, TokenVerifier
+    from jetmcp.core.principal import Principal, TokenVerifier
     from jetmcp.server.access import Authorize
 
 log = logging.getLogger("jetmcp")
@@ -113,13 +113,16 @@ class Server(Serving):
     2026-07-28: ``cache_ttl_ms``/``cache_scope`` are the caching hints of whatever sets none
     (see :mod:`jetmcp.server.caching`); ``state_key`` seals the ``requestState`` of input
     rounds and ``request_state_ttl`` (seconds) is how long a round may wait for its retry
-    (see :mod:`jetmcp.server.state`).
+    (see :mod:`jetmcp.core.request_state`).
     """
 
     #: The attributes ``serverInfo`` is made of: setting one counts as an identity change.
     _IDENTITY = frozenset({"name", "version", "title", "website_url", "icons"})
     #: Counts identity changes (what caches of ``serverInfo`` check).
     identity = 0
+    #: The Context made for a tool that takes one (the dispatcher makes it, and so does the
+    #: extension for a planned call).
+    context_class: type[Context] = Context
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name in Server._IDENTITY:

@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
-from jetmcp.call import Call, Result
+from jetmcp.core.call import Call, Result
 from jetmcp.errors import INVALID_PARAMS, McpError, internal_error
 
 log = logging.getLogger("jetmcp")

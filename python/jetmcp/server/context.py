@@ -12,7 +12,8 @@ from collections.abc import Awaitable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from jetmcp.call import LOG_RANK, NULL_SINK, Call, log_wanted
+from jetmcp.core.call import LOG_RANK, NULL_SINK, Call, log_wanted
+from jetmcp.core.mrtr import RoundCall
 from jetmcp.errors import INTERNAL_ERROR, MISSING_CLIENT_CAPABILITY, McpError
 from jetmcp.protocol.meta import META_CLIENT_INFO
 from jetmcp.protocol.revisions import Revision
@@ -24,7 +25,6 @@ from jetmcp.server.elicitation import (
     read_answer,
     read_url_answer,
 )
-from jetmcp.server.mrtr import RoundCall
 from jetmcp.server.sampling import (
     Root,
     SamplingResult,
@@ -38,7 +38,7 @@ from jetmcp.server.tasks import TaskCall, related
 
 if TYPE_CHECKING:
     from jetmcp._wire import Frame, Plans
-    from jetmcp.auth.principal import Principal
+    from jetmcp.core.principal import Principal
     from jetmcp.server.app import Server
 
 T = TypeVar("T")
@@ -173,7 +173,7 @@ class Context:
 
     @property
     def call(self) -> Call:
-        """The underlying :class:`jetmcp.call.Call`."""
+        """The underlying :class:`jetmcp.core.call.Call`."""
         return self._call
 
     @property
@@ -485,7 +485,7 @@ class Context:
 
         ``key`` names the question in a 2026-07-28 ``InputRequiredResult`` (default:
         ``elicitation-<n>``, its position among the questions of the run; see
-        :mod:`jetmcp.server.mrtr`); legacy sessions ignore it.
+        :mod:`jetmcp.core.mrtr`); legacy sessions ignore it.
         """
         if schema is None and response_type is not None:
             schema = response_type  # fastmcp's name for it

@@ -27,7 +27,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from jetmcp.call import Call
+from jetmcp.core.call import Call
 from jetmcp.errors import INVALID_PARAMS, McpError
 from jetmcp.protocol.meta import META_SUBSCRIPTION_ID
 

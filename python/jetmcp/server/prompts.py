@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from jetmcp.call import Call
+from jetmcp.core.call import Call
 from jetmcp.errors import INVALID_PARAMS, McpError, internal_error
 from jetmcp.protocol.revisions import Revision
 from jetmcp.server.access import check_scopes

@@ -11,7 +11,7 @@ from urllib.parse import unquote
 
 from pydantic import BaseModel, ValidationError
 
-from jetmcp.call import Call
+from jetmcp.core.call import Call
 from jetmcp.errors import INVALID_PARAMS, McpError, internal_error
 from jetmcp.protocol.revisions import Revision
 from jetmcp.server.access import check_scopes

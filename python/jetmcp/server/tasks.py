@@ -28,12 +28,12 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from jetmcp.call import NULL_SINK, Call, Outgoing, Result, Session, Sink
+from jetmcp.core.call import NULL_SINK, Call, Outgoing, Result, Session, Sink
 from jetmcp.errors import INTERNAL_ERROR, INVALID_PARAMS, REQUEST_CANCELLED, McpError
 from jetmcp.protocol.revisions import Revision
 
 if TYPE_CHECKING:
-    from jetmcp.auth.principal import Principal
+    from jetmcp.core.principal import Principal
     from jetmcp.server.tools import Tool
 
 log = logging.getLogger("jetmcp")

@@ -34,9 +34,9 @@ import secrets
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from jetmcp.call import NULL_SINK, Call, Result
+from jetmcp.core.call import NULL_SINK, Call, Result
+from jetmcp.core.mrtr import InputRequired, InputRound, Inputs, RoundCall
 from jetmcp.errors import INTERNAL_ERROR, INVALID_PARAMS, MISSING_CLIENT_CAPABILITY, McpError
-from jetmcp.server.mrtr import InputRequired, InputRound, Inputs, RoundCall
 from jetmcp.server.tasks import (
     SharedTasks,
     TaskState,

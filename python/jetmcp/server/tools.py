@@ -14,7 +14,7 @@ import pydantic_core
 from pydantic import BaseModel, ValidationError
 
 from jetmcp import _wire
-from jetmcp.call import Call, Result
+from jetmcp.core.call import Call, Result
 from jetmcp.errors import URL_ELICITATION_REQUIRED, McpError, from_sdk_error, is_tool_error
 from jetmcp.protocol.modern import x_mcp_headers
 from jetmcp.protocol.revisions import Revision

@@ -6,8 +6,8 @@ from __future__ import annotations
 import uuid
 from typing import Any, Protocol
 
-from jetmcp.call import Session
-from jetmcp.inflight import InFlight
+from jetmcp.core.call import Session
+from jetmcp.core.inflight import InFlight
 
 
 def end_session(session: Session) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 
-from jetmcp.call import Session
-from jetmcp.inflight import InFlight
+from jetmcp.core.call import Session
+from jetmcp.core.inflight import InFlight
 from jetmcp.sessions.base import SessionLimit, end_session
 
 

@@ -40,8 +40,8 @@ from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 
 from jetmcp._wire import encode_notification
-from jetmcp.call import Session
-from jetmcp.inflight import InFlight
+from jetmcp.core.call import Session
+from jetmcp.core.inflight import InFlight
 from jetmcp.sessions.base import SessionLimit, StateUnavailable
 from jetmcp.sessions.scripts import SCRIPTS
 from jetmcp.transports.sse import (

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from jetmcp.call import NULL_SINK, Sink
+from jetmcp.core.call import NULL_SINK, Sink
 from jetmcp.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,

@@ -15,16 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 from jetmcp import _wire
-from jetmcp.errors import (
-    HEADER_MISMATCH,
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    METHOD_NOT_FOUND,
-    MISSING_CLIENT_CAPABILITY,
-    PARSE_ERROR,
-    UNSUPPORTED_PROTOCOL_VERSION,
-)
-from jetmcp.reply import (
+from jetmcp.core.reply import (
     BUSY,
     FAILED,
     INVALID,
@@ -34,7 +25,16 @@ from jetmcp.reply import (
     TOO_LARGE,
     Reply,
 )
-from jetmcp.reply import PARSE_ERROR as PARSE_ERROR_KIND
+from jetmcp.core.reply import PARSE_ERROR as PARSE_ERROR_KIND
+from jetmcp.errors import (
+    HEADER_MISMATCH,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    MISSING_CLIENT_CAPABILITY,
+    PARSE_ERROR,
+    UNSUPPORTED_PROTOCOL_VERSION,
+)
 
 log = logging.getLogger("jetmcp.http")
 
@@ -87,7 +87,7 @@ _MODERN_FAILURE = {
 
 
 def reply_status(reply: bytes, error_status: bool) -> int:
-    """The HTTP status of a reply :meth:`~jetmcp.dispatch.Dispatcher.start` gave back.
+    """The HTTP status of a reply :meth:`~jetmcp.core.dispatch.Dispatcher.start` gave back.
     ``error_status``: the revision's flag (2026-07-28 on), where a failed request says so
     in its status too; before it a JSON-RPC error is a 200 like any answer."""
     if type(reply) is bytes:

@@ -34,7 +34,7 @@ from urllib.parse import urlsplit, urlunsplit
 import orjson
 
 from jetmcp import _wire
-from jetmcp.auth.principal import (
+from jetmcp.core.principal import (
     AuthUnavailable,
     InvalidToken,
     Principal,

@@ -16,10 +16,11 @@ against the body by the dispatcher, and the request cancelled when its client di
 The usual POST takes a short way when auth is off (:attr:`McpHttpApp.lane`): headers whose
 values were judged before are admitted in one call (:class:`jetmcp._wire.Gate`, taught by
 :meth:`McpHttpApp._usual`), the body is read and decoded, and a single call the extension
-answers at once (:meth:`~jetmcp.dispatch.Dispatcher.answer`) goes back with no
-:class:`~jetmcp.dispatch.Exchange` made. Anything else on that way (a batch, ``initialize``,
-a session not held here, a tool whose reply Python shapes) continues exactly where the
-general path would be (:meth:`~jetmcp.dispatch.Dispatcher.resume`, :meth:`McpHttpApp._post_frame`);
+answers at once (:meth:`~jetmcp.core.dispatch.Dispatcher.answer`) goes back with no
+:class:`~jetmcp.core.exchange.Exchange` made. Anything else on that way (a batch,
+``initialize``, a session not held here, a tool whose reply Python shapes) continues exactly
+where the general path would be (:meth:`~jetmcp.core.dispatch.Dispatcher.resume`,
+:meth:`McpHttpApp._post_frame`);
 ``tests/test_http_lane.py`` holds the two paths to the same bytes.
 """
 
@@ -34,13 +35,14 @@ from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from jetmcp import _wire
-from jetmcp.call import NULL_SINK, Session
-from jetmcp.deadlines import STOP_SHUTDOWN
-from jetmcp.dispatch import Dispatcher, Exchange, LazyExchange, Started
+from jetmcp.core.call import NULL_SINK, Session
+from jetmcp.core.deadlines import STOP_SHUTDOWN
+from jetmcp.core.dispatch import Dispatcher
+from jetmcp.core.exchange import Exchange, LazyExchange, Started
+from jetmcp.core.reply import Reply
+from jetmcp.core.runners import resume
 from jetmcp.errors import INTERNAL_ERROR, INVALID_REQUEST, SERVER_ERROR
 from jetmcp.protocol import modern, revisions
-from jetmcp.reply import Reply
-from jetmcp.runners import resume
 from jetmcp.server.app import Server
 from jetmcp.server.lifespan import LifespanScope
 from jetmcp.sessions import (
@@ -75,8 +77,8 @@ from jetmcp.transports.origin import OriginGuard
 from jetmcp.transports.sse import Listener, PostStream, SessionStreams, hold_open
 
 if TYPE_CHECKING:
-    from jetmcp.auth.principal import Principal
-    from jetmcp.inflight import InFlight
+    from jetmcp.core.inflight import InFlight
+    from jetmcp.core.principal import Principal
     from jetmcp.transports.http_sse import LegacySse
 
 log = logging.getLogger("jetmcp.http")

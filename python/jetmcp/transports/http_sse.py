@@ -6,7 +6,7 @@ Accepted``; its replies, and everything else the server sends the client, go out
 ``message`` events on that stream. The stream is the session: when it closes, the session
 ends and its in-flight requests are cancelled.
 
-Bodies go through the same :class:`~jetmcp.dispatch.Dispatcher` as Streamable HTTP, with the
+Bodies go through the same :class:`~jetmcp.core.dispatch.Dispatcher` as Streamable HTTP, with the
 stream as the exchange's sink, so every revision rule (batching, ``initialize``) holds here
 too. The revision before ``initialize`` is 2024-11-05, this transport's own.
 """
@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 from jetmcp import _wire
-from jetmcp.call import Outgoing, Session
-from jetmcp.dispatch import Exchange
+from jetmcp.core.call import Outgoing, Session
+from jetmcp.core.exchange import Exchange
+from jetmcp.core.inflight import InFlight
+from jetmcp.core.reply import Reply
 from jetmcp.errors import INVALID_REQUEST, SERVER_ERROR
-from jetmcp.inflight import InFlight
 from jetmcp.protocol import revisions
-from jetmcp.reply import Reply
 from jetmcp.sessions import new_session_id
 from jetmcp.transports._http import (
     ACCEPT_SSE,
@@ -42,7 +42,7 @@ from jetmcp.transports._http import (
 from jetmcp.transports.sse import SSE_HEADERS, Listener, encode_event, hold_open
 
 if TYPE_CHECKING:
-    from jetmcp.auth.principal import Principal
+    from jetmcp.core.principal import Principal
     from jetmcp.transports.http import McpHttpApp
 
 log = logging.getLogger("jetmcp.http_sse")

@@ -30,7 +30,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from jetmcp.call import Session
+    from jetmcp.core.call import Session
     from jetmcp.protocol.revisions import Revision
     from jetmcp.settings import Settings
 

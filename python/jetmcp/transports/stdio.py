@@ -29,13 +29,14 @@ from collections.abc import Callable, Coroutine
 from typing import Any, Protocol, cast
 
 from jetmcp import _wire
-from jetmcp.call import Session
-from jetmcp.deadlines import STOP_SHUTDOWN
-from jetmcp.dispatch import Dispatcher, Exchange
+from jetmcp.core.call import Session
+from jetmcp.core.deadlines import STOP_SHUTDOWN
+from jetmcp.core.dispatch import Dispatcher
+from jetmcp.core.exchange import Exchange
+from jetmcp.core.inflight import InFlight
+from jetmcp.core.reply import Reply
 from jetmcp.errors import INTERNAL_ERROR, INVALID_REQUEST
-from jetmcp.inflight import InFlight
 from jetmcp.protocol import revisions
-from jetmcp.reply import Reply
 from jetmcp.server.app import Server
 from jetmcp.server.lifespan import LifespanScope
 from jetmcp.settings import Settings

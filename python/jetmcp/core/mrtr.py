@@ -12,7 +12,7 @@ request and wait for its answer. On 2026-07-28 the server sends no requests: a `
 The client retries (new id, same params) with ``inputResponses`` ``{"<key>": <result>}`` and
 the ``requestState`` echoed; the handler runs again from the top, and each question it asks
 is answered from the earlier rounds (carried in the sealed state, see
-:mod:`jetmcp.server.state`) or from ``inputResponses``. The first unanswered question ends
+:mod:`jetmcp.core.request_state`) or from ``inputResponses``. The first unanswered question ends
 the round again. Handlers must therefore ask their questions deterministically: the same
 questions, in the same order, for the same arguments; work done before a question is done
 again on every round (keep it cheap, or park its outcome in ``ctx.request_state``).
@@ -36,14 +36,14 @@ import asyncio
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import TYPE_CHECKING, Any
 
-from jetmcp.call import Call, Result, Sink
+from jetmcp.core.call import Call, Result, Sink
+from jetmcp.core.request_state import StateSealer, params_digest
 from jetmcp.errors import INVALID_PARAMS, McpError
 from jetmcp.protocol.revisions import Revision
-from jetmcp.server.state import StateSealer, params_digest
 
 if TYPE_CHECKING:
     from jetmcp._wire import Plans
-    from jetmcp.auth.principal import Principal
+    from jetmcp.core.principal import Principal
 
 #: The input methods, and the kind each one's default keys are named after.
 KINDS: dict[str, str] = {

@@ -6,7 +6,7 @@ identity).
 Both share one skeleton (:class:`Runner`): the params checked, the handler looked up in the
 runner's own method table (its built-in methods, then the server's handlers, for the methods
 the revision table says the revision has), the call, the result encoded, a failure mapped to
-an error reply. :class:`~jetmcp.dispatch.Dispatcher` picks the runner from the revision once
+an error reply. :class:`~jetmcp.core.dispatch.Dispatcher` picks the runner from the revision once
 per body; this module is the only place besides the revision table that tells the eras
 apart.
 """
@@ -21,7 +21,10 @@ from typing import TYPE_CHECKING, Any
 from orjson import loads
 
 from jetmcp import _wire
-from jetmcp.call import LOG_RANK, Call, EncodedResult, Handler, Outgoing, Timed
+from jetmcp.core.call import LOG_RANK, Call, CallContext, EncodedResult, Handler, Outgoing, Timed
+from jetmcp.core.inflight import is_request_id
+from jetmcp.core.mrtr import InputRequired, InputRound, RoundCall
+from jetmcp.core.reply import FAILED, OK, Reply
 from jetmcp.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -29,17 +32,14 @@ from jetmcp.errors import (
     METHOD_NOT_FOUND,
     McpError,
 )
-from jetmcp.inflight import is_request_id
 from jetmcp.protocol import modern, revisions
 from jetmcp.protocol.meta import META_PROTOCOL_VERSION
 from jetmcp.protocol.revisions import Revision
-from jetmcp.reply import FAILED, OK, Reply
-from jetmcp.server.context import Context
-from jetmcp.server.mrtr import InputRequired, InputRound, RoundCall
 
 if TYPE_CHECKING:
-    from jetmcp.call import Session
-    from jetmcp.dispatch import Dispatcher, Exchange, LazyExchange
+    from jetmcp.core.call import Session
+    from jetmcp.core.dispatch import Dispatcher
+    from jetmcp.core.exchange import Exchange, LazyExchange
     from jetmcp.server.tools import Tool
     from jetmcp.sessions.base import Relay
 
@@ -94,7 +94,7 @@ class Pending:
         revision: Revision,
         runner: Runner,
         tool: Tool | None = None,
-        context: Context | None = None,
+        context: CallContext | None = None,
         stepped: bool = False,
     ) -> None:
         # Made by position on the waiting paths: a class called with keywords builds a dict
@@ -142,11 +142,14 @@ Served = bytes | Pending | None
 class Runner:
     """The skeleton of one era: see the module docstring."""
 
-    __slots__ = ("builtins", "dispatcher", "server")
+    __slots__ = ("builtins", "context_class", "dispatcher", "server")
 
     def __init__(self, dispatcher: Dispatcher) -> None:
         self.dispatcher = dispatcher
-        self.server = dispatcher.server
+        self.server = server = dispatcher.server
+        #: The Context the server hands a tool that takes one (handed in by the server, so
+        #: the core needs nothing of the server's modules).
+        self.context_class: type[CallContext] = server.context_class
         #: Methods this runner answers itself, before the server's handlers.
         self.builtins: dict[str, Handler] = {}
 
@@ -308,7 +311,7 @@ class Runner:
             return self.internal_error(raw_id, True)
 
     def _run_with(
-        self, plans: _wire.Plans, context: Context, revision: Revision, step: bool
+        self, plans: _wire.Plans, context: CallContext, revision: Revision, step: bool
     ) -> bytes | Pending | None:
         """Run ``plans``' only entry with ``context`` (its coroutine's first step too, when
         ``step``: :meth:`Dispatcher.may_step`), then as :meth:`outcome` does."""
@@ -318,7 +321,7 @@ class Runner:
             return self._asked(exc, context, revision)
         return self._ran(done, context, revision)
 
-    def _asked(self, exc: InputRequired, context: Context, revision: Revision) -> bytes:
+    def _asked(self, exc: InputRequired, context: CallContext, revision: Revision) -> bytes:
         """The reply to a call run with ``context`` that asked a question (in its first
         step, if stepped): at a revision with input rounds, answered from its call's
         round; raised again at any other."""
@@ -329,7 +332,7 @@ class Runner:
         raw_id: bytes = call.raw_id  # type: ignore[assignment]  # a request's
         return self.encode(raw_id, _round_of(call).result(exc.requests), revision)
 
-    def _ran(self, done: Any, context: Context, revision: Revision) -> bytes | Pending | None:
+    def _ran(self, done: Any, context: CallContext, revision: Revision) -> bytes | Pending | None:
         """What a call run with ``context`` came to (None: it did not run), as
         :meth:`outcome` makes it: a question it asks later is its round's."""
         if done is None:
@@ -343,7 +346,7 @@ class Runner:
         return out
 
     def error(self, raw_id: bytes, exc: McpError, single: bool) -> bytes:
-        """The error reply for ``exc``; a :class:`~jetmcp.dispatch.Reply` that says it
+        """The error reply for ``exc``; a :class:`~jetmcp.core.dispatch.Reply` that says it
         failed when it answers the body's only request."""
         try:
             if exc.has_data:
@@ -491,7 +494,7 @@ class LegacyRunner(Runner):
         if route.python_call:
             # Planned without a task member in params (the extension plans none with one).
             return self._call_planned(route.tool, plans.arguments(0), _NO_PARAMS, call)
-        return self._run_with(plans, Context(call, self.server), ex.revision, step)
+        return self._run_with(plans, self.context_class(call, self.server), ex.revision, step)
 
     def shape(self, revision: Revision) -> _wire.Shape:
         return _wire.Shape(revision.structured_output)
@@ -527,7 +530,7 @@ class LegacyRunner(Runner):
     def _new_session(self, revision: Revision, params: dict[str, Any]) -> Session:
         """The session an ``initialize`` opens; -32602 when the client data it would keep
         (capabilities and clientInfo, as JSON) is over ``max_client_data_bytes``."""
-        from jetmcp.call import Session
+        from jetmcp.core.call import Session
 
         caps = params.get("capabilities")
         info = params.get("clientInfo")
@@ -623,7 +626,7 @@ class ModernRunner(Runner):
         info = _dumps(self.server.server_info(revision))
         served = revisions.MODERN
         # How Plans.run_context makes the Context of a planned call (see Shape).
-        context = (self.server, Context, list(served))
+        context = (self.server, self.context_class, list(served))
         return _wire.Shape(revision.structured_output, info, [r.version for r in served], context)
 
     def notification(self, entry: _wire.Entry, ex: Exchange) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from jetmcp.call import Session
+    from jetmcp.core.call import Session
 
 # What a reply is, beyond its body (Reply.kind). A transport maps each to what it can say
 # (an HTTP status); stdio says nothing but the body.
@@ -31,7 +31,7 @@ STOPPING = 7
 class Reply(bytes):
     """A reply that says more than its body, which it is (so a transport that only writes
     bytes can write it as it is): its :attr:`kind`, the JSON-RPC error ``code`` of a
-    ``FAILED`` one, and the :class:`~jetmcp.call.Session` an ``initialize`` opened. A
+    ``FAILED`` one, and the :class:`~jetmcp.core.call.Session` an ``initialize`` opened. A
     plain answer is given back as ``bytes``, not as a Reply."""
 
     kind: int

@@ -16,7 +16,7 @@ from jetmcp.protocol.meta import META_CLIENT_CAPABILITIES, META_LOG_LEVEL
 from jetmcp.protocol.revisions import Revision
 
 if TYPE_CHECKING:
-    from jetmcp.auth.principal import Principal
+    from jetmcp.core.principal import Principal
 
 #: What a method handler gives back: the result object itself when it needed no waiting,
 #: else an awaitable of it. Answering in place lets the dispatcher skip a task.
@@ -69,6 +69,17 @@ class NullSink:
 
 
 NULL_SINK = NullSink()
+
+
+class CallContext(Protocol):
+    """What the core needs of the Context a server gives the tools that take one (the class
+    is the server's: ``Server.context_class``): the call it serves."""
+
+    def __init__(self, call: Call, server: Any) -> None: ...
+
+    @property
+    def call(self) -> Call: ...
+
 
 #: The syslog levels of ``logging/setLevel``, least severe first.
 LOG_LEVELS: tuple[str, ...] = (
@@ -443,6 +454,7 @@ __all__ = [
     "LOG_LEVELS",
     "NULL_SINK",
     "Call",
+    "CallContext",
     "EncodedResult",
     "Handler",
     "NullSink",

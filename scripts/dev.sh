@@ -94,6 +94,9 @@ case "$cmd" in
     "$VENV/bin/ruff" check python tests bench examples scripts
     "$VENV/bin/ruff" format --check python tests bench examples scripts
     "$VENV/bin/mypy" --strict python/jetmcp
+    echo "== layout: the import layers (import-linter), no import cycle, file-size caps"
+    "$VENV/bin/lint-imports"
+    "$PY" scripts/check_layout.py
     echo "== the wheel, installed into a fresh venv outside the tree"
     wheel_smoke
     echo "== the documentation site (warnings are errors)"

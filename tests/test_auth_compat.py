@@ -63,7 +63,7 @@ def test_an_sdk_server_keeps_its_auth(server: AppServer, auth: AuthorizationServ
 
 def test_an_sdk_authorization_server_is_still_refused() -> None:
     from jetmcp.compat import adapt
-    from jetmcp.loader import LoadError
+    from jetmcp.run.loader import LoadError
 
     class Provider:  # what the SDK calls an OAuthAuthorizationServerProvider
         async def load_access_token(self, token: str) -> None:

@@ -772,7 +772,7 @@ def test_max_connections_is_fitted_to_the_open_files_limit() -> None:
 
 
 def test_caps_are_flags_with_their_defaults() -> None:
-    from jetmcp.cli import _parser, _settings
+    from jetmcp.run.cli import _parser, _settings
     from jetmcp.settings import Settings
 
     ns = _parser().parse_args(["run"])

@@ -179,7 +179,7 @@ def test_every_run_flag_is_documented() -> None:
     """Each ``jetmcp run`` option has its row in docs/configuration.md."""
     import argparse
 
-    from jetmcp.cli import _parser
+    from jetmcp.run.cli import _parser
 
     subcommands = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
     page = (ROOT / "docs" / "configuration.md").read_text()

@@ -26,8 +26,8 @@ from pydantic import BaseModel
 
 from conftest import initialize_request
 from jetmcp.server import Context, Server
-from jetmcp.sessions import MemorySessionStore
 from jetmcp.settings import Settings
+from jetmcp.state import MemorySessionStore
 from jetmcp.transports.http import McpHttpApp
 
 #: A value Granian cannot read (bytes outside visible ASCII).
@@ -536,7 +536,7 @@ def test_the_gate_is_bounded() -> None:
 
 def test_metrics_keep_the_general_path() -> None:
     """Metrics count what passes Dispatcher.start: with them on, every POST goes there."""
-    from jetmcp.transports.http import make_app
+    from jetmcp.run.serving import make_app
 
     assert make_app(server, Settings()).lane
 

@@ -787,7 +787,7 @@ def test_python_sdk_follows_streams_and_resumes(server: StreamingServer) -> None
 
 
 def test_event_log_is_bounded_in_size_and_age() -> None:
-    from jetmcp.transports.sse import EventLog
+    from jetmcp.state.streams import EventLog
 
     log = EventLog(max_events=3, max_age=300.0)
     for seq in range(1, 6):
@@ -812,7 +812,7 @@ def test_event_log_is_bounded_in_size_and_age() -> None:
 
 
 def test_sse_encoding() -> None:
-    from jetmcp.transports.sse import encode_event, priming_event, retry_field, split_event_id
+    from jetmcp.state.streams import encode_event, priming_event, retry_field, split_event_id
 
     assert encode_event(b'{"a":1}') == b'data: {"a":1}\n\n'
     assert encode_event(b"x", "g1-2", "message") == b"event: message\nid: g1-2\ndata: x\n\n"

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from conftest import free_port, jetmcp_command
-from jetmcp.loader import LoadError, load_app, split_target
+from jetmcp.run.loader import LoadError, load_app, split_target
 
 SERVER = """
 from jetmcp import Server

@@ -40,7 +40,7 @@ def test_metadata_is_complete() -> None:
     assert meta["Keywords"] and "mcp" in meta["Keywords"].split(",")
     assert meta["Description-Content-Type"].startswith("text/markdown")
     (script,) = [e for e in entry_points(group="console_scripts") if e.name == "jetmcp"]
-    assert script.value == "jetmcp.cli:main"
+    assert script.value == "jetmcp.run.cli:main"
 
 
 def test_licence_and_changelog_name_this_version() -> None:

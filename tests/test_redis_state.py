@@ -833,9 +833,9 @@ def test_a_worker_just_started_serves_its_first_requests() -> None:
     from jetmcp.core.call import Session
     from jetmcp.demo import app
     from jetmcp.protocol import revisions
-    from jetmcp.sessions.base import StateUnavailable, new_session_id
-    from jetmcp.sessions.redis import RedisSessionStore
     from jetmcp.settings import Settings
+    from jetmcp.state.base import StateUnavailable, new_session_id
+    from jetmcp.state.redis import RedisSessionStore
 
     revision = revisions.lookup("2025-11-25")
     assert revision is not None

@@ -14,7 +14,7 @@ import pytest
 from conftest import HttpServer, initialize_request, json_headers, notification, open_session, post
 from jetmcp.core.call import Session
 from jetmcp.protocol.revisions import HTTP_DEFAULT
-from jetmcp.sessions import MemorySessionStore, SessionLimit
+from jetmcp.state import MemorySessionStore, SessionLimit
 
 LIMIT = 16 * 1024
 

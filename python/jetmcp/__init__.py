@@ -1,13 +1,17 @@
 """jetmcp: a fast MCP server and client for Python, with a Rust wire core."""
 
+from __future__ import annotations
+
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from jetmcp.errors import McpError, ToolError
+from jetmcp.runtime import install
 
 if TYPE_CHECKING:
     from jetmcp.client import Client
     from jetmcp.server import Audio, Context, Image, Server
+    from jetmcp.settings import Settings
 
     __version__: str
 
@@ -46,3 +50,26 @@ def __getattr__(name: str) -> Any:
     value = getattr(import_module(module), name)
     globals()[name] = value
     return value
+
+
+class _Runtime:
+    """The runtime of :mod:`jetmcp.runtime`, loaded on first use: the root is the top of
+    every import, so it may name :mod:`jetmcp.run`; loading it only when a server is served
+    keeps ``import jetmcp`` cheap."""
+
+    __slots__ = ()
+
+    async def serve_stdio(self, server: Server) -> None:
+        await import_module("jetmcp.run.serving").RUNTIME.serve_stdio(server)
+
+    async def serve_http(self, server: Server, settings: Settings) -> None:
+        await import_module("jetmcp.run.serving").RUNTIME.serve_http(server, settings)
+
+    def asgi_app(self, server: Server, settings: Settings) -> Any:
+        return import_module("jetmcp.run.serving").RUNTIME.asgi_app(server, settings)
+
+    def session_manager(self, server: Server) -> Any:
+        return import_module("jetmcp.run.serving").RUNTIME.session_manager(server)
+
+
+install(_Runtime())

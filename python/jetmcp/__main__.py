@@ -1,5 +1,5 @@
 import sys
 
-from jetmcp.cli import main
+from jetmcp.run.cli import main
 
 sys.exit(main())

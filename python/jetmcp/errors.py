@@ -57,6 +57,11 @@ class McpError(Exception):
         return f"McpError({self.code}, {self.message!r})"
 
 
+class LoadError(Exception):
+    """A ``jetmcp run`` target that names no server, or a server that cannot be served as it
+    is (auth jetmcp cannot honour); the message is one line for the user."""
+
+
 class ToolError(Exception):
     """Raised by a tool to fail with this text shown to the client (an ``isError`` result),
     even where unexpected exceptions are masked. The official SDK's and fastmcp's

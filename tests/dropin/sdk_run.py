@@ -5,7 +5,7 @@ drop-in tests compare jetmcp against.
     python sdk_run.py TARGET http PORT
     python sdk_run.py MODULE:FUNC program ARGS...   # a console script, run as it is
 
-TARGET is found exactly as ``jetmcp run`` finds it (:func:`jetmcp.loader.load_object`), so
+TARGET is found exactly as ``jetmcp run`` finds it (:func:`jetmcp.run.loader.load_object`), so
 both sides serve the same object. stdio runs the framework's own stdio entry; HTTP serves
 the framework's own Streamable HTTP app under uvicorn on 127.0.0.1:PORT.
 """
@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 
 from jetmcp.compat import kind_of
-from jetmcp.loader import load_object
+from jetmcp.run.loader import load_object
 
 
 async def _stdio_lowlevel(low: Any) -> None:

@@ -1,6 +1,9 @@
 """Which verifier guards a server, from its settings (the ``--auth-*`` flags) and from what
 the server itself was given (``Server(auth=..., token_verifier=...)``, or an official SDK
 server's ``auth=``/``token_verifier=``). The flags win where both say something.
+
+:func:`resource_server` says what the resource server checks; :mod:`jetmcp.run.serving`
+puts the transport's bearer guard in front of the app with it.
 """
 
 from __future__ import annotations
@@ -13,7 +16,6 @@ from jetmcp.core.principal import TokenVerifier
 if TYPE_CHECKING:
     from jetmcp.server.app import Server
     from jetmcp.settings import Settings
-    from jetmcp.transports.auth import BearerGuard
 
 
 @dataclass(slots=True)
@@ -38,6 +40,21 @@ class AuthConfig:
 
 class AuthSetupError(ValueError):
     """The auth settings cannot work together (said when the server starts)."""
+
+
+@dataclass(slots=True)
+class ResourceServer:
+    """What the OAuth resource server in front of a server checks: the verifier, the
+    resource it is (``audience``), the authorization servers its metadata names, the scopes
+    every request needs, the paths it guards, and the ``resource`` a verifier's answer must
+    report (None: not checked)."""
+
+    verifier: TokenVerifier
+    resource: str
+    authorization_servers: list[str]
+    required_scopes: list[str]
+    endpoint_paths: list[str]
+    check_resource: str | None
 
 
 def _server_auth(server: Server) -> AuthConfig:
@@ -72,8 +89,8 @@ def _default_resource(settings: Settings) -> str:
     return f"http://{shown}:{settings.port}{settings.path}"
 
 
-def build_guard(settings: Settings, server: Server) -> BearerGuard | None:
-    """The bearer guard for ``server`` under ``settings``, or None when auth is off."""
+def resource_server(settings: Settings, server: Server) -> ResourceServer | None:
+    """What guards ``server`` under ``settings``, or None when auth is off."""
     own = _server_auth(server)
     token_verifier: TokenVerifier | None = getattr(server, "token_verifier", None)
     issuer = settings.auth_issuer or own.issuer
@@ -128,23 +145,17 @@ def build_guard(settings: Settings, server: Server) -> BearerGuard | None:
             "with auth on, the protected resource metadata must name an authorization "
             "server: --authorization-server URL (or --auth-issuer)"
         )
-    from jetmcp.transports.auth import BearerGuard
-
     paths = [settings.path]
     if settings.sse_path and not settings.stateless:
         paths.append(settings.sse_path)
-    return BearerGuard(
+    return ResourceServer(
         verifier,
-        resource=audience,
-        authorization_servers=servers,
-        required_scopes=settings.auth_required_scopes or own.required_scopes,
-        scopes_supported=server.scopes_in_use,
-        endpoint_paths=paths,
-        resource_name=server.name,
-        cache_seconds=settings.auth_cache_seconds,
-        cache_size=settings.auth_cache_size,
-        check_resource=check_resource,
+        audience,
+        servers,
+        settings.auth_required_scopes or own.required_scopes,
+        paths,
+        check_resource,
     )
 
 
-__all__ = ["AuthConfig", "AuthSetupError", "build_guard"]
+__all__ = ["AuthConfig", "AuthSetupError", "ResourceServer", "resource_server"]

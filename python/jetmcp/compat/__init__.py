@@ -63,7 +63,7 @@ def _auth_of(obj: Any) -> tuple[Any, Any] | None:
     """The official SDK server's ``(auth settings, token verifier)`` when it is set up as a
     resource server, None when it has no auth; LoadError for auth jetmcp cannot honour: an
     authorization server of its own (``auth_server_provider=``), or fastmcp's providers."""
-    from jetmcp.loader import LoadError
+    from jetmcp.errors import LoadError
 
     settings = getattr(obj, "settings", None)
     sdk_auth = getattr(settings, "auth", None)
@@ -90,7 +90,7 @@ def adapt(obj: Any, transport: str | None = None) -> Server:
     ``transport`` (``"stdio"`` or ``"http"``) is what it will be served over, for the
     frameworks whose handshake differs by transport (fastmcp 2.x announces only tool list
     changes on stdio)."""
-    from jetmcp.loader import LoadError
+    from jetmcp.errors import LoadError
     from jetmcp.server.app import Server
 
     if isinstance(obj, Server):

@@ -94,7 +94,7 @@ from jetmcp.settings import (
 
 if TYPE_CHECKING:
     from jetmcp.server.app import Server
-    from jetmcp.sessions.base import Relay
+    from jetmcp.state.base import Relay
 
 log = logging.getLogger("jetmcp")
 

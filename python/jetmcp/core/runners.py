@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from jetmcp.core.dispatch import Dispatcher
     from jetmcp.core.exchange import Exchange, LazyExchange
     from jetmcp.server.tools import Tool
-    from jetmcp.sessions.base import Relay
+    from jetmcp.state.base import Relay
 
 _MODERN_BY_VERSION = revisions.MODERN_BY_VERSION
 log = logging.getLogger("jetmcp")

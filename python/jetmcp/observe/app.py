@@ -1,6 +1,6 @@
 """The HTTP app with its observers on: Prometheus metrics, OpenTelemetry spans, a JSON
 access log. A subclass of :class:`~jetmcp.transports.http.McpHttpApp` built only when one of
-them is asked for (:func:`jetmcp.transports.http.make_app`), so a server without them runs
+them is asked for (:func:`jetmcp.run.serving.make_app`), so a server without them runs
 the plain class and pays for none of this.
 """
 
@@ -25,8 +25,9 @@ from jetmcp.transports.http import McpHttpApp
 
 if TYPE_CHECKING:
     from jetmcp.server.app import Server
-    from jetmcp.sessions import SessionStore
     from jetmcp.settings import Settings
+    from jetmcp.state import SessionStore
+    from jetmcp.transports.auth import BearerGuard
 
 access_log = logging.getLogger("jetmcp.access")
 _TEXT = [("content-type", "text/plain; version=0.0.4; charset=utf-8")]
@@ -91,8 +92,9 @@ class ObservedHttpApp(McpHttpApp):
         store: SessionStore | None = None,
         *,
         manage_lifespan: bool = True,
+        guard: BearerGuard | None = None,
     ) -> None:
-        super().__init__(server, settings, store, manage_lifespan=manage_lifespan)
+        super().__init__(server, settings, store, manage_lifespan=manage_lifespan, guard=guard)
         s = self.settings
         self.metrics: m.Metrics | None = None
         self.metrics_files: m.MetricsFiles | None = None

@@ -120,8 +120,7 @@ class Server(Serving):
     _IDENTITY = frozenset({"name", "version", "title", "website_url", "icons"})
     #: Counts identity changes (what caches of ``serverInfo`` check).
     identity = 0
-    #: The Context made for a tool that takes one (the dispatcher makes it, and so does the
-    #: extension for a planned call).
+    #: The Context made for a tool that takes one (by the dispatcher or the extension).
     context_class: type[Context] = Context
 
     def __setattr__(self, name: str, value: Any) -> None:

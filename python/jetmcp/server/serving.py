@@ -9,21 +9,22 @@ Constructor keywords of the SDKs fall in three groups (:data:`TRANSPORT_OPTIONS`
 no meaning for jetmcp are accepted and kept in :attr:`Serving.sdk_options`; options whose
 silent loss would change what the server does (authentication, middleware) are refused
 with a ``TypeError`` that says so, as is any keyword nobody defines.
+
+Serving itself is done above the server: each method here hands the server and its settings
+to the installed :mod:`jetmcp.runtime` (:mod:`jetmcp.run.serving`), so this module imports
+no transport.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import signal
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
+from jetmcp import runtime
 from jetmcp.settings import Settings
 
 if TYPE_CHECKING:
     from jetmcp.server.app import Server
-    from jetmcp.transports.asgi import SharedLifespan
 
 #: SDK keywords that set how the server is served over HTTP, and the Settings field each
 #: one sets (None: accepted, jetmcp decides per reply or has its own equivalent).
@@ -112,18 +113,6 @@ def _http_settings(options: dict[str, Any], overrides: dict[str, Any]) -> Settin
     return settings
 
 
-class SessionManager:
-    """The SDK's ``server.session_manager`` as far as mounting needs it: ``run()`` holds the
-    server's lifespan open (``async with mcp.session_manager.run(): ...`` in the parent
-    app's lifespan, as the SDK's mounting recipes do)."""
-
-    def __init__(self, lifespan: SharedLifespan) -> None:
-        self._lifespan = lifespan
-
-    def run(self) -> Any:
-        return self._lifespan.run()
-
-
 class Serving:
     """The running and mounting half of :class:`jetmcp.Server` (a base class of it)."""
 
@@ -133,10 +122,9 @@ class Serving:
     custom_routes: list[Any]
 
     def _me(self) -> Server:
-        from jetmcp.server.app import Server
-
-        assert isinstance(self, Server)
-        return self
+        # Serving is a base of Server only: a cast, not an import of the module that
+        # imports this one.
+        return cast("Server", self)
 
     # -- blocking entry points ---------------------------------------------------------------
 
@@ -158,39 +146,11 @@ class Serving:
 
     async def run_stdio_async(self, show_banner: bool = False, **kw: Any) -> None:
         """Serve on this process's stdin and stdout until stdin ends."""
-        from jetmcp.transports.stdio import serve_stdio
-
-        await serve_stdio(self._me(), Settings())
+        await runtime.current().serve_stdio(self._me())
 
     async def run_streamable_http_async(self, **kw: Any) -> None:
         """Serve Streamable HTTP in this process and event loop until interrupted."""
-        from granian.constants import HTTPModes, Interfaces
-        from granian.server.embed import Server as Embedded
-
-        from jetmcp.transports.asgi import shared_lifespan
-        from jetmcp.transports.http import make_app
-        from jetmcp.transports.routes import with_routes
-
-        server = self._me()
-        settings = _http_settings(self.sdk_options, kw)
-        # Custom routes are served beside the endpoint as under `jetmcp run` (RSGI both).
-        target = with_routes(make_app(server, settings, manage_lifespan=False), self.custom_routes)
-        async with shared_lifespan(server).run():
-            embedded = Embedded(
-                target,
-                address=settings.host,
-                port=settings.port,
-                interface=Interfaces.RSGI,
-                http=HTTPModes(settings.http),
-                websockets=False,
-            )
-            # The embedded server installs no signal handlers: SIGINT/SIGTERM stop it, so
-            # the lifespan's shutdown runs before the process exits.
-            loop = asyncio.get_running_loop()
-            for signum in (signal.SIGINT, signal.SIGTERM):
-                with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                    loop.add_signal_handler(signum, embedded.stop)
-            await embedded.serve()
+        await runtime.current().serve_http(self._me(), _http_settings(self.sdk_options, kw))
 
     async def run_sse_async(self, **kw: Any) -> None:
         await self.run_streamable_http_async(**kw)
@@ -213,22 +173,7 @@ class Serving:
         to serve with uvicorn or mount in Starlette/FastAPI (its lifespan opens with the
         app's lifespan events, ``session_manager.run()``, or the first request). With
         ``custom_route`` routes it is a Starlette app holding them and the endpoint."""
-        from jetmcp.transports.asgi import McpAsgiApp
-
-        app = McpAsgiApp(self._me(), _http_settings(self.sdk_options, kw))
-        if not self.custom_routes:
-            return app
-        from starlette.applications import Starlette
-        from starlette.routing import Mount
-
-        lifespan = app.lifespan
-
-        def starlette_lifespan(_: Any) -> Any:
-            return lifespan.run()
-
-        return Starlette(
-            routes=[*self.custom_routes, Mount("/", app=app)], lifespan=starlette_lifespan
-        )
+        return runtime.current().asgi_app(self._me(), _http_settings(self.sdk_options, kw))
 
     def sse_app(self, mount_path: str | None = None, **kw: Any) -> Any:
         """The same app: it serves the 2024-11-05 HTTP+SSE paths (``/sse``, ``/messages``)
@@ -244,10 +189,11 @@ class Serving:
         return self.streamable_http_app(**kw)
 
     @property
-    def session_manager(self) -> SessionManager:
-        from jetmcp.transports.asgi import shared_lifespan
-
-        return SessionManager(shared_lifespan(self._me()))
+    def session_manager(self) -> Any:
+        """The SDK's ``server.session_manager`` as far as mounting needs it: ``run()`` holds
+        the server's lifespan open (``async with mcp.session_manager.run(): ...`` in the
+        parent app's lifespan, as the SDK's mounting recipes do)."""
+        return runtime.current().session_manager(self._me())
 
     def custom_route(
         self,
@@ -282,6 +228,5 @@ __all__ = [
     "REFUSED_OPTIONS",
     "TRANSPORT_OPTIONS",
     "Serving",
-    "SessionManager",
     "check_options",
 ]

@@ -25,12 +25,12 @@ import uuid
 import weakref
 from collections import deque
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from jetmcp.core.call import NULL_SINK, Call, Outgoing, Result, Session, Sink
 from jetmcp.errors import INTERNAL_ERROR, INVALID_PARAMS, REQUEST_CANCELLED, McpError
 from jetmcp.protocol.revisions import Revision
+from jetmcp.protocol.tasks import RELATED_TASK, TERMINAL, Status, now, outcome_of, related
 
 if TYPE_CHECKING:
     from jetmcp.core.principal import Principal
@@ -38,31 +38,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("jetmcp")
 
-#: The ``_meta`` key tying a message to its task.
-RELATED_TASK = "io.modelcontextprotocol/related-task"
-
-Status = Literal["working", "input_required", "completed", "failed", "cancelled"]
-TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
 #: How many messages wait for a ``tasks/result`` stream when there is nowhere to send them.
 QUEUE_LIMIT = 256
 
 
 #: The largest lifetime a task can have: JSON's largest safe integer of milliseconds.
 _MAX_TTL_MS = 2**53 - 1
-
-
-def now() -> str:
-    """The time as the tasks' timestamps give it (ISO 8601, milliseconds, UTC)."""
-    return _now()
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def related(task_id: str) -> dict[str, Any]:
-    """The ``_meta`` entry relating a message to task ``task_id``."""
-    return {RELATED_TASK: {"taskId": task_id}}
 
 
 class TaskRoute:
@@ -126,7 +107,7 @@ class TaskState:
         self.owner = owner
         self.status: Status = "working"
         self.status_message: str | None = None
-        self.created_at = self.updated_at = _now()
+        self.created_at = self.updated_at = now()
         self.created = time.monotonic()
         self.result: dict[str, Any] | None = None
         self.error: McpError | None = None
@@ -149,7 +130,7 @@ class TaskState:
             return False
         self.status = status
         self.status_message = message
-        self.updated_at = _now()
+        self.updated_at = now()
         self.changed()
         return True
 
@@ -164,6 +145,24 @@ class TaskState:
         runner = self.runner
         if runner is not None and runner is not asyncio.current_task():
             runner.cancel()
+
+    def cancel(self) -> object:
+        """Cancel the task (each revision's kind says how)."""
+        raise NotImplementedError
+
+    def relay(self, remote: Callable[[bytes], Awaitable[bool]]) -> None:
+        """Kept in a shared store: hand the messages the task sends to ``remote`` (a
+        ``tasks/result`` waiting in another process) when none waits here. Only a 2025-11-25
+        task sends any."""
+
+    def open_requests(self) -> dict[str, Any]:
+        """The questions the task waits on for ``tasks/update`` (none but a 2026-07-28
+        task's in ``input_required``)."""
+        return {}
+
+    def answer(self, responses: dict[str, Any]) -> None:
+        """``tasks/update``'s answers to the questions the task waits on (only a 2026-07-28
+        task asks any)."""
 
     def to_wire(self) -> dict[str, Any]:
         """The task's fields up to ``lastUpdatedAt`` (each revision adds its lifetime and poll
@@ -231,6 +230,9 @@ class TaskRecord(TaskState):
         if status in TERMINAL:
             self.done.set()
         return True
+
+    def relay(self, remote: Callable[[bytes], Awaitable[bool]]) -> None:
+        self.route.remote = remote
 
     def wait_for_input(self) -> None:
         """The task sent the client a request and waits for the answer."""
@@ -517,19 +519,6 @@ class SharedTasks(Protocol):
     def update(
         self, task_id: str, responses: dict[str, Any], scope: str = ""
     ) -> Awaitable[dict[str, Any]]: ...
-
-
-def outcome_of(task_id: str, error: McpError | None, result: dict[str, Any] | None) -> Any:
-    """What ``tasks/result`` answers for a terminal task: its result (tied to the task in
-    ``_meta``), or its error raised again."""
-    if error is not None:
-        if error.has_data:
-            raise McpError(error.code, error.message, error.data)
-        raise McpError(error.code, error.message)
-    out = dict(result or {})
-    meta = out.get("_meta")
-    out["_meta"] = {**(meta if isinstance(meta, dict) else {}), **related(task_id)}
-    return out
 
 
 def _outcome(record: TaskRecord) -> dict[str, Any]:

@@ -114,6 +114,31 @@ class ModernTask(TaskState):
         for whatever validates ``tools/call`` results without knowing the extension."""
         return {"resultType": "task", **self.to_wire(), "content": []}
 
+    def open_requests(self) -> dict[str, Any]:
+        if self.status == "input_required" and self.pending:
+            return {key: request for key, (request, _) in self.pending.items()}
+        return {}
+
+    def answer(self, responses: dict[str, Any]) -> None:
+        known = [(key, value) for key, value in responses.items() if key in self.pending]
+        for key, value in known:
+            if not isinstance(value, dict):
+                raise McpError(
+                    INVALID_PARAMS,
+                    f"Invalid params: inputResponses[{key!r}] must be an object",
+                    {"inputKey": key},
+                )
+        for key, value in known:
+            # Off the pending list now, not when the handler resumes: a tasks/get right
+            # after this must show only what is still unanswered.
+            _, answer = self.pending.pop(key)
+            if not answer.done():
+                answer.set_result(value)
+        if known and not self.pending and self.status == "input_required":
+            self.move("working")
+        elif known:
+            self.changed()
+
     def detailed(self) -> dict[str, Any]:
         """The ``tasks/get`` result: the task, with its outcome or its pending questions."""
         out: dict[str, Any] = {"resultType": "complete", **self.to_wire()}
@@ -346,24 +371,7 @@ class ModernTasks:
 
     def answer(self, task: ModernTask, responses: dict[str, Any]) -> None:
         """Hand ``tasks/update``'s answers to the questions ``task`` waits on."""
-        known = [(key, value) for key, value in responses.items() if key in task.pending]
-        for key, value in known:
-            if not isinstance(value, dict):
-                raise McpError(
-                    INVALID_PARAMS,
-                    f"Invalid params: inputResponses[{key!r}] must be an object",
-                    {"inputKey": key},
-                )
-        for key, value in known:
-            # Off the pending list now, not when the handler resumes: a tasks/get right
-            # after this must show only what is still unanswered.
-            _, answer = task.pending.pop(key)
-            if not answer.done():
-                answer.set_result(value)
-        if known and not task.pending and task.status == "input_required":
-            task.move("working")
-        elif known:
-            task.changed()
+        task.answer(responses)
 
     def cancel(self, params: dict[str, Any], call: Call) -> Result:
         task_id = self._elsewhere(params, call)

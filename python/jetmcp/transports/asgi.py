@@ -18,10 +18,10 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from jetmcp.server.lifespan import LifespanScope
-from jetmcp.settings import Settings
 
 if TYPE_CHECKING:
     from jetmcp.server.app import Server
+    from jetmcp.transports.http import McpHttpApp
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -235,12 +235,12 @@ def shared_lifespan(server: Server) -> SharedLifespan:
 class McpAsgiApp:
     """``server`` over Streamable HTTP (and the 2024-11-05 HTTP+SSE paths), as ASGI."""
 
-    def __init__(self, server: Server, settings: Settings | None = None) -> None:
-        from jetmcp.transports.http import make_app
-
-        self.server = server
-        self.settings = settings or Settings()
-        self.http = make_app(server, self.settings, manage_lifespan=False)
+    def __init__(self, http: McpHttpApp) -> None:
+        #: The app every request is served by (built with ``manage_lifespan=False``: the
+        #: lifespan is this app's, shared by every app of the server).
+        self.http = http
+        self.server = server = http.server
+        self.settings = http.settings
         self.lifespan = shared_lifespan(server)
         self._started_here = False
         self._lazy: asyncio.Lock | None = None

@@ -45,14 +45,15 @@ from jetmcp.errors import INTERNAL_ERROR, INVALID_REQUEST, SERVER_ERROR
 from jetmcp.protocol import modern, revisions
 from jetmcp.server.app import Server
 from jetmcp.server.lifespan import LifespanScope
-from jetmcp.sessions import (
+from jetmcp.settings import Settings
+from jetmcp.state import (
     MemorySessionStore,
     SessionLimit,
     SessionStore,
     StateUnavailable,
     new_session_id,
 )
-from jetmcp.settings import Settings
+from jetmcp.state.streams import Listener, SessionStreams
 from jetmcp.transports._http import (
     ACCEPT_SSE,
     GONE,
@@ -74,7 +75,7 @@ from jetmcp.transports._http import (
 )
 from jetmcp.transports.auth import AuthRefusal, BearerGuard
 from jetmcp.transports.origin import OriginGuard
-from jetmcp.transports.sse import Listener, PostStream, SessionStreams, hold_open
+from jetmcp.transports.sse import PostStream, hold_open
 
 if TYPE_CHECKING:
     from jetmcp.core.inflight import InFlight
@@ -107,6 +108,7 @@ class McpHttpApp:
         store: SessionStore | None = None,
         *,
         manage_lifespan: bool = True,
+        guard: BearerGuard | None = None,
     ) -> None:
         self.settings = settings or Settings()
         #: Whether the RSGI worker hooks enter the server's lifespan (False where the
@@ -131,10 +133,15 @@ class McpHttpApp:
         self.guard = OriginGuard(
             self.settings.allowed_hosts, self.settings.allowed_origins, self.settings.host
         )
-        from jetmcp.auth.config import build_guard
-
+        if guard is None and _asks_for_auth(self.settings, server):
+            # Fail closed: an app built without the guard its auth settings ask for would
+            # serve everyone.
+            raise ValueError(
+                "auth is on for this server: build its app with jetmcp.run.serving.make_app, "
+                "which puts the bearer guard in front of it"
+            )
         #: The OAuth resource server in front of the MCP paths (None: auth is off).
-        self.auth: BearerGuard | None = build_guard(self.settings, server)
+        self.auth: BearerGuard | None = guard
         #: Whether a usual POST takes the short way (:meth:`_usual`, then inline in
         #: :meth:`__rsgi__`): not behind auth. False sends every request down the general
         #: path (which the differential tests compare it with).
@@ -915,33 +922,12 @@ def _legacy_initialize(frame: _wire.Frame) -> bool:
     return frame.initialize and not modern.has_modern_meta(frame.entries[0].params())
 
 
-def make_app(
-    server: Server,
-    settings: Settings | None = None,
-    store: SessionStore | None = None,
-    *,
-    manage_lifespan: bool = True,
-) -> McpHttpApp:
-    """The HTTP app for ``server``: with the observers ``settings`` ask for (metrics, spans,
-    access log) when any is on, else the plain one, which pays for none of them."""
-    if settings is not None and settings.observed:
-        from jetmcp.observe.app import ObservedHttpApp
-
-        return ObservedHttpApp(server, settings, store, manage_lifespan=manage_lifespan)
-    return McpHttpApp(server, settings, store, manage_lifespan=manage_lifespan)
-
-
-def app_from_env() -> Any:
-    """Granian's factory target: builds the app in each worker from exported settings (with
-    the server's custom routes beside it, when it has any: :mod:`jetmcp.transports.routes`)."""
-    from jetmcp.loader import load_app
-    from jetmcp.transports.routes import with_routes
-
-    settings = Settings.from_env()
-    server = load_app(settings.app, "http")
-    store: SessionStore | None = None
-    if settings.redis_url and not settings.stateless:
-        from jetmcp.sessions.redis import RedisSessionStore
-
-        store = RedisSessionStore(server, settings)
-    return with_routes(make_app(server, settings, store), server.custom_routes)
+def _asks_for_auth(settings: Settings, server: Server) -> bool:
+    """Whether ``settings`` or ``server`` turn auth on (the bearer guard is then due)."""
+    return bool(
+        settings.auth_issuer
+        or settings.auth_jwks_url
+        or settings.auth_introspection_url
+        or getattr(server, "auth", None) is not None
+        or getattr(server, "token_verifier", None) is not None
+    )

@@ -26,7 +26,8 @@ from jetmcp.core.inflight import InFlight
 from jetmcp.core.reply import Reply
 from jetmcp.errors import INVALID_REQUEST, SERVER_ERROR
 from jetmcp.protocol import revisions
-from jetmcp.sessions import new_session_id
+from jetmcp.state import new_session_id
+from jetmcp.state.streams import SSE_HEADERS, Listener, encode_event
 from jetmcp.transports._http import (
     ACCEPT_SSE,
     GONE,
@@ -39,7 +40,7 @@ from jetmcp.transports._http import (
     method_not_allowed,
     reply_status,
 )
-from jetmcp.transports.sse import SSE_HEADERS, Listener, encode_event, hold_open
+from jetmcp.transports.sse import hold_open
 
 if TYPE_CHECKING:
     from jetmcp.core.principal import Principal

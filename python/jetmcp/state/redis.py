@@ -3,7 +3,7 @@
 
 Any request may reach any worker: a session, its SSE event log, the GET stream that takes
 its messages, its resource subscriptions all live in Redis (the keys and channels are listed
-in :mod:`jetmcp.sessions.scripts`), changed by one Lua script per step.
+in :mod:`jetmcp.state.scripts`), changed by one Lua script per step.
 
 What a worker keeps for itself:
 
@@ -42,10 +42,10 @@ from redis.exceptions import RedisError
 from jetmcp._wire import encode_notification
 from jetmcp.core.call import Session
 from jetmcp.core.inflight import InFlight
-from jetmcp.sessions.base import SessionLimit, StateUnavailable
-from jetmcp.sessions.scripts import SCRIPTS
-from jetmcp.transports.sse import (
-    _GONE,
+from jetmcp.state.base import SessionLimit, StateUnavailable
+from jetmcp.state.scripts import SCRIPTS
+from jetmcp.state.streams import (
+    CLIENT_GONE,
     KEEPALIVE,
     SSE_HEADERS,
     Listener,
@@ -76,7 +76,7 @@ _LIST_CHANGED = {
 _FAN_CHUNK = 500
 
 _epochs = itertools.count(1)
-#: Session ids are canonical UUIDs (:func:`~jetmcp.sessions.base.new_session_id`).
+#: Session ids are canonical UUIDs (:func:`~jetmcp.state.base.new_session_id`).
 _ID_LENGTH = 36
 
 
@@ -345,7 +345,7 @@ class _Cached:
 
 
 class RedisSessionStore:
-    """:class:`~jetmcp.sessions.base.SessionStore` in Redis, with the same tiers and limits
+    """:class:`~jetmcp.state.base.SessionStore` in Redis, with the same tiers and limits
     as the memory store (``max_sessions``, ``max_new_sessions``, ``session_protect_seconds``,
     ``session_idle_seconds``) counted over every worker and host. It is also the relay of
     answers and cancellations, and the server's fan-out of notifications."""
@@ -371,7 +371,7 @@ class RedisSessionStore:
         state_.on[b"ru"] = self._on_resource_updated
         state_.on_event = self._on_event
         server.fanout = self
-        from jetmcp.sessions.redis_tasks import RedisTasks
+        from jetmcp.state.redis_tasks import RedisTasks
 
         #: The server's tasks, kept in Redis too.
         self.tasks = RedisTasks(state_, server)
@@ -777,7 +777,7 @@ class RedisStreams(SessionStreams):
                     return await store.get(self.sid) is not None and await state.worker_alive(owner)
 
                 await self._pump(remote, transport, proto, alive)
-            except _GONE:
+            except CLIENT_GONE:
                 pass
             finally:
                 self._detach(remote)
@@ -834,7 +834,7 @@ class RedisStreams(SessionStreams):
                 return await store.get(self.sid) is not None
 
             await self._pump(remote, transport, proto, alive)
-        except _GONE:
+        except CLIENT_GONE:
             pass
         finally:
             self._detach(remote)

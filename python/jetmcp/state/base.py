@@ -1,13 +1,16 @@
-"""What every session store shares: the interfaces the transports and the dispatcher use, and
-the errors a store raises."""
+"""What every session store shares: the interfaces the transports and the dispatcher use, the
+errors a store raises, and what a store needs of the server's task records
+(:class:`SharedTask`: the stores know the tasks through it, not the server's modules)."""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from jetmcp.core.call import Session
 from jetmcp.core.inflight import InFlight
+from jetmcp.errors import McpError
 
 
 def end_session(session: Session) -> None:
@@ -78,11 +81,57 @@ class Relay(Protocol):
     def cancel(self, session_id: str, request_id: Any) -> None: ...
 
 
+class SharedTask(Protocol):
+    """A task of either revision as a store shared between processes keeps it (the server's
+    :class:`~jetmcp.server.tasks.TaskState`): what it writes at each change, and what it
+    tells the task when another process asks."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def status(self) -> str: ...
+
+    @property
+    def status_message(self) -> str | None: ...
+
+    @property
+    def created_at(self) -> str: ...
+
+    @property
+    def updated_at(self) -> str: ...
+
+    @property
+    def error(self) -> McpError | None: ...
+
+    @property
+    def result(self) -> dict[str, Any] | None: ...
+
+    @property
+    def terminal(self) -> bool: ...
+
+    #: Told of every change (the store sets it when it adopts the task).
+    mirror: Callable[[Any], None] | None
+
+    def to_wire(self) -> dict[str, Any]: ...
+
+    def stop_runner(self) -> None: ...
+
+    def cancel(self) -> object: ...
+
+    def relay(self, remote: Callable[[bytes], Awaitable[bool]]) -> None: ...
+
+    def open_requests(self) -> dict[str, Any]: ...
+
+    def answer(self, responses: dict[str, Any]) -> None: ...
+
+
 __all__ = [
     "Held",
     "Relay",
     "SessionLimit",
     "SessionStore",
+    "SharedTask",
     "StateUnavailable",
     "end_session",
     "new_session_id",

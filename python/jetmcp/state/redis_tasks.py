@@ -1,4 +1,5 @@
-"""Tasks of both revisions in Redis (:class:`~jetmcp.server.tasks.SharedTasks`): the worker
+"""Tasks of both revisions in Redis (the server's ``SharedTasks``, over the
+:class:`~jetmcp.state.base.SharedTask` records): the worker
 running a task writes its state to ``P t:<task>`` at each change; any worker answers
 ``tasks/get``, ``tasks/result`` (waiting for the ``tdone`` broadcast), ``tasks/list``,
 ``tasks/cancel`` and ``tasks/update`` for it. A cancellation or an update is told to every
@@ -23,13 +24,12 @@ from jetmcp.errors import (
     SERVER_ERROR,
     McpError,
 )
-from jetmcp.server.tasks import TERMINAL, TaskRecord, TaskState, now, outcome_of
-from jetmcp.server.tasks_ext import ModernTask
-from jetmcp.sessions.base import StateUnavailable
+from jetmcp.protocol.tasks import TERMINAL, now, outcome_of
+from jetmcp.state.base import SharedTask, StateUnavailable
 
 if TYPE_CHECKING:
     from jetmcp.server.app import Server
-    from jetmcp.sessions.redis import RedisState
+    from jetmcp.state.redis import RedisState
 
 log = logging.getLogger("jetmcp.redis")
 
@@ -46,7 +46,7 @@ class RedisTasks:
         self.state = state
         self.server = server
         #: Tasks running in this worker: id -> (kind, scope, task).
-        self.local: dict[str, tuple[str, str, TaskState]] = {}
+        self.local: dict[str, tuple[str, str, SharedTask]] = {}
         self._versions: dict[str, int] = {}
         self._waiters: dict[str, set[asyncio.Future[None]]] = {}
         #: The streams of the ``tasks/result`` calls waiting here, by task id.
@@ -60,13 +60,12 @@ class RedisTasks:
     # -- the worker running a task -------------------------------------------------------
 
     def adopt(
-        self, task: TaskState, kind: str, scope: str, created: dict[str, Any]
+        self, task: SharedTask, kind: str, scope: str, created: dict[str, Any]
     ) -> Coroutine[Any, Any, dict[str, Any]]:
         self.local[task.id] = (kind, scope, task)
         task.mirror = self._mirror
-        if isinstance(task, TaskRecord):
-            task_id = task.id
-            task.route.remote = lambda message: self._to_waiter(task_id, message)
+        task_id = task.id
+        task.relay(lambda message: self._to_waiter(task_id, message))
         return self._adopted(task, created)
 
     async def _to_waiter(self, task_id: str, message: bytes) -> bool:
@@ -76,7 +75,7 @@ class RedisTasks:
         except StateUnavailable:
             return False
 
-    async def _adopted(self, task: TaskState, created: dict[str, Any]) -> dict[str, Any]:
+    async def _adopted(self, task: SharedTask, created: dict[str, Any]) -> dict[str, Any]:
         try:
             await self._write(task)
         except StateUnavailable as exc:
@@ -84,10 +83,10 @@ class RedisTasks:
             raise McpError(SERVER_ERROR, f"{exc}; retry later") from None
         return created
 
-    def _mirror(self, task: TaskState) -> None:
+    def _mirror(self, task: SharedTask) -> None:
         self.state.spawn(self._write(task))
 
-    async def _write(self, task: TaskState) -> None:
+    async def _write(self, task: SharedTask) -> None:
         entry = self.local.get(task.id)
         if entry is None:
             return
@@ -294,20 +293,19 @@ class RedisTasks:
         if entry is None:
             return
         _, _, task = entry
-        if isinstance(task, TaskRecord | ModernTask):
-            task.cancel()
+        task.cancel()
 
     def _on_update(self, rest: bytes) -> None:
         task_id, _, payload = rest.partition(b" ")
         entry = self.local.get(task_id.decode())
         if entry is None:
             return
-        _, _, task = entry
-        if isinstance(task, ModernTask):
-            self.server._modern_tasks.answer(task, orjson.loads(payload))
+        kind, _, task = entry
+        if kind == "modern":
+            task.answer(orjson.loads(payload))
 
 
-def _outcome_json(task: TaskState) -> bytes:
+def _outcome_json(task: SharedTask) -> bytes:
     if not task.terminal:
         return b""
     if task.error is not None:
@@ -317,10 +315,9 @@ def _outcome_json(task: TaskState) -> bytes:
     return b""
 
 
-def _inputs_json(task: TaskState) -> bytes:
-    if isinstance(task, ModernTask) and task.status == "input_required" and task.pending:
-        return orjson.dumps({key: request for key, (request, _) in task.pending.items()})
-    return b""
+def _inputs_json(task: SharedTask) -> bytes:
+    requests = task.open_requests()
+    return orjson.dumps(requests) if requests else b""
 
 
 def _as_dict(fields: list[Any]) -> dict[str, bytes]:

@@ -11,7 +11,8 @@ so a server file imports its neighbours as it does when run directly.
 
 Any object :func:`jetmcp.compat.adapt` accepts may be named: a :class:`jetmcp.Server`, the
 official SDK's ``FastMCP`` (1.x), ``MCPServer`` (2.x) and low-level ``Server``, fastmcp's
-``FastMCP``. This module sits below the CLI and the transports, which both import it.
+``FastMCP``. Only the face imports it: the CLI, and the worker factory of
+:mod:`jetmcp.run.serving`.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from jetmcp.errors import LoadError
+
 if TYPE_CHECKING:
     from jetmcp.server.app import Server
 
@@ -36,10 +39,6 @@ TARGET_ARGV_ENV = "JETMCP_TARGET_ARGV"
 SERVER_NAMES = ("mcp", "server", "app")
 #: Factory names tried after them.
 FACTORY_NAMES = ("create_server", "create_app", "get_server", "make_server")
-
-
-class LoadError(Exception):
-    """A target that names no server; the message is one line for the user."""
 
 
 def _restore_workdir() -> None:
@@ -268,24 +267,24 @@ def check(target: str) -> None:
     """Load ``target`` as :func:`load_app` would, without keeping it (``python -m``), and
     check that the exported settings' auth can guard it."""
     server = load_or_explain(target)
-    from jetmcp.auth.config import AuthSetupError, build_guard
+    from jetmcp.auth.config import AuthSetupError, resource_server
     from jetmcp.settings import Settings
 
     try:
-        build_guard(Settings.from_env(), server)
+        resource_server(Settings.from_env(), server)
     except (AuthSetupError, ImportError, ValueError) as exc:
         raise LoadError(str(exc)) from None
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m jetmcp.loader TARGET``: exit 0 when TARGET loads, else 2 with one line."""
+    """``python -m jetmcp.run.loader TARGET``: exit 0 when TARGET loads, else 2 with one line."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print("usage: python -m jetmcp.loader TARGET", file=sys.stderr)
+        print("usage: python -m jetmcp.run.loader TARGET", file=sys.stderr)
         return 2
     # Run as ``-m``, this file is ``__main__``: the classes the adapters raise are the ones
     # of the imported module.
-    from jetmcp import loader
+    from jetmcp.run import loader
 
     try:
         loader.check(args[0])

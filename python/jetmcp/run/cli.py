@@ -1,5 +1,5 @@
 """The ``jetmcp`` command: ``jetmcp run [TARGET]`` serves an MCP server (see
-:mod:`jetmcp.loader` for what TARGET may name)."""
+:mod:`jetmcp.run.loader` for what TARGET may name)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from jetmcp.loader import (
+from jetmcp.run.loader import (
     DEBUG_ENV,
     TARGET_ARGV_ENV,
     WORKDIR_ENV,
@@ -372,14 +372,14 @@ def _check_shared_state(settings: Settings) -> None:
         )
     if settings.redis_url and not settings.stateless:
         try:
-            from jetmcp.sessions.redis import check_reachable
+            from jetmcp.state.redis import check_reachable
         except ImportError:
             raise _refuse("--redis needs the redis client: pip install 'jetmcp[redis]'") from None
         why = check_reachable(settings.redis_url, settings.redis_timeout_seconds)
         if why is not None:
             raise _refuse(f"cannot reach Redis at {settings.redis_url}: {why}")
         if not os.environ.get("JETMCP_STATE_KEY"):
-            from jetmcp.sessions.redis import shared_state_key
+            from jetmcp.state.redis import shared_state_key
 
             # Every host on this Redis and prefix seals requestState with the same key.
             try:
@@ -606,7 +606,7 @@ def _check_target(target: str) -> None:
     except LoadError as exc:
         raise _refuse(str(exc)) from None
     check = subprocess.run(
-        [sys.executable, "-m", "jetmcp.loader", target],
+        [sys.executable, "-m", "jetmcp.run.loader", target],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -729,11 +729,11 @@ def _serve_http(settings: Settings, log_level: str) -> None:
     # Granian resolves its import target against the working directory, and inside a Python
     # package (a folder with __init__.py) it prefixes the package's name to it. The workers
     # start from jetmcp's own parent folder instead and return to the user's (the app and
-    # its imports are found from there: jetmcp.loader).
+    # its imports are found from there: jetmcp.run.loader).
     os.environ[WORKDIR_ENV] = os.getcwd()
-    os.chdir(Path(__file__).resolve().parent.parent)
+    os.chdir(Path(__file__).resolve().parents[2])
     Granian(
-        "jetmcp.transports.http:app_from_env",
+        "jetmcp.run.serving:app_from_env",
         address=settings.host,
         port=settings.port,
         interface=Interfaces.RSGI,
@@ -805,7 +805,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if ns.command == "bench":
         return _bench(ns)
     if ns.command == "check":
-        from jetmcp import selfcheck
+        from jetmcp.run import selfcheck
 
         return selfcheck.main(ns.timeout)
     logging.basicConfig(

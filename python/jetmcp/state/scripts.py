@@ -4,7 +4,7 @@ workers and hosts never see half of one, and each costs one round trip.
 Keys (``P`` is the key prefix, ``jetmcp:`` unless ``--redis-prefix`` says otherwise):
 
 - ``P new``, ``P est``: sorted sets of session ids, new ones by creation time, established
-  ones by last use (the two tiers of :class:`~jetmcp.sessions.memory.MemorySessionStore`).
+  ones by last use (the two tiers of :class:`~jetmcp.state.memory.MemorySessionStore`).
 - ``P s:<sid>``: the session record, a hash (``revision``, ``capabilities``, ``clientInfo``,
   ``logLevel``, ``initialized``, and whatever later fields a server adds), expiring after the
   idle time.

@@ -7,7 +7,7 @@ from collections import OrderedDict
 
 from jetmcp.core.call import Session
 from jetmcp.core.inflight import InFlight
-from jetmcp.sessions.base import SessionLimit, end_session
+from jetmcp.state.base import SessionLimit, end_session
 
 
 class _Entry:

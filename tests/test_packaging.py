@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tomllib
 from importlib.metadata import entry_points, metadata
+from typing import Any
 
 from conftest import ROOT, jetmcp_command
 
@@ -48,3 +49,52 @@ def test_licence_and_changelog_name_this_version() -> None:
     assert licence.startswith("MIT License") and "the jetmcp authors" in licence
     changelog = (ROOT / "CHANGELOG.md").read_text()
     assert f"## {PROJECT['version']}" in changelog
+
+
+def _loaded_after(code: str) -> list[str]:
+    """The jetmcp and pydantic modules a fresh interpreter holds after running ``code``."""
+    wanted = "('jetmcp', 'pydantic')"
+    probe = (
+        f"{code}\nimport sys\nprint(sorted(m for m in sys.modules if m.split('.')[0] in {wanted}))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert out.returncode == 0, out.stderr
+    loaded: list[str] = eval(out.stdout)  # a list literal of module names
+    return loaded
+
+
+def test_importing_jetmcp_loads_only_its_base() -> None:
+    # The root fills the runtime slot without loading what serves (jetmcp.run), the server
+    # or pydantic.
+    assert _loaded_after("import jetmcp") == ["jetmcp", "jetmcp.errors", "jetmcp.runtime"]
+
+
+def test_a_server_reaches_what_serves_it_on_first_use() -> None:
+    made = _loaded_after("from jetmcp import Server\nServer('probe')")
+    assert "jetmcp.server.app" in made
+    assert not [m for m in made if m.startswith(("jetmcp.run.", "jetmcp.transports"))]
+    served = _loaded_after(
+        "from jetmcp import Server\n"
+        "from jetmcp.transports.asgi import McpAsgiApp\n"
+        "assert type(Server('probe').streamable_http_app()) is McpAsgiApp"
+    )
+    assert "jetmcp.run.serving" in served
+
+
+def test_an_http_app_with_auth_on_is_not_built_without_its_guard() -> None:
+    from jetmcp import Server
+    from jetmcp.transports.http import McpHttpApp
+
+    class Anyone:
+        async def verify_token(self, token: str) -> Any:
+            return None
+
+    guarded = Server("guarded", token_verifier=Anyone())
+    try:
+        McpHttpApp(guarded)
+    except ValueError as exc:
+        assert "make_app" in str(exc)
+    else:
+        raise AssertionError("built without its bearer guard")

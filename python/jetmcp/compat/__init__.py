@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
+from jetmcp.errors import LoadError
+
 if TYPE_CHECKING:
     from jetmcp.server.app import Server
 
@@ -63,8 +65,6 @@ def _auth_of(obj: Any) -> tuple[Any, Any] | None:
     """The official SDK server's ``(auth settings, token verifier)`` when it is set up as a
     resource server, None when it has no auth; LoadError for auth jetmcp cannot honour: an
     authorization server of its own (``auth_server_provider=``), or fastmcp's providers."""
-    from jetmcp.errors import LoadError
-
     settings = getattr(obj, "settings", None)
     sdk_auth = getattr(settings, "auth", None)
     verifier = getattr(obj, "_token_verifier", None)
@@ -90,7 +90,6 @@ def adapt(obj: Any, transport: str | None = None) -> Server:
     ``transport`` (``"stdio"`` or ``"http"``) is what it will be served over, for the
     frameworks whose handshake differs by transport (fastmcp 2.x announces only tool list
     changes on stdio)."""
-    from jetmcp.errors import LoadError
     from jetmcp.server.app import Server
 
     if isinstance(obj, Server):

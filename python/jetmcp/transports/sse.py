@@ -2,22 +2,10 @@
 and holding a GET stream open (:func:`hold_open`). The event framing, the session's event
 log and its stream hub are state (:mod:`jetmcp.state.streams`).
 
-Streams and ids
----------------
-Every stream of a session has an id: ``p<n>`` for the SSE response of a POST, ``g<n>`` for
-a standalone GET stream. Event ids are ``<stream id>-<seq>`` (``seq`` counts from 1; the
-priming event of a 2025-11-25 stream is ``-0``), so an id names its stream and a client
-resuming with ``Last-Event-ID`` gets only that stream's later events (the spec's "replay
-only that stream's messages").
-
-A stream is a logical thing; the HTTP connection carrying it may change. A POST stream closed
-early (:meth:`PostStream.close_stream`), or whose client went away, keeps its events in the
-session's :class:`EventLog`; a GET with ``Last-Event-ID`` replays them and carries the rest
-of that stream live, ending after the request's final response.
-
-Messages not tied to a request go to :class:`SessionStreams` (``session.outbound``): each to
-exactly one open GET stream, or, while none is open, parked in the log until the next GET
-of the session opens, which delivers them first.
+A POST's stream is a logical thing: its id, its event ids and how a GET with
+``Last-Event-ID`` resumes it after its connection closed early
+(:meth:`PostStream.close_stream`) or its client went away are described in
+:mod:`jetmcp.state.streams`.
 """
 
 from __future__ import annotations

@@ -31,7 +31,6 @@ OVERSIZED: dict[str, int] = {
     "python/jetmcp/server/app.py": 1170,
     "python/jetmcp/state/redis.py": 932,
     "python/jetmcp/transports/http.py": 933,
-    "rust/src/frame.rs": 1646,
 }
 
 

@@ -13,8 +13,9 @@
 //!   `py_headers` (`Headers`), `py_gate` (`Gate`), `py_shape` (`Shape`, and the Context slots
 //!   it sets), `py_result` (writing what a tool returned), `py_route` (`ToolRoute`, the
 //!   `Routes` table, planning one entry, calling a tool), `py_http` (`Http1Connection`,
-//!   `Http1Request`, the client side) and, on top, `py_plan` (`Plans`,
-//!   `Outcome`, and `Routes`' Python methods: `plan` and `answer` make `Plans`).
+//!   `Http1Request`, the client side), `py_hist` (`Histogram`, `jetmcp bench`'s latencies)
+//!   and, on top, `py_plan` (`Plans`, `Outcome`, and `Routes`' Python methods: `plan` and
+//!   `answer` make `Plans`).
 //!
 //! A `tools/call` flows one way through them: bytes -> `frame` -> `plan` -> `py_route`
 //! (route, arguments, the call) -> `py_result` -> `encode`, driven by `py_plan`.
@@ -43,6 +44,8 @@ mod py_frame;
 mod py_gate;
 #[cfg(feature = "python")]
 mod py_headers;
+#[cfg(feature = "python")]
+mod py_hist;
 #[cfg(feature = "python")]
 mod py_http;
 #[cfg(feature = "python")]
@@ -109,6 +112,7 @@ fn wire_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<py_http::PyFields>()?;
     m.add_class::<py_http::PyClientConnection>()?;
     m.add_class::<py_http::PyResponse>()?;
+    m.add_class::<py_hist::PyHistogram>()?;
     m.add("Http1Error", m.py().get_type::<py_http::Http1Error>())?;
     m.add_function(wrap_pyfunction!(py_http::http1_simple_response, m)?)?;
     m.add_function(wrap_pyfunction!(py_frame::decode, m)?)?;

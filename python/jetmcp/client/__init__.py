@@ -1,4 +1,4 @@
-"""The jetmcp client: :class:`Client` (HTTP and stdio, every revision), batches, ``bench``."""
+"""The jetmcp client: :class:`Client` (HTTP and stdio, every revision), batches."""
 
 from jetmcp.client.batch import BatchBuilder, Response
 from jetmcp.client.session import BATCH_EXTENSION, Client

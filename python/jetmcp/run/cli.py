@@ -238,7 +238,8 @@ def _parser() -> argparse.ArgumentParser:
         default="warning",
         help=f"logs on stderr at this level or above: {', '.join(LOG_LEVELS)}",
     )
-    _add_bench(sub)
+    # Parsed by jetmcp.bench.cli (main() hands it the arguments); listed here for --help.
+    sub.add_parser("bench", help="load-test any MCP server (HTTP or stdio)", add_help=False)
     check = sub.add_parser(
         "check",
         help="check this install: serve the demo app over stdio and HTTP and call a tool",
@@ -796,14 +797,16 @@ def _serve_stdio(settings: Settings) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["bench"]:
+        from jetmcp.bench.cli import main as bench_main
+
+        return bench_main(args[1:])
     target_args: list[str] = []
     if args[:1] == ["run"] and "--" in args:
         cut = args.index("--")
         args, target_args = args[:cut], args[cut + 1 :]
     ns = _parser().parse_args(args)
     ns.argv = target_args
-    if ns.command == "bench":
-        return _bench(ns)
     if ns.command == "check":
         from jetmcp.run import selfcheck
 
@@ -836,108 +839,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     _check_shared_state(settings)
     _serve_http(settings, ns.log_level)
     return 0
-
-
-# --------------------------------------------------------------------------- bench
-
-
-class _MixAction(argparse.Action):
-    """``--tool``/``--method`` add a message to the mix; ``--args``/``--params`` fill in the
-    one added last, so the flags pair up in the order given."""
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: str | None = None,
-    ) -> None:
-        mix: list[tuple[str, dict[str, Any]]] = getattr(namespace, "mix", None) or []
-        namespace.mix = mix
-        if self.dest in ("tool", "method"):
-            if self.dest == "tool":
-                mix.append(("tools/call", {"name": values, "arguments": {}}))
-            else:
-                mix.append((values, {}))
-            return
-        try:
-            value = json.loads(values)
-        except ValueError as exc:
-            parser.error(f"{option_string}: not JSON: {exc}")
-        if not isinstance(value, dict):
-            parser.error(f"{option_string}: must be a JSON object")
-        if not mix:
-            parser.error(f"{option_string} must follow --tool or --method")
-        method, params = mix[-1]
-        if self.dest == "args":
-            if method != "tools/call":
-                parser.error("--args must follow --tool (use --params after --method)")
-            params["arguments"] = value
-        else:
-            params.update(value)
-
-
-def _add_bench(sub: Any) -> None:
-    bench = sub.add_parser(
-        "bench",
-        help="load-test any MCP server (HTTP or stdio) with the jetmcp client",
-        description="Drive an MCP server with the jetmcp client and report throughput, "
-        "latency percentiles and errors. The message mix is built from --tool/--args and "
-        "--method/--params, in order (default: tools/list).",
-    )
-    target = bench.add_mutually_exclusive_group(required=True)
-    target.add_argument("url", nargs="?", help="the Streamable HTTP endpoint, e.g. .../mcp")
-    target.add_argument("--stdio", metavar="CMD", help="a server command to run over stdio")
-    bench.add_argument(
-        "--connections",
-        "-c",
-        type=int,
-        default=8,
-        help="concurrent connections (stdio: server processes), one request in flight each",
-    )
-    amount = bench.add_mutually_exclusive_group()
-    amount.add_argument("--duration", "-d", type=float, default=10.0, help="seconds to run")
-    amount.add_argument("--requests", "-n", type=int, help="total requests (bodies) to send")
-    bench.add_argument("--tool", action=_MixAction, help="call this tool (repeatable)")
-    bench.add_argument("--args", action=_MixAction, help="JSON arguments of the last --tool")
-    bench.add_argument("--method", action=_MixAction, help="send this method (repeatable)")
-    bench.add_argument("--params", action=_MixAction, help="JSON params of the last --method")
-    bench.add_argument("--batch", type=int, default=1, help="requests per JSON-RPC batch")
-    bench.add_argument("--revision", help="force an MCP revision (default: negotiated)")
-    bench.add_argument("--timeout", type=float, default=30.0, help="seconds per exchange")
-    bench.add_argument(
-        "--header", "-H", action="append", default=[], help="extra HTTP header 'Name: value'"
-    )
-    bench.add_argument("--json", action="store_true", help="print the report as JSON")
-    bench.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
-
-
-def _bench(ns: argparse.Namespace) -> int:
-    from jetmcp.client.bench import BenchOptions
-    from jetmcp.client.bench import main as bench_main
-
-    headers: dict[str, str] = {}
-    for line in ns.header:
-        name, sep, value = line.partition(":")
-        if not sep or not name.strip():
-            raise SystemExit(f"jetmcp bench: --header wants 'Name: value', got {line!r}")
-        headers[name.strip()] = value.strip()
-    options = BenchOptions(
-        url=ns.url,
-        stdio=ns.stdio,
-        connections=ns.connections,
-        duration=ns.duration,
-        requests=ns.requests,
-        mix=getattr(ns, "mix", None) or [],
-        batch=ns.batch,
-        revision=ns.revision,
-        timeout=ns.timeout,
-        headers=headers,
-    )
-    try:
-        return bench_main(options, as_json=ns.json, quiet=ns.quiet)
-    except (OSError, ValueError) as exc:
-        raise SystemExit(f"jetmcp bench: {exc}") from None
 
 
 if __name__ == "__main__":

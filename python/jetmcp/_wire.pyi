@@ -694,3 +694,37 @@ class Http1ClientConnection:
         :class:`Http1Response` (whole, or a streamed one's head), body data of a streamed
         response as ``bytes``, and ``b""`` at its end. Raises :class:`Http1Error` when the
         response is malformed or cut short."""
+
+class Histogram:
+    """An HDR histogram of non-negative integers (``jetmcp bench`` records microseconds):
+    values from 1 to ``highest`` (larger ones are clamped to it) to ``significant_figures``.
+    :meth:`counts` and :meth:`record_n` move one without loss between processes."""
+
+    def __init__(self, highest: int = ..., significant_figures: int = ...) -> None: ...
+    def record(self, value: int) -> None:
+        """Record one value (clamped to the highest trackable value)."""
+    def record_n(self, value: int, count: int) -> None:
+        """Record ``value`` ``count`` times."""
+    def add(self, other: Histogram) -> None:
+        """Add every count of ``other``; ValueError when its values do not fit."""
+    def reset(self) -> None: ...
+    def value_at_quantile(self, quantile: float) -> int:
+        """The value at ``quantile`` (0.0..1.0); 0 when empty."""
+    @property
+    def count(self) -> int: ...
+    @property
+    def min(self) -> int: ...
+    @property
+    def max(self) -> int: ...
+    @property
+    def mean(self) -> float: ...
+    @property
+    def stdev(self) -> float: ...
+    @property
+    def highest(self) -> int: ...
+    @property
+    def significant_figures(self) -> int: ...
+    def counts(self) -> list[tuple[int, int]]:
+        """Every populated bucket as ``(value, count)``, lowest first."""
+    def percentiles(self, ticks: int = ...) -> list[tuple[float, int]]:
+        """``(quantile, value)`` points, ``ticks`` per halving of the distance to 100%."""

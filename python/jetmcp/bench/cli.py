@@ -18,8 +18,8 @@ from jetmcp.bench.messages import split_headers
 from jetmcp.bench.recorder import Recorder, histogram_from
 from jetmcp.bench.report import Report, Step, curve, render_csv, render_text
 from jetmcp.bench.runner import BenchOptions, run_bench
-from jetmcp.bench.schedule import best, parse_ramp
 from jetmcp.bench.scenario import ScenarioError, load
+from jetmcp.bench.schedule import best, parse_ramp
 
 #: Flags a child of ``--processes`` does not get (the parent writes the reports).
 _PARENT_ONLY = {"--json", "--csv", "--report", "--threshold", "--processes"}
@@ -373,9 +373,9 @@ def child_args(argv: Sequence[str], json_file: str | None) -> list[str]:
             continue
         if name != "--json":
             i += 1  # the flag's value
-        elif i < len(argv) and argv[i] == json_file and json_file != "-":
-            i += 1
-        elif i < len(argv) and argv[i] == "-":
+        elif (i < len(argv) and argv[i] == json_file and json_file != "-") or (
+            i < len(argv) and argv[i] == "-"
+        ):
             i += 1
     return args
 
@@ -453,7 +453,13 @@ def _raw(report: Report) -> dict[str, Any]:
         "meta": meta,
         "rec": report.rec.to_raw(),
         "steps": [
-            {"rate": s.rate, "seconds": s.seconds, "held": s.held, "why": s.why, "rec": s.rec.to_raw()}
+            {
+                "rate": s.rate,
+                "seconds": s.seconds,
+                "held": s.held,
+                "why": s.why,
+                "rec": s.rec.to_raw(),
+            }
             for s in report.steps
         ],
     }

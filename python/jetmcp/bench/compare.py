@@ -52,8 +52,8 @@ class Threshold:
         if self.metric == "rps":
             if self.label is None:
                 return float(report["requests_per_s"])
-            seconds = report.get("seconds") or 1e-9
-            return scope["count"] / seconds
+            seconds = float(report.get("seconds") or 1e-9)
+            return float(scope["count"]) / seconds
         value = report.get("max_rate")
         return None if value is None else float(value)
 
@@ -140,10 +140,7 @@ def compare(
             b = _get(b_scope, path)
             if a is None or b is None:
                 continue
-            if a == 0:
-                change = 0.0 if b == 0 else float("inf")
-            else:
-                change = 100.0 * (b - a) / abs(a)
+            change = (0.0 if b == 0 else float("inf")) if a == 0 else 100.0 * (b - a) / abs(a)
             worse = -change if higher else change
             if name == "errors %":
                 # A share of requests: judged in points, not relative to a tiny base.
@@ -157,8 +154,9 @@ def compare(
             rows.append((f"{prefix}{name}", f"{a:g}", f"{b:g}", f"{change:+.1f}%", flag))
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
     lines = [
-        "  ".join(cell.ljust(widths[i]) if i == 0 else cell.rjust(widths[i]) for i, cell in enumerate(r))
-        .rstrip()
+        "  ".join(
+            cell.ljust(widths[i]) if i == 0 else cell.rjust(widths[i]) for i, cell in enumerate(r)
+        ).rstrip()
         for r in rows
     ]
     return lines, regressions

@@ -10,6 +10,7 @@ through one call; a one-off exchange (a handshake, a scenario step) awaits :meth
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shlex
 import ssl
 from collections import deque
@@ -141,8 +142,8 @@ class HttpConn(asyncio.Protocol, Conn):
             self._fail("transport")
             return
         for event in events:
-            if event.__class__ is _Response and event.complete:  # type: ignore[union-attr]
-                self._response(event)  # type: ignore[arg-type]
+            if event.__class__ is _Response and event.complete:
+                self._response(event)
 
     def eof_received(self) -> bool | None:
         # A response delimited by the server closing ends here.
@@ -350,14 +351,10 @@ class StdioConn(asyncio.SubprocessProtocol, Conn):
             await asyncio.wait_for(asyncio.shield(self.exited), grace)
         except TimeoutError:
             if self.process is not None:
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     self.process.kill()
-                except ProcessLookupError:
-                    pass
-                try:
+                with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(asyncio.shield(self.exited), grace)
-                except TimeoutError:
-                    pass
         if self.process is not None:
             self.process.close()
 
@@ -397,10 +394,8 @@ class Dialer:
             if sock is not None:
                 import socket
 
-                try:
+                with contextlib.suppress(OSError):
                     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                except OSError:
-                    pass
             return proto
         assert self.argv is not None
         _, sproto = await loop.subprocess_exec(

@@ -18,7 +18,8 @@ import asyncio
 import itertools
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from typing import Any
 
 from jetmcp.bench.connections import Conn, Dialer
 from jetmcp.bench.messages import Template
@@ -92,9 +93,16 @@ class Driver:
         self.rec: Recorder | None = None
         self.connect_errors: list[str] = []
         self.mode = ""
+        #: Connections being opened in the background (kept so they are not collected).
+        self.tasks: set[asyncio.Future[None]] = set()
         self.done: asyncio.Future[None] | None = None
 
     # ------------------------------------------------------------------ connections
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
 
     async def open(self) -> Conn | None:
         """A new connection of this driver, prepared; None when it could not be opened."""
@@ -225,7 +233,7 @@ class Driver:
         """A closed-loop lane lost its connection: it goes on over a new one."""
         if self.mode != "closed":
             return
-        asyncio.ensure_future(self._reopen())
+        self._spawn(self._reopen())
 
     async def _reopen(self) -> None:
         while not self.stopping:
@@ -262,7 +270,7 @@ class Driver:
         self.mode = "open"
         self.max_connections = max_connections
         self.interval_ns = 1e9 / rate
-        self.total = count if count is not None else max(1, int(round(duration * rate)))
+        self.total = count if count is not None else max(1, round(duration * rate))
         self.index = 0
         self.waiting: deque[int] = deque()
         self.opening = 0
@@ -284,7 +292,18 @@ class Driver:
             self.waiting.clear()
 
     def _tick(self) -> None:
-        now = _now()
+        self._due(_now())
+        t0, interval = self.t0, self.interval_ns
+        if self.index < self.total:
+            delay = (t0 + self.index * interval - _now()) / 1e9
+            self.loop.call_later(delay if delay > 0 else 0, self._tick)
+        else:
+            self.sending = False
+            self._check_open()
+
+    def _due(self, now: int) -> None:
+        """Send every request due by ``now`` (the timer's millisecond steps are coarse: a
+        reply arriving in between sends what fell due meanwhile)."""
         t0, interval = self.t0, self.interval_ns
         due = min(self.total, int((now - t0) / interval) + 1)
         rec = self.rec
@@ -301,22 +320,18 @@ class Driver:
                 continue
             rec.scheduled(now - scheduled, self.late_ns)
             self._fire(conn, scheduled, now)
-        if self.index < self.total:
-            delay = (t0 + self.index * interval - _now()) / 1e9
-            self.loop.call_later(delay if delay > 0 else 0, self._tick)
-        else:
-            self.sending = False
-            self._check_open()
 
     def _fire(self, conn: Conn, due: int, now: int) -> None:
         label, body, headers, expected, wid = self.source.next()
         conn.send(headers, body, wid, label, due, now, expected)
+        assert self.rec is not None
+        self.rec.sent += 1
         if conn.capacity > 1:
             self._list(conn)
 
     def _grow(self) -> None:
         self.opening += 1
-        asyncio.ensure_future(self._grown())
+        self._spawn(self._grown())
 
     async def _grown(self) -> None:
         conn = await self.open()
@@ -385,6 +400,8 @@ class Driver:
             self._after(conn)
         elif not self.sending:
             self._check_open()
+        if self.sending:
+            self._due(now)
 
     def on_lost(self, conn: Conn, label: int, kind: str) -> None:
         self.conns.discard(conn)

@@ -24,11 +24,11 @@ Series = tuple[str, Sequence[tuple[float, float]]]
 def _nice_max(value: float) -> float:
     if value <= 0:
         return 1.0
-    exp = 10 ** math.floor(math.log10(value))
-    for m in (1, 2, 2.5, 5, 10):
+    exp = 10.0 ** math.floor(math.log10(value))
+    for m in (1.0, 2.0, 2.5, 5.0, 10.0):
         if value <= m * exp:
             return m * exp
-    return 10 * exp
+    return 10.0 * exp
 
 
 def _fmt(value: float) -> str:
@@ -78,8 +78,7 @@ def chart(
         y = y1 * i / 4
         py = sy(y)
         out.append(
-            f'<line x1="{LEFT}" y1="{py:.1f}" x2="{WIDTH - RIGHT}" y2="{py:.1f}" '
-            'stroke="#dddddd"/>'
+            f'<line x1="{LEFT}" y1="{py:.1f}" x2="{WIDTH - RIGHT}" y2="{py:.1f}" stroke="#dddddd"/>'
         )
         out.append(
             f'<text x="{LEFT - 6}" y="{py + 4:.1f}" font-size="11" text-anchor="end">'
@@ -178,7 +177,14 @@ def render(report: dict[str, Any], curves: dict[str, list[list[float]]]) -> str:
     )
     methods = _table(
         ["message", "count", "errors", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms"],
-        [["all", r["requests"], r["failed"], *(lat[k] for k in ("p50", "p90", "p99", "p99.9", "max"))]]
+        [
+            [
+                "all",
+                r["requests"],
+                r["failed"],
+                *(lat[k] for k in ("p50", "p90", "p99", "p99.9", "max")),
+            ]
+        ]
         + [
             [
                 label,

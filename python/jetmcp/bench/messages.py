@@ -210,7 +210,7 @@ async def negotiate(
     revision: str | None,
     headers: Mapping[str, str],
     messages: Sequence[Message],
-    timeout: float,
+    call_timeout: float,
 ) -> Negotiated:
     """Open a client to pick the revision (and, over HTTP, the session to share); the
     caller closes ``client`` when the run is over."""
@@ -220,12 +220,12 @@ async def negotiate(
             revision=revision,
             headers=headers,
             standalone_stream=False,
-            timeout=timeout,
+            timeout=call_timeout,
             batching=True,
         )
     else:
         assert stdio is not None
-        client = Client.stdio(stdio, revision=revision, timeout=timeout, batching=True)
+        client = Client.stdio(stdio, revision=revision, timeout=call_timeout, batching=True)
     await client.open()
     try:
         rev = client.revision

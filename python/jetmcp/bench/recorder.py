@@ -28,7 +28,9 @@ def new_histogram(figures: int = 3) -> _wire.Histogram:
     return _wire.Histogram(HIGHEST_US, figures)
 
 
-def histogram_from(counts: list[list[int]] | list[tuple[int, int]], figures: int = 3) -> Any:
+def histogram_from(
+    counts: list[list[int]] | list[tuple[int, int]], figures: int = 3
+) -> _wire.Histogram:
     hist = new_histogram(figures)
     for value, count in counts:
         hist.record_n(int(value), int(count))
@@ -160,7 +162,6 @@ class Recorder:
     def scheduled(self, lag_ns: int, tolerance_ns: int) -> None:
         """A request of the open model left ``lag_ns`` after its scheduled time with a
         connection free: the generator's own delay."""
-        self.sent += 1
         lag_us = lag_ns // 1000 if lag_ns > 0 else 0
         self.lag.record(lag_us)
         if lag_ns > tolerance_ns:

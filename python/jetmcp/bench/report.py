@@ -152,7 +152,7 @@ class Report:
         }
         if self.users is not None:
             data["users"] = self.users
-        if rec.open_model and self.mode in ("open", "scenario") or self.rate is not None:
+        if (rec.open_model and self.mode in ("open", "scenario")) or self.rate is not None:
             service = rec.total_service()
             window = self.duration or seconds
             data["schedule"] = {

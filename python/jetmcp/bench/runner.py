@@ -68,20 +68,23 @@ def messages_of(options: BenchOptions) -> list[Message]:
 
 
 async def _stdio_handshake(conn: Conn, speaker: Speaker, counter: list[int]) -> None:
-    """A new stdio server process of a legacy revision: ``initialize`` at the revision
-    negotiated, then ``notifications/initialized``."""
-    if not speaker.revision.sessions:
-        return
+    """A new stdio server process: ``initialize`` at the revision negotiated, then
+    ``notifications/initialized``; at 2026-07-28 (no handshake) one ``server/discover``,
+    so the process has started up before it is timed."""
     counter[0] += 1
     wid = counter[0]
+    legacy = speaker.revision.sessions
+    body = speaker.initialize(wid) if legacy else speaker.encode(wid, "server/discover", {})
     try:
-        _, body, _, _ = await asyncio.wait_for(conn.call([], speaker.initialize(wid), wid), 30.0)
+        _, reply, _, _ = await asyncio.wait_for(conn.call([], body, wid), 30.0)
     except (ConnectionError, TimeoutError) as exc:
         tail = describe_stderr(conn)
-        raise RuntimeError(f"the stdio server did not initialize: {tail or exc}") from None
-    if b'"result"' not in body:
-        raise RuntimeError(f"the stdio server refused initialize: {body[:200]!r}")
-    await conn.call([], speaker.initialized(), None)
+        raise RuntimeError(f"the stdio server did not answer: {tail or exc}") from None
+    if b'"result"' not in reply:
+        method = "initialize" if legacy else "server/discover"
+        raise RuntimeError(f"the stdio server refused {method}: {reply[:200]!r}")
+    if legacy:
+        await conn.call([], speaker.initialized(), None)
 
 
 def check(options: BenchOptions) -> None:
@@ -121,7 +124,7 @@ async def run_bench(options: BenchOptions, progress: TextIO | None = None) -> Re
         revision=options.revision,
         headers=options.headers,
         messages=messages,
-        timeout=options.timeout,
+        call_timeout=options.timeout,
     )
     try:
         return await _run_mix(options, messages, negotiated, progress)

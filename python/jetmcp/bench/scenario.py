@@ -22,6 +22,7 @@ its next step (think times apart), so latency is measured per step from its send
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import random
 import time
@@ -87,7 +88,7 @@ class Scenario:
 
 def load(path: str) -> Scenario:
     """Read a scenario from a JSON or YAML file (YAML needs PyYAML:
-    ``pip install 'jetmcp[bench]'``)."""
+    ``pip install 'jetmcp[yaml]'``)."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
@@ -95,10 +96,10 @@ def load(path: str) -> Scenario:
     data: Any
     if path.endswith((".yaml", ".yml")):
         try:
-            import yaml
+            import yaml  # type: ignore[import-untyped, unused-ignore]
         except ImportError:
             raise ScenarioError(
-                "a YAML scenario needs PyYAML: pip install 'jetmcp[bench]' (or give JSON)"
+                "a YAML scenario needs PyYAML: pip install 'jetmcp[yaml]' (or give JSON)"
             ) from None
         try:
             data = yaml.safe_load(text)
@@ -301,10 +302,8 @@ class _User:
     async def _end(self, conn: Conn, session: str | None) -> None:
         if isinstance(conn, HttpConn):
             if session is not None and not conn.closed and conn.inflight == 0:
-                try:
+                with contextlib.suppress(ConnectionError, TimeoutError):
                     await asyncio.wait_for(conn.delete(self.speaker.headers(None, session)), 5.0)
-                except (ConnectionError, TimeoutError):
-                    pass
             conn.close()
         else:
             stop = getattr(conn, "stop", None)
@@ -324,7 +323,7 @@ async def run_scenario(
         revision=options.revision,
         headers=options.headers,
         messages=messages,
-        timeout=options.timeout,
+        call_timeout=options.timeout,
     )
     speaker = negotiated.speaker
     await negotiated.client.close()

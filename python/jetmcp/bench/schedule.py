@@ -40,7 +40,7 @@ def parse_ramp(text: str) -> tuple[float, float, float]:
 
 
 def ramp_rates(start: float, stop: float, step: float, most: int = 1000) -> list[float]:
-    rates = []
+    rates: list[float] = []
     rate = start
     sign = 1.0 if stop >= start else -1.0
     while (rate - stop) * sign <= 1e-9 and len(rates) < most:

@@ -17,7 +17,7 @@ from jetmcp.bench.compare import Threshold, check_thresholds, compare, parse_thr
 from jetmcp.bench.messages import split_headers
 from jetmcp.bench.recorder import Recorder, histogram_from
 from jetmcp.bench.report import Report, Step, curve, render_csv, render_text
-from jetmcp.bench.runner import BenchOptions, run_bench
+from jetmcp.bench.runner import BenchOptions, check, run_bench
 from jetmcp.bench.scenario import ScenarioError, load
 from jetmcp.bench.schedule import best, parse_ramp
 
@@ -478,6 +478,10 @@ def main(argv: Sequence[str]) -> int:
         thresholds: list[Threshold] = [parse_threshold(t) for t in ns.threshold]
     except ValueError as exc:
         bench.error(str(exc))
+    try:
+        check(options)
+    except ValueError as exc:
+        bench.error(str(exc))
     if options.processes > 1 and options.find_max and options.ramp is None:
         bench.error("--find-max searches from one process: give --ramp to step with several")
     import uvloop
@@ -490,12 +494,6 @@ def main(argv: Sequence[str]) -> int:
         print(json.dumps(_raw(report)))
         return 0
     if options.processes > 1:
-        try:
-            from jetmcp.bench.runner import check
-
-            check(options)
-        except ValueError as exc:
-            bench.error(str(exc))
         report = _merge(_run_children(child_args(argv, ns.json), options.processes))
         report.connections = options.connections
     else:

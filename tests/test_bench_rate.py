@@ -23,9 +23,7 @@ def server() -> Iterator[ServerProcess]:
 
 
 def test_rate_sends_on_schedule_over_http(server: ServerProcess) -> None:
-    data = bench_json(
-        server.url, "--transport", "http", "--rate", "200", "--duration", "1.5", *ADD
-    )
+    data = bench_json(server.url, "--transport", "http", "--rate", "200", "--duration", "1.5", *ADD)
     assert data["mode"] == "open"
     schedule = data["schedule"]
     # 1.5 s at 200/s is 300 requests, each answered once.

@@ -47,6 +47,14 @@ wheel_smoke() {
 # they keep to key prefixes of their own). When nothing answers there, start a redis-server
 # (installed with apt-get when missing) that keeps nothing on disk, and stop it on exit.
 REDIS_STARTED=
+# The HTML report test of `jetmcp bench` screenshots the page with Debian's headless Chromium.
+ensure_chromium() {
+  if ! command -v chromium >/dev/null; then
+    echo "== installing chromium (apt-get)"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  fi
+}
+
 ensure_redis() {
   local url=${JETMCP_TEST_REDIS_URL:-redis://127.0.0.1:6379/0}
   local hostport=${url#*://}
@@ -110,6 +118,7 @@ case "$cmd" in
     echo "== the drop-in corpus and its second environment (pinned, into .cache/dropin)"
     bash scripts/dropin.sh
     ensure_redis
+    ensure_chromium
     echo "== pytest"
     "$VENV/bin/pytest" -p no:cacheprovider tests
     bash scripts/conformance.sh

@@ -28,7 +28,8 @@ impl PyHistogram {
     #[new]
     #[pyo3(signature = (highest = DEFAULT_HIGHEST, significant_figures = 3))]
     fn new(highest: u64, significant_figures: u8) -> PyResult<Self> {
-        let hist = Histogram::new_with_bounds(1, highest.max(2), significant_figures).map_err(bad)?;
+        let hist =
+            Histogram::new_with_bounds(1, highest.max(2), significant_figures).map_err(bad)?;
         Ok(Self { hist })
     }
 

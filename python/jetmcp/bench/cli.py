@@ -4,6 +4,7 @@ and ``jetmcp bench compare``."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -341,6 +342,10 @@ def _share(options: BenchOptions, index: int, count: int) -> None:
 
 def _write(path: str, text: str) -> None:
     if path == "-":
+        # The event loop may leave stdout non-blocking (it shares the file description
+        # with a pipe): a report past the pipe's 64 KiB would then be cut short.
+        with contextlib.suppress(OSError, ValueError):
+            os.set_blocking(sys.stdout.fileno(), True)
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
         sys.stdout.flush()
         return
@@ -491,7 +496,7 @@ def main(argv: Sequence[str]) -> int:
         _share(options, int(index), int(count))
         options.processes = 1
         report = _execute(uvloop, options, True)
-        print(json.dumps(_raw(report)))
+        _write("-", json.dumps(_raw(report)))
         return 0
     if options.processes > 1:
         report = _merge(_run_children(child_args(argv, ns.json), options.processes))
@@ -508,7 +513,7 @@ def main(argv: Sequence[str]) -> int:
 
         _write(ns.report, render(data, _curves(data)))
     if ns.json != "-" and ns.csv != "-":
-        print(render_text(data))
+        _write("-", render_text(data))
     failed = check_thresholds(data, thresholds)
     for line in failed:
         print(line, file=sys.stderr)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
+ROOT = HERE.parents[2]
 V1 = ROOT / ".cache" / "dropin" / "v1" / "bin" / "python"
 
 

@@ -64,7 +64,7 @@ from jetmcp.server.elicitation import (
 )
 from jetmcp.server.tasks import RELATED_TASK
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LATEST = "2025-11-25"
 ALL_CAPS: dict[str, Any] = {
     "elicitation": {"form": {}, "url": {}},

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from test_http_streaming import (
+from transports.http.test_http_streaming import (
     StreamingServer,
     call,
     headers,
@@ -148,7 +148,7 @@ def test_server_request_ids_are_unguessable(server: StreamingServer) -> None:
 def test_legacy_sse_connections_cannot_answer_each_other(server: StreamingServer) -> None:
     """The 2024-11-05 HTTP+SSE transport: an answer POSTed for one connection never reaches
     a request sent on another."""
-    from test_http_sse_legacy import SSE_ACCEPT, endpoint_of, initialize
+    from transports.http.test_sse_legacy import SSE_ACCEPT, endpoint_of, initialize
 
     async def main() -> None:
         async with (

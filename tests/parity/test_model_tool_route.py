@@ -37,7 +37,7 @@ from jetmcp.errors import McpError
 from jetmcp.protocol import revisions
 from jetmcp.protocol.modern import RoutingHeaders
 from jetmcp.server.schema import validates_json_alike
-from test_route import EDITS, WS, edit, string_lexeme, value_lexeme
+from parity.test_plain_tool_route import EDITS, WS, edit, string_lexeme, value_lexeme
 
 REVISIONS = [*revisions.LEGACY, revisions.R2026_07_28]
 LOG: list[str] = []

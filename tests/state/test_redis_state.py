@@ -22,7 +22,7 @@ import pytest
 
 from conftest import AppServer, jetmcp_command, unique_id
 from redis_support import REDIS_URL, Hosts, PrivateRedis, drop_keys, hosts, keys, new_prefix
-from test_http_streaming import (
+from transports.http.test_http_streaming import (
     LATEST,
     call,
     call_json,

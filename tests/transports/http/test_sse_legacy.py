@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from test_http_streaming import (
+from transports.http.test_http_streaming import (
     KEEPALIVE_SECONDS,
     READ_TIMEOUT,
     TEST_TIMEOUT,
@@ -27,7 +27,7 @@ from test_http_streaming import (
     text_of,
     wait_stats,
 )
-from test_http_streaming import initialize as streamable_initialize
+from transports.http.test_http_streaming import initialize as streamable_initialize
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CACHE = ROOT / ".cache" / "dropin"
 SRC = CACHE / "src"
 HERE = Path(__file__).resolve().parent

@@ -14,8 +14,7 @@ from typing import Any
 
 import pytest
 
-from redis_support import Hosts, RoundRobinProxy
-from test_clients import (
+from interop.test_sdk_clients import (
     APP,
     test_python_sdk_answers_elicitation,
     test_python_sdk_answers_roots,
@@ -32,6 +31,7 @@ from test_clients import (
     test_ts_sdk_resumes_a_dropped_stream,
     ts_client,
 )
+from redis_support import Hosts, RoundRobinProxy
 
 
 @pytest.fixture(scope="module")

@@ -32,9 +32,9 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 
 from conftest import AppServer, _server_env, jetmcp_command
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 APP = "tests.apps.client_fixtures:app"
-TS_DIR = Path(__file__).resolve().parent / "clients"
+TS_DIR = ROOT / "tests" / "clients"
 TS_SDK_VERSION = json.loads((TS_DIR / "package.json").read_text())["dependencies"][
     "@modelcontextprotocol/sdk"
 ]

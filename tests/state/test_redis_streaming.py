@@ -16,7 +16,7 @@ import pytest
 
 from conftest import AppServer
 from redis_support import REDIS_URL, Hosts, RoundRobinProxy, drop_keys, new_prefix
-from test_http_streaming import (
+from transports.http.test_http_streaming import (
     APP,
     KEEPALIVE_SECONDS,
     test_a_call_that_sends_nothing_stays_json,

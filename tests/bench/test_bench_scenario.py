@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from bench_support import ADD, bench, bench_json, serve_http, stdio_command
+from client.test_client_peers import SDK_APP
 from test_client_app import ServerProcess, free_port
-from test_client_peers import SDK_APP
 
 SCENARIO = {
     "users": 3,

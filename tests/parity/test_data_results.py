@@ -30,7 +30,7 @@ from jetmcp import Server, _wire
 from jetmcp.core.dispatch import Dispatcher
 from jetmcp.protocol import revisions
 from jetmcp.server.tools import Tool
-from test_model_route import (
+from parity.test_model_tool_route import (
     REVISIONS,
     batch_revision,
     body_of,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench" / "load"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "load"))
 
 import floor
 from bodies import REQUEST_SHAPES

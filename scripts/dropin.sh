@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sets up what tests/dropin needs, pinned, under .cache/dropin/ (nothing third-party is
+# Sets up what tests/compat/dropin needs, pinned, under .cache/dropin/ (nothing third-party is
 # committed: the corpus is downloaded from PyPI at test time):
 #   - the official SDK's and fastmcp's example servers, from their sdists (with licences);
 #   - .venv gets requirements/dropin-v2.txt (fastmcp 4.x and published servers on mcp 2.x);

@@ -1,4 +1,4 @@
-"""What the client tests (tests/test_client*.py) run: the jetmcp app they serve, and helpers
+"""What the client tests (tests/client/test_client*.py) run: the jetmcp app they serve, and helpers
 that start servers as real processes. It holds no tests.
 
 The app is the demo's tools, resource, template and prompt, the client fixtures (the

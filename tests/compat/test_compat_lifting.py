@@ -1,7 +1,7 @@
 """The adapter of SDK 2.x servers (``jetmcp.compat``): which tools are lifted to jetmcp's
 fast path, and that a lifted tool answers exactly as the SDK's own path does (the same
 calls made with lifting off, ``JETMCP_COMPAT_NATIVE=0``), in process (``Client(server)``).
-The corpus in tests/dropin holds the adapter to the SDK's own transports."""
+The corpus in tests/compat/dropin holds the adapter to the SDK's own transports."""
 
 from __future__ import annotations
 

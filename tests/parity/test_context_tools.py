@@ -1,8 +1,9 @@
 """``Plans.run_context``: the extension runs a planned 2026-07-28 call of a tool that takes a
 Context with a Context it makes itself (``Shape(context=...)``), and hands back what
 ``Plans.run(0, context)`` would, or the exception the tool raised. The dispatcher's answers
-through it are held to the general path by ``test_route.py``, ``test_plans.py`` and
-``test_http_lane.py``; this file holds the method's own contract.
+through it are held to the general path by ``test_plain_tool_route.py``, ``test_planned_calls.py``
+and
+``test_http_usual_post.py``; this file holds the method's own contract.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Two servers hold the same tools; one has its fast paths on (calls of plain tools
 extension, plain arguments and primitive results taken without pydantic), the other off
 (``Server(fast_paths=False)``: every call goes through the general pydantic path). Every
 body, at every legacy revision, must get byte-identical replies from both, and the same side
-effects in the same order. (2026-07-28 is held the same way in ``test_plans.py``.)
+effects in the same order. (2026-07-28 is held the same way in ``test_planned_calls.py``.)
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
-"""The official Python and TypeScript SDK clients of tests/test_clients.py again, over HTTP,
+"""The official Python and TypeScript SDK clients of tests/interop/test_sdk_clients.py again, over
+HTTP,
 against two ``jetmcp run`` processes sharing their sessions through Redis, reached through a
 round-robin TCP proxy: each new connection a client opens (its POSTs, its GET stream, its
 resumption) goes to the other host from the one before.
 
 The cancellation tests are left out: they read what the tool noted in the memory of the
-process it ran in, which the proxy may not reach again; tests/test_redis_state.py checks a
+process it ran in, which the proxy may not reach again; tests/state/test_redis_state.py checks a
 cancellation sent to the other host."""
 
 from __future__ import annotations

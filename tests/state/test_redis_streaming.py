@@ -1,11 +1,12 @@
-"""The streaming tests of tests/test_http_streaming.py again, with sessions, event logs and
+"""The streaming tests of tests/transports/http/test_http_streaming.py again, with sessions, event
+logs and
 streams in Redis, served twice: by two separate ``jetmcp run`` processes behind a
 round-robin TCP proxy (every new connection, a GET stream, a POST, a resumption, lands on
 the other host from the one before, so each test's session crosses hosts all the time), and
 by one ``jetmcp run --workers 2``.
 
 The tests that read a worker's own bookkeeping (``stats``: parked messages, live POST
-streams, tasks) are left out; tests/test_redis_state.py checks the same through Redis."""
+streams, tasks) are left out; tests/state/test_redis_state.py checks the same through Redis."""
 
 from __future__ import annotations
 

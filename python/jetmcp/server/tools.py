@@ -53,7 +53,7 @@ STRUCTURED_DUMP: dict[str, Any] = {"mode": "json", "by_alias": True}
 #: The serializer's ``to_json`` keyword arguments with which the extension writes a declared
 #: model once (``model_dump_json(by_alias=True)``): that JSON is the structured content, and
 #: indented as ``to_json(..., indent=2)`` indents it, the text. The same bytes as the two
-#: serializations of ``shape`` (the differential tests of ``test_model_route.py``).
+#: serializations of ``shape`` (the differential tests of ``test_model_tool_route.py``).
 MODEL_JSON: dict[str, Any] = {"by_alias": True}
 
 log = logging.getLogger("jetmcp")

@@ -21,7 +21,7 @@ answers at once (:meth:`~jetmcp.core.dispatch.Dispatcher.answer`) goes back with
 ``initialize``, a session not held here, a tool whose reply Python shapes) continues exactly
 where the general path would be (:meth:`~jetmcp.core.dispatch.Dispatcher.resume`,
 :meth:`McpHttpApp._post_frame`);
-``tests/test_http_lane.py`` holds the two paths to the same bytes.
+``tests/parity/test_http_usual_post.py`` holds the two paths to the same bytes.
 """
 
 from __future__ import annotations

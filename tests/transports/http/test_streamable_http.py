@@ -95,7 +95,7 @@ def test_delete_unknown_session_is_404(client: httpx.Client, http_url: str) -> N
 
 @pytest.mark.parametrize("method", ["PUT", "PATCH"])
 def test_other_methods_are_405(client: httpx.Client, http_url: str, method: str) -> None:
-    # GET opens the session's SSE stream: tests/test_http_streaming.py.
+    # GET opens the session's SSE stream: tests/transports/http/test_http_streaming.py.
     resp = client.request(method, http_url, headers=json_headers())
     assert resp.status_code == 405
     assert "POST" in resp.headers.get("allow", "")
@@ -172,7 +172,7 @@ def test_unsupported_protocol_version_header_is_400(
 ) -> None:
     # A header naming no legacy revision sends the request down the 2026-07-28 path, whose
     # refusals (here: no Mcp-Method header, no _meta) are 400 and echo the id
-    # (tests/test_modern_http.py has the rest).
+    # (tests/transports/http/test_modern_http.py has the rest).
     resp = post(client, http_url, request("ping", id=1), version=version)
     assert resp.status_code == 400
     body = resp.json()

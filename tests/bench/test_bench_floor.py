@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.rsgi import Proto, Scope
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "load"))
 
 import floor
@@ -45,34 +47,12 @@ def test_the_floor_refuses_a_tool_that_waits() -> None:
         floor._finish(waits())
 
 
-class _Scope:
-    def __init__(self, headers: dict[str, str], method: str = "POST", path: str = "/mcp") -> None:
-        self.method = method
-        self.path = path
-        self.headers = {name.lower(): value for name, value in headers.items()}
-
-
-class _Proto:
-    def __init__(self, body: bytes) -> None:
-        self.body = body
-        self.answer: tuple[int, bytes] | None = None
-
-    async def __call__(self) -> bytes:
-        return self.body
-
-    def response_bytes(self, status: int, headers: object, body: bytes) -> None:
-        self.answer = (status, body)
-
-    def response_empty(self, status: int, headers: object) -> None:
-        self.answer = (status, b"")
-
-
 def _serve(key: str, headers: dict[str, str], **scope: str) -> tuple[int, bytes]:
     workload = REQUEST_SHAPES[key]
-    proto = _Proto(workload.body)
-    asyncio.run(floor.rsgi_app(_Scope(headers, **scope), proto))
-    assert proto.answer is not None
-    return proto.answer
+    proto = Proto(workload.body)
+    asyncio.run(floor.rsgi_app(Scope(headers, **scope), proto))
+    assert proto.reply is not None and isinstance(proto.reply.body, bytes)
+    return proto.reply.status, proto.reply.body
 
 
 @pytest.mark.parametrize("key", list(REQUEST_SHAPES))

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
 from conftest import AppServer, json_headers, request
+from harness.rsgi import POST_HEADERS, Proto, Scope
 from inprocess import ListSink, async_test
 from jetmcp import _wire
 from jetmcp.core.call import NULL_SINK
@@ -975,44 +976,6 @@ async def test_the_sink_is_opened_only_for_a_handler_that_needs_it(revision: Any
     assert bare.sink is NULL_SINK and bare.opened is NULL_SINK
 
 
-class _RsgiHeaders(dict[str, str]):
-    def get_all(self, name: str) -> list[str]:
-        value = self.get(name)
-        return [] if value is None else [value]
-
-
-class _RsgiScope:
-    def __init__(self) -> None:
-        self.proto = "http"
-        self.method = "POST"
-        self.path = "/mcp"
-        self.authority = None
-        self.headers = _RsgiHeaders(
-            {
-                "host": "127.0.0.1",
-                "content-type": "application/json",
-                "accept": "application/json, text/event-stream",
-                "mcp-protocol-version": "2025-06-18",
-                "content-length": "1",
-            }
-        )
-
-
-class _RsgiProto:
-    def __init__(self, body: bytes) -> None:
-        self.body = body
-        self.sent: list[tuple[int, bytes]] = []
-
-    async def __call__(self) -> bytes:
-        return self.body
-
-    def response_bytes(self, status: int, headers: object, body: bytes) -> None:
-        self.sent.append((status, body))
-
-    def response_stream(self, status: int, headers: object) -> Any:
-        raise AssertionError("a stream was begun after the reply went out")
-
-
 @async_test
 async def test_what_a_handler_sends_after_a_json_reply_goes_nowhere() -> None:
     """A Context tool that sent nothing before its result is answered as plain JSON; what
@@ -1029,9 +992,9 @@ async def test_what_a_handler_sends_after_a_json_reply_goes_nowhere() -> None:
         return "now"
 
     app = McpHttpApp(server, Settings(stateless=True))
-    proto = _RsgiProto(orjson.dumps(request("tools/call", {"name": "later", "arguments": {}})))
-    await app.__rsgi__(_RsgiScope(), proto)
-    assert [status for status, _ in proto.sent] == [200]
-    assert b'"now"' in proto.sent[0][1]
+    proto = Proto(orjson.dumps(request("tools/call", {"name": "later", "arguments": {}})))
+    await app.__rsgi__(Scope({**POST_HEADERS, "content-length": "1"}), proto)
+    assert [reply.status for reply in proto.replies] == [200]
+    assert b'"now"' in proto.replies[0].body
     await kept[0].info("too late")  # no session, no level set: it would be sent
-    assert len(proto.sent) == 1
+    assert len(proto.replies) == 1

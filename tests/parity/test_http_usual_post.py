@@ -25,13 +25,11 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from conftest import initialize_request
+from harness.rsgi import UNREADABLE, Proto, Scope
 from jetmcp.server import Context, Server
 from jetmcp.settings import Settings
 from jetmcp.state import MemorySessionStore
 from jetmcp.transports.http import McpHttpApp
-
-#: A value Granian cannot read (bytes outside visible ASCII).
-UNREADABLE = object()
 
 server = Server("lane-tests", version="1.0.0")
 
@@ -110,77 +108,6 @@ def add_then_log(a: int, b: int, ctx: Context) -> int:
 
     LATE.append(asyncio.get_running_loop().create_task(later()))
     return a + b
-
-
-class GranianHeaders:
-    """Request headers as Granian's RSGI scope gives them (see the module docstring)."""
-
-    def __init__(self, pairs: list[tuple[str, Any]]) -> None:
-        self._pairs = pairs
-
-    def get(self, name: str, default: Any = None) -> Any:
-        for key, value in self._pairs:
-            if key == name:
-                return default if value is UNREADABLE else value
-        return default
-
-    def get_all(self, name: str) -> list[str]:
-        return [v for k, v in self._pairs if k == name and v is not UNREADABLE]
-
-    def items(self) -> list[tuple[str, str]]:
-        return [(k, v) for k, v in self._pairs if v is not UNREADABLE]
-
-    def keys(self) -> list[str]:
-        return list(dict.fromkeys(k for k, _ in self._pairs))
-
-    def __contains__(self, name: object) -> bool:
-        return any(k == name for k, _ in self._pairs)
-
-
-class Scope:
-    def __init__(self, pairs: list[tuple[str, Any]], authority: str | None) -> None:
-        self.proto = "http"
-        self.method = "POST"
-        self.path = "/mcp"
-        self.http_version = "1.1"
-        self.authority = authority
-        self.query_string = ""
-        self.headers = GranianHeaders(pairs)
-
-
-class Proto:
-    """Keeps what the app answered; the body is at hand at once."""
-
-    def __init__(self, body: bytes) -> None:
-        self.body = body
-        self.sent: tuple[Any, ...] | None = None
-
-    async def __call__(self) -> bytes:
-        return self.body
-
-    async def client_disconnect(self) -> None:
-        await asyncio.Event().wait()
-
-    def response_bytes(self, status: int, headers: Any, body: bytes) -> None:
-        self.sent = (status, [tuple(h) for h in headers], body)
-
-    def response_empty(self, status: int, headers: Any) -> None:
-        self.sent = (status, [tuple(h) for h in headers], b"")
-
-    def response_stream(self, status: int, headers: Any) -> Stream:
-        stream = Stream()
-        self.sent = (status, [tuple(h) for h in headers], stream.events)
-        return stream
-
-
-class Stream:
-    """An SSE response's transport: its events, in order."""
-
-    def __init__(self) -> None:
-        self.events: list[bytes] = []
-
-    async def send_bytes(self, data: bytes) -> None:
-        self.events.append(data)
 
 
 def _meta(version: str, caps: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -330,8 +257,8 @@ def _usual_pairs(body: bytes, version: str) -> list[tuple[str, Any]]:
 def _serve(app: McpHttpApp, scope: Scope, body: bytes) -> tuple[Any, ...]:
     proto = Proto(body)
     asyncio.run(app.__rsgi__(scope, proto))
-    assert proto.sent is not None
-    status, headers, out = proto.sent
+    assert proto.reply is not None
+    status, headers, out = proto.reply
     # A new session's id is random: only whether one was named is compared.
     headers = [(k, "<id>" if k == "mcp-session-id" else v) for k, v in headers]
     # An input round's sealed state carries its expiry to the millisecond: only whether a
@@ -363,9 +290,9 @@ def _apps(**options: Any) -> tuple[McpHttpApp, McpHttpApp, str]:
         ("accept", "application/json, text/event-stream"),
         ("content-length", str(len(init))),
     ]
-    asyncio.run(general.__rsgi__(Scope(usual, None), proto))
-    assert proto.sent is not None and proto.sent[0] == 200, proto.sent
-    session_id = dict(proto.sent[1]).get("mcp-session-id", "none")  # none when stateless
+    asyncio.run(general.__rsgi__(Scope(usual), proto))
+    assert proto.reply is not None and proto.reply[0] == 200, proto.reply
+    session_id = dict(proto.reply[1]).get("mcp-session-id", "none")  # none when stateless
     # Promote it to an established session (its second request), as a client would.
     note = orjson.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
     pairs = [
@@ -374,7 +301,7 @@ def _apps(**options: Any) -> tuple[McpHttpApp, McpHttpApp, str]:
         ("mcp-session-id", session_id),
         ("mcp-protocol-version", "2025-06-18"),
     ]
-    asyncio.run(general.__rsgi__(Scope(pairs, None), Proto(note)))
+    asyncio.run(general.__rsgi__(Scope(pairs), Proto(note)))
     return general, lane, session_id
 
 
@@ -412,14 +339,14 @@ def test_the_lane_answers_as_the_general_path(
     authority = choice["authority"]
     if authority == "same":
         authority = readable_host[0] if readable_host else "localhost"
-    expected = _serve(general, Scope(pairs, authority), body)
-    first = _serve(lane, Scope(pairs, authority), body)
-    second = _serve(lane, Scope(pairs, authority), body)
+    expected = _serve(general, Scope(pairs, authority=authority), body)
+    first = _serve(lane, Scope(pairs, authority=authority), body)
+    second = _serve(lane, Scope(pairs, authority=authority), body)
     assert first == expected
     assert second == expected
     # Whatever the gate admits, Python finds usual with the same verdict (it may leave to
     # Python what Python admits: a Content-Length spelled "+5", say).
-    scope = Scope(pairs, authority)
+    scope = Scope(pairs, authority=authority)
     admitted = lane._gate.admit(scope)
     if admitted is not None:
         verdict = lane._usual(scope)
@@ -447,7 +374,7 @@ def test_a_usual_call_never_reaches_start() -> None:
 
     lane.dispatcher.start = fail  # type: ignore[method-assign]
     for _ in range(2):
-        status, _, out = _serve(lane, Scope(pairs, None), body)
+        status, _, out = _serve(lane, Scope(pairs), body)
         assert status == 200
         assert orjson.loads(out)["result"]["content"][0]["text"] == "3"
     assert len(lane._gate) == 1
@@ -463,7 +390,7 @@ def test_the_gate_admits_only_what_python_taught_it() -> None:
         ("content-length", str(len(body))),
         ("mcp-protocol-version", "2025-06-18"),
     ]
-    scope = Scope(pairs, None)
+    scope = Scope(pairs)
     assert lane._gate.admit(scope) is None  # nothing learned yet
     assert lane._usual(scope) is not None
     admitted = lane._gate.admit(scope)
@@ -478,16 +405,15 @@ def test_the_gate_admits_only_what_python_taught_it() -> None:
         [p if p[0] != "accept" else ("accept", "*/*") for p in pairs],
         [(k, v) if k != "content-type" else (k, UNREADABLE) for k, v in pairs],
     ):
-        assert lane._gate.admit(Scope(changed, None)) is None, changed
-    assert lane._gate.admit(Scope(pairs, "elsewhere:1")) is None
+        assert lane._gate.admit(Scope(changed)) is None, changed
+    assert lane._gate.admit(Scope(pairs, authority="elsewhere:1")) is None
     # A header's value is its first readable one, for Python as for the gate. A legacy
     # request's headers are read by name, and Granian's get gives None when a header's first
     # value is unreadable even if a later one is readable: the gate leaves such a request to
     # Python, which finds it usual (JSON).
     shadowed = Scope(
         [(k, v) if k != "content-type" else (k, UNREADABLE) for k, v in pairs]
-        + [("content-type", "application/json")],
-        None,
+        + [("content-type", "application/json")]
     )
     assert lane._gate.admit(shadowed) is None
     assert lane._usual(shadowed) is not None
@@ -502,13 +428,12 @@ def test_the_gate_reads_a_2026_request_whole() -> None:
     _, lane, _ = _apps(stateless=True)
     body = BODIES[0]
     pairs = _usual_pairs(body, "2026-07-28")
-    scope = Scope(pairs, None)
+    scope = Scope(pairs)
     assert lane._usual(scope) is not None
     assert lane._gate.admit(scope) is not None
     shadowed = Scope(
         [(k, v) if k != "content-type" else (k, UNREADABLE) for k, v in pairs]
-        + [("content-type", "application/json")],
-        None,
+        + [("content-type", "application/json")]
     )
     admitted = lane._gate.admit(shadowed)
     verdict = lane._usual(shadowed)
@@ -526,12 +451,12 @@ def test_the_gate_is_bounded() -> None:
             ("content-length", "2"),
             ("mcp-protocol-version", "2025-06-18"),
         ]
-        assert lane._usual(Scope(pairs, None)) is not None
+        assert lane._usual(Scope(pairs)) is not None
         assert len(lane._gate) <= 256
         if i == 600:
             break
     # Full, it forgot what it knew and learned again: the latest is known.
-    assert lane._gate.admit(Scope(pairs, None)) is not None
+    assert lane._gate.admit(Scope(pairs)) is not None
 
 
 def test_metrics_keep_the_general_path() -> None:
@@ -626,16 +551,15 @@ def test_a_context_used_after_the_reply_sends_nothing() -> None:
         proto = Proto(body)
 
         async def serve(app: McpHttpApp = app, proto: Proto = proto) -> None:
-            await app.__rsgi__(Scope(pairs, None), proto)
-            assert proto.sent is not None
-            sent = proto.sent[2]
+            await app.__rsgi__(Scope(pairs), proto)
+            assert proto.reply is not None
             await asyncio.gather(*LATE)  # raises what the late log raised
             LATE.clear()
-            assert proto.sent[2] is sent
+            assert len(proto.replies) == 1
 
         asyncio.run(serve())
-        assert proto.sent is not None
-        status, headers, out = proto.sent
+        assert proto.reply is not None
+        status, headers, out = proto.reply
         assert status == 200
         assert ("content-type", "application/json") in headers
         assert orjson.loads(out)["result"]["content"][0]["text"] == "3"
@@ -664,6 +588,6 @@ def test_the_gate_never_reads_an_unreadable_first_value_as_absent() -> None:
             ("content-length", "10"),
             ("mcp-protocol-version", "2025-06-18"),
         ]
-        assert gate.admit(Scope(usual, None)) is not None
+        assert gate.admit(Scope(usual)) is not None
         shadowed = [*usual, (absent, UNREADABLE), (absent, "application/json")]
-        assert gate.admit(Scope(shadowed, None)) is None, absent
+        assert gate.admit(Scope(shadowed)) is None, absent

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from harness.rsgi import Headers
 from jetmcp.errors import McpError
 from jetmcp.protocol import modern, revisions
 from jetmcp.protocol.modern import RoutingHeaders
@@ -170,29 +171,6 @@ def test_routing_headers_from_items_any_case() -> None:
     assert headers.routes
 
 
-class _Map:
-    """A header map as Granian gives one: lower-case names, ``keys()`` once each in order
-    of arrival, ``get_all(name)`` every value, ``items()`` every ``(name, value)`` in order
-    (an unreadable value left out)."""
-
-    def __init__(self, items: list[tuple[str, str | None]]) -> None:
-        self.pairs = [(key.lower(), value) for key, value in items if value is not None]
-        self.values: dict[str, list[str]] = {}
-        for key, value in items:
-            got = self.values.setdefault(key.lower(), [])
-            if value is not None:
-                got.append(value)
-
-    def keys(self) -> list[str]:
-        return list(self.values)
-
-    def get_all(self, name: str) -> list[str]:
-        return list(self.values.get(name, []))
-
-    def items(self) -> list[tuple[str, str]]:
-        return list(self.pairs)
-
-
 _HEADER_NAMES = st.sampled_from(
     [
         "mcp-protocol-version",
@@ -211,7 +189,7 @@ _HEADER_NAMES = st.sampled_from(
 
 @given(st.lists(st.tuples(_HEADER_NAMES, st.text(max_size=8)), max_size=8))
 def test_routing_headers_from_map_equal_from_items(items: list[tuple[str, str]]) -> None:
-    by_map = RoutingHeaders.from_map(_Map(list(items)))
+    by_map = RoutingHeaders.from_map(Headers(list(items)))
     by_items = RoutingHeaders.from_items(items)
     for attr in ("protocol_version", "method", "name", "params", "routes"):
         assert getattr(by_map, attr) == getattr(by_items, attr), attr
@@ -221,7 +199,7 @@ def test_routing_headers_from_map_equal_from_items(items: list[tuple[str, str]])
 
 def test_routing_headers_from_map_skips_unreadable_values() -> None:
     headers = RoutingHeaders.from_map(
-        _Map([("mcp-method", None), ("mcp-name", "t"), ("mcp-name", None)])
+        Headers([("mcp-method", None), ("mcp-name", "t"), ("mcp-name", None)])
     )
     assert headers.method is None
     assert headers.name == "t"
@@ -482,24 +460,6 @@ def test_http_status(code: int, status: int) -> None:
         assert reply_status(failed, legacy.error_status) == 200
 
 
-class _GranianLikeHeaders:
-    """A header map as Granian's behaves: ``keys()`` names each header once, ``get_all``
-    gives its readable values, ``items()`` every readable ``(name, value)`` in order,
-    repeats included (an unreadable value is left out)."""
-
-    def __init__(self, pairs: list[tuple[str, str | None]]) -> None:
-        self._pairs = pairs
-
-    def keys(self) -> list[str]:
-        return list(dict.fromkeys(name for name, _ in self._pairs))
-
-    def get_all(self, name: str) -> list[str]:
-        return [v for n, v in self._pairs if n == name and v is not None]
-
-    def items(self) -> list[tuple[str, str]]:
-        return [(n, v) for n, v in self._pairs if v is not None]
-
-
 @pytest.mark.parametrize(
     "pairs",
     [
@@ -520,7 +480,7 @@ def test_routing_headers_from_map_matches_every_mcp_name_read(
 ) -> None:
     # from_map reads the map's items(); what it finds must be what reading every mcp-
     # name (from_items, unreadable values left out, as Granian leaves them out) finds.
-    got = RoutingHeaders.from_map(_GranianLikeHeaders(pairs))
+    got = RoutingHeaders.from_map(Headers(pairs))
     want = RoutingHeaders.from_items([(n, v) for n, v in pairs if v is not None])
     assert got.protocol_version == want.protocol_version
     assert got.method == want.method

@@ -21,7 +21,7 @@ from typing import Any
 
 import redis
 
-from conftest import AppServer, free_port
+from harness.servers import AppServer, free_port
 
 REDIS_URL = os.environ.get("JETMCP_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import AppServer
+from harness.servers import AppServer
 
 #: Bounds one client script; each of their calls has its own, shorter timeout too.
 SCRIPT_TIMEOUT = 60.0

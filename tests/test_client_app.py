@@ -14,16 +14,12 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import os
-import socket
-import subprocess
-import tempfile
-import time
 from collections.abc import Awaitable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 from apps.client_fixtures import app as fixtures
-from conftest import START_TIMEOUT, _stop, free_port, jetmcp_command
+from harness.servers import ServerProcess, free_port, jetmcp_command, jetmcp_http_argv
 from jetmcp.demo import app as demo
 from jetmcp.demo.conformance import complete
 from jetmcp.server import Context, Server
@@ -97,7 +93,9 @@ def run(coro: Awaitable[T]) -> T:
 
 def serving(*extra: str) -> Iterator[ServerProcess]:
     """A jetmcp HTTP server of this app for the life of a fixture (``yield from`` it)."""
-    server = ServerProcess.jetmcp(*extra)
+    port = free_port()
+    argv = jetmcp_http_argv(APP, port, *extra)
+    server = ServerProcess(argv, port, env=app_env(), cwd=str(ROOT))
     try:
         yield server
     finally:
@@ -115,46 +113,3 @@ def app_env(*extra_path: Path) -> dict[str, str]:
 def jetmcp_stdio(*extra: str) -> list[str]:
     """The argv of a stdio jetmcp server of this app."""
     return [*jetmcp_command(), "run", APP, "--transport", "stdio", *extra]
-
-
-class ServerProcess:
-    """A server (any command) listening on ``port`` of 127.0.0.1; stopped with its group."""
-
-    def __init__(self, argv: list[str], port: int, path: str = "/mcp", **popen: Any) -> None:
-        self.port = port
-        self.url = f"http://127.0.0.1:{port}{path}"
-        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the process)
-        self.proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=self._stderr,
-            start_new_session=True,
-            **popen,
-        )
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"{argv[:3]} exited:\n{self.stderr()}")
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    self.stop()
-                    raise RuntimeError(f"{argv[:3]} did not listen in time") from None
-                time.sleep(0.05)
-
-    @classmethod
-    def jetmcp(cls, *extra: str) -> ServerProcess:
-        port = free_port()
-        argv = [*jetmcp_command(), "run", APP, "--host", "127.0.0.1", "--port", str(port)]
-        return cls([*argv, *extra], port, env=app_env(), cwd=str(ROOT))
-
-    def stderr(self) -> str:
-        self._stderr.seek(0)
-        return self._stderr.read().decode("utf-8", "replace")
-
-    def stop(self) -> None:
-        _stop(self.proc)
-        self._stderr.close()

@@ -44,7 +44,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from conftest import ROOT, AppServer, jetmcp_command
+from harness.servers import ROOT, AppServer, jetmcp_command
 from jetmcp import Client
 from runnable import SCRIPT_TIMEOUT, served
 

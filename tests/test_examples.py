@@ -13,7 +13,7 @@ import anyio
 import httpx
 from mcp.client import Client as SdkClient
 
-from conftest import ROOT, free_port
+from harness.servers import ROOT, free_port
 from runnable import run_script, served
 
 EXAMPLES = ROOT / "examples"

@@ -21,8 +21,7 @@ from typing import Any
 import httpx
 import pytest
 
-from conftest import (
-    AppServer,
+from harness.messages import (
     assert_error,
     assert_result,
     initialize_request,
@@ -35,6 +34,7 @@ from conftest import (
     request,
     tool_text,
 )
+from harness.servers import AppServer
 from oauth_server import AuthorizationServer
 from redis_support import Hosts, drop_keys
 
@@ -659,13 +659,13 @@ def test_an_unreachable_authorization_server_is_a_503(
 def test_auth_settings_that_cannot_work_are_refused_at_start(flags: list[str], says: str) -> None:
     import subprocess
 
-    from conftest import ROOT, _server_env, free_port, jetmcp_command
+    from harness.servers import ROOT, free_port, jetmcp_command, server_env
 
     done = subprocess.run(
         [*jetmcp_command(), "run", APP, "--port", str(free_port()), *flags],
         stdin=subprocess.DEVNULL,
         capture_output=True,
-        env=_server_env(),
+        env=server_env(),
         cwd=ROOT,
         timeout=60,
         check=False,

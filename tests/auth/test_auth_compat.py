@@ -10,7 +10,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from conftest import AppServer, json_headers, request, tool_text
+from harness.messages import json_headers, request, tool_text
+from harness.servers import AppServer
 from oauth_server import AuthorizationServer
 
 APP = "tests.apps.sdk_auth_app:mcp"

@@ -29,7 +29,7 @@ from mcp.shared.auth import (
     OAuthToken,
 )
 
-from conftest import AppServer
+from harness.servers import AppServer
 from oauth_server import AuthorizationServer
 
 APP = "tests.apps.auth_app:app"

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 
 from bench_support import ADD, bench, bench_json, serve_http, stdio_command
-from test_client_app import ServerProcess
+from harness.servers import ServerProcess
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from bench_support import ADD, bench, bench_json, serve_http
-from test_client_app import ServerProcess
+from harness.servers import ServerProcess
 
 FAIL = ["--tool", "fail", "--args", '{"reason": "no"}']
 UNKNOWN = ["--tool", "no_such_tool"]

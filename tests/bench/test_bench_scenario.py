@@ -12,7 +12,8 @@ import pytest
 
 from bench_support import ADD, bench, bench_json, serve_http, stdio_command
 from client.test_client_peers import SDK_APP
-from test_client_app import ServerProcess, free_port
+from harness.servers import ServerProcess
+from test_client_app import free_port
 
 SCENARIO = {
     "users": 3,

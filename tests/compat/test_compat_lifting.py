@@ -16,7 +16,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent
 
-from conftest import jetmcp_command
+from harness.servers import jetmcp_command
 from inprocess import async_test
 from jetmcp import Client, McpError
 from jetmcp.compat import adapt, kind_of

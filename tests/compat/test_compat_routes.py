@@ -14,7 +14,7 @@ import httpx
 import pytest
 from mcp.client import Client
 
-from conftest import free_port, jetmcp_command
+from harness.servers import free_port, jetmcp_command
 
 SDK_FILE = '''
 from MODULE import CLASS

@@ -22,11 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
-from conftest import (
-    ROOT,
-    AppServer,
-    HttpServer,
-    StdioServer,
+from harness.messages import (
     encode,
     initialize_request,
     json_headers,
@@ -36,6 +32,7 @@ from conftest import (
     notification,
     request,
 )
+from harness.servers import ROOT, AppServer, HttpServer, StdioServer
 
 APP = "tests.apps.caps_app:app"
 #: What a good client allows one request while an attack holds.

@@ -11,7 +11,8 @@ from typing import Any
 import httpx
 import pytest
 
-from conftest import AppServer, json_headers, request
+from harness.messages import json_headers, request
+from harness.servers import AppServer
 
 V = "2025-06-18"
 #: What the app's failing components put in their exceptions' text.

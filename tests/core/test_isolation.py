@@ -200,7 +200,7 @@ def _task_call(tool: str, arguments: dict[str, Any], id: Any) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def task_server() -> Any:
-    from conftest import AppServer
+    from harness.servers import AppServer
 
     srv = AppServer("tests.apps.server_features:app", label="task server")
     try:

@@ -11,14 +11,11 @@ from typing import Any
 import httpx
 import pytest
 
-from conftest import (
+from harness.http import assert_refused_batch, raw_http_post
+from harness.messages import (
     META_SERVER_INFO,
     MODERN,
-    MODERN_APP,
-    HttpServer,
-    StdioServer,
     assert_error,
-    assert_refused_batch,
     assert_result,
     encode,
     modern_headers,
@@ -26,11 +23,11 @@ from conftest import (
     modern_request,
     modern_routing,
     notification,
-    raw_http_post,
     request,
     tool_text,
     unique_id,
 )
+from harness.servers import MODERN_APP, HttpServer, StdioServer
 
 MAX_BATCH = 10
 

@@ -17,22 +17,19 @@ from typing import Any
 import httpx
 import pytest
 
-from conftest import (
+from harness.http import open_session, post
+from harness.messages import (
     MODERN,
-    READ_TIMEOUT,
-    AppServer,
-    StdioServer,
     assert_result,
     encode,
     json_headers,
     modern_headers,
     modern_request,
     notification,
-    open_session,
-    post,
     request,
     unique_id,
 )
+from harness.servers import READ_TIMEOUT, AppServer, StdioServer
 
 APP = "tests.apps.client_fixtures:app"
 #: A revision with batches, and one with server-to-client elicitation.

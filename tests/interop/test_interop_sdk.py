@@ -21,7 +21,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
-from conftest import jetmcp_command
+from harness.servers import jetmcp_command
 
 #: Bounds every SDK conversation so a stuck exchange fails instead of hanging the suite.
 CONVERSATION_TIMEOUT = 20.0

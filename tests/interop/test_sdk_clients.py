@@ -30,7 +30,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPDeprecationWarning
 
-from conftest import AppServer, _server_env, jetmcp_command
+from harness.servers import AppServer, jetmcp_command, server_env
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = "tests.apps.client_fixtures:app"
@@ -128,7 +128,7 @@ async def set_logging_level(client: Client, level: types.LoggingLevel) -> None:
 
 def stdio_params() -> StdioServerParameters:
     command, *prefix = jetmcp_command()
-    env = _server_env()
+    env = server_env()
     return StdioServerParameters(
         command=command,
         args=[*prefix, "run", APP, "--transport", "stdio"],

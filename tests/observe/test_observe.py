@@ -21,7 +21,8 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from conftest import AppServer, free_port, json_headers, request
+from harness.messages import json_headers, request
+from harness.servers import AppServer, free_port
 from redis_support import REDIS_URL, drop_keys, new_prefix
 
 SCRAPE_TIMEOUT = 10.0

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from conftest import modern_meta, modern_request
+from harness.messages import modern_meta, modern_request
 from jetmcp import Context, Server, _wire
 from jetmcp.core.dispatch import Dispatcher
 from jetmcp.core.exchange import Exchange

@@ -19,8 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
-from conftest import AppServer, json_headers, request
+from harness.messages import json_headers, request
 from harness.rsgi import POST_HEADERS, Proto, Scope
+from harness.servers import AppServer
 from inprocess import ListSink, async_test
 from jetmcp import _wire
 from jetmcp.core.call import NULL_SINK

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from conftest import initialize_request
+from harness.messages import initialize_request
 from harness.rsgi import UNREADABLE, Proto, Scope
 from jetmcp.server import Context, Server
 from jetmcp.settings import Settings
@@ -512,7 +512,7 @@ def test_live_granian_reads_headers_alike_on_both_paths() -> None:
     """On a real Granian, values it cannot read are treated alike by the lane (judged in
     Python, then admitted by the gate) and by the general path (the lane off: metrics on),
     status and body."""
-    from conftest import AppServer
+    from harness.servers import AppServer
 
     app = "bench/load/jetmcp_server.py:app"
     lane = AppServer(app, "--stateless", label="lane server")

@@ -29,7 +29,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
-from conftest import modern_meta
+from harness.messages import modern_meta
 from jetmcp import Context, Server, _wire
 from jetmcp.core.dispatch import Dispatcher, Reply
 from jetmcp.core.exchange import Exchange

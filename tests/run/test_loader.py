@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from conftest import free_port, jetmcp_command
+from harness.servers import free_port, jetmcp_command
 from jetmcp.run.loader import LoadError, load_app, split_target
 
 SERVER = """

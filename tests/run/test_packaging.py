@@ -13,7 +13,7 @@ import tomllib
 from importlib.metadata import entry_points, metadata
 from typing import Any
 
-from conftest import ROOT, jetmcp_command
+from harness.servers import ROOT, jetmcp_command
 
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 

@@ -10,15 +10,8 @@ from typing import Any
 
 import httpx
 
-from conftest import (
-    MODERN_APP,
-    HttpServer,
-    StdioServer,
-    encode,
-    modern_headers,
-    modern_request,
-    modern_routing,
-)
+from harness.messages import encode, modern_headers, modern_request, modern_routing
+from harness.servers import MODERN_APP, HttpServer, StdioServer
 
 SUB = "io.modelcontextprotocol/subscriptionId"
 

@@ -27,7 +27,7 @@ import pytest
 from mcp_types import _v2025_11_25 as v11
 from pydantic import BaseModel
 
-from conftest import READ_TIMEOUT, _server_env, _stop, jetmcp_command
+from harness.servers import READ_TIMEOUT, jetmcp_command, server_env, stop_process
 from inprocess import ListSink, async_test, text, until
 from jetmcp import _wire
 from jetmcp.core.call import NULL_SINK, Session
@@ -1355,7 +1355,7 @@ class StdioApp:
             stdout=subprocess.PIPE,
             stderr=self._stderr,
             start_new_session=True,
-            env=_server_env(),
+            env=server_env(),
             cwd=ROOT,
         )
         self.lines: queue.Queue[bytes | None] = queue.Queue()
@@ -1392,7 +1392,7 @@ class StdioApp:
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
-            _stop(self.proc)
+            stop_process(self.proc)
         self._reader.join(timeout=5)
         assert self.proc.stdout is not None
         self.proc.stdout.close()

@@ -20,7 +20,8 @@ from typing import Any
 import httpx
 import pytest
 
-from conftest import AppServer, jetmcp_command, unique_id
+from harness.messages import unique_id
+from harness.servers import AppServer, jetmcp_command
 from redis_support import REDIS_URL, Hosts, PrivateRedis, drop_keys, hosts, keys, new_prefix
 from transports.http.test_http_streaming import (
     LATEST,
@@ -407,7 +408,7 @@ def test_several_workers_without_shared_state_are_refused() -> None:
 
 
 def _closed_port() -> int:
-    from conftest import free_port
+    from harness.servers import free_port
 
     return free_port()
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conftest import AppServer
+from harness.servers import AppServer
 from redis_support import REDIS_URL, Hosts, RoundRobinProxy, drop_keys, new_prefix
 from transports.http.test_http_streaming import (
     APP,

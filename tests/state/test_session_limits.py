@@ -11,7 +11,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from conftest import HttpServer, initialize_request, json_headers, notification, open_session, post
+from harness.http import open_session, post
+from harness.messages import initialize_request, json_headers, notification
+from harness.servers import HttpServer
 from jetmcp.core.call import Session
 from jetmcp.protocol.revisions import HTTP_DEFAULT
 from jetmcp.state import MemorySessionStore, SessionLimit

@@ -15,18 +15,16 @@ from typing import Any
 import httpx
 import pytest
 
-from conftest import (
+from harness.http import assert_refused_batch, open_session, post
+from harness.messages import (
     BATCHING,
     DEFAULT_REVISION,
     NO_BATCHING,
     REVISIONS,
     assert_error,
-    assert_refused_batch,
     assert_result,
     initialize_request,
     notification,
-    open_session,
-    post,
     request,
     tool_text,
 )

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from conftest import HttpServer, _server_env, jetmcp_command
+from harness.servers import HttpServer, jetmcp_command, server_env
 
 PING = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
 
@@ -60,7 +60,7 @@ def test_a_second_server_on_the_same_port_fails(server: HttpServer) -> None:
         [*jetmcp_command(), "run", "--host", "127.0.0.1", "--port", str(server.port)],
         capture_output=True,
         timeout=30,
-        env=_server_env(),
+        env=server_env(),
     )
     assert proc.returncode == 2, proc
     assert b"address in use" in proc.stderr, proc.stderr

@@ -19,7 +19,8 @@ from typing import Any
 import httpx
 import pytest
 
-from conftest import AppServer, unique_id
+from harness.messages import unique_id
+from harness.servers import AppServer
 
 APP = "tests.apps.streaming_app:app"
 #: The bound on any one read from a stream, and on each whole test.

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from conftest import HttpServer
+from harness.servers import HttpServer
 
 #: The HTTP/2 connection preface followed by an empty SETTINGS frame (prior knowledge, h2c).
 H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"

@@ -17,12 +17,11 @@ from typing import Any
 import httpx
 import pytest
 
-from conftest import (
+from harness.http import post, raw_http_post
+from harness.messages import (
     META_SERVER_INFO,
     MODERN,
-    MODERN_APP,
     REVISIONS,
-    HttpServer,
     assert_error,
     assert_result,
     encode,
@@ -32,12 +31,11 @@ from conftest import (
     modern_request,
     modern_routing,
     notification,
-    post,
-    raw_http_post,
     request,
     tool_text,
     unique_id,
 )
+from harness.servers import MODERN_APP, HttpServer
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
-from conftest import (
+from harness.http import open_session, post
+from harness.messages import (
     BATCHING,
     REVISIONS,
     assert_error,
@@ -20,8 +21,6 @@ from conftest import (
     initialize_request,
     json_headers,
     notification,
-    open_session,
-    post,
     request,
     tool_text,
 )

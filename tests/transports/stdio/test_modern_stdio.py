@@ -12,11 +12,9 @@ from typing import Any
 
 import pytest
 
-from conftest import (
+from harness.messages import (
     META_SERVER_INFO,
     MODERN,
-    MODERN_APP,
-    StdioServer,
     assert_error,
     assert_result,
     encode,
@@ -27,6 +25,7 @@ from conftest import (
     tool_text,
     unique_id,
 )
+from harness.servers import MODERN_APP, StdioServer
 
 
 @pytest.fixture

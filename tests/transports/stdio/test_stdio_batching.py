@@ -12,22 +12,20 @@ from typing import Any
 
 import pytest
 
-from conftest import (
+from harness.messages import (
     BATCHING,
     DEFAULT_REVISION,
     NO_BATCHING,
     REVISIONS,
-    STOP_TIMEOUT,
-    StdioServer,
     assert_error,
     assert_result,
     encode,
     initialize_request,
-    jetmcp_command,
     notification,
     request,
     tool_text,
 )
+from harness.servers import STOP_TIMEOUT, StdioServer, jetmcp_command
 
 
 class Negotiated:

@@ -29,18 +29,15 @@ from typing import Any
 import httpx
 import pytest
 
-from conftest import (
+from harness.messages import assert_error, json_headers, modern_request, request
+from harness.servers import (
     MODERN_APP,
     ROOT,
     STOP_TIMEOUT,
     HttpServer,
     StdioServer,
-    _server_env,
-    assert_error,
     jetmcp_command,
-    json_headers,
-    modern_request,
-    request,
+    server_env,
 )
 
 #: Generous bounds on whole scenarios (they take well under a second each when healthy).
@@ -57,7 +54,7 @@ def spawn(stdin: Any, *extra: str, app: str = "jetmcp.demo:app") -> subprocess.P
         stdin=stdin,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        env=_server_env(),
+        env=server_env(),
         cwd=ROOT,
         start_new_session=True,
     )
@@ -271,7 +268,7 @@ def test_listen_and_eof_together_from_a_pipe(newline: bool) -> None:
         input=data,
         capture_output=True,
         timeout=RUN_TIMEOUT,
-        env=_server_env(),
+        env=server_env(),
         cwd=ROOT,
         check=False,
     )
@@ -288,7 +285,7 @@ def test_listen_and_eof_together_from_a_file(tmp_path: Path) -> None:
             stdin=stdin,
             capture_output=True,
             timeout=RUN_TIMEOUT,
-            env=_server_env(),
+            env=server_env(),
             cwd=ROOT,
             check=False,
         )
@@ -338,7 +335,7 @@ def test_stdio_last_line_without_newline_has_the_same_limit(limit: int) -> None:
             input=padded_ping(size, 9),
             capture_output=True,
             timeout=RUN_TIMEOUT,
-            env=_server_env(),
+            env=server_env(),
             cwd=ROOT,
             check=False,
         )

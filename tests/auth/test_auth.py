@@ -34,9 +34,9 @@ from harness.messages import (
     request,
     tool_text,
 )
+from harness.oauth_server import AuthorizationServer
+from harness.redis_support import Hosts, drop_keys
 from harness.servers import AppServer
-from oauth_server import AuthorizationServer
-from redis_support import Hosts, drop_keys
 
 APP = "tests.apps.auth_app:app"
 HOOKED = "tests.apps.auth_app:hooked"

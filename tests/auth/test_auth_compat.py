@@ -11,8 +11,8 @@ import httpx
 import pytest
 
 from harness.messages import json_headers, request, tool_text
+from harness.oauth_server import AuthorizationServer
 from harness.servers import AppServer
-from oauth_server import AuthorizationServer
 
 APP = "tests.apps.sdk_auth_app:mcp"
 

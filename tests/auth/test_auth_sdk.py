@@ -29,8 +29,8 @@ from mcp.shared.auth import (
     OAuthToken,
 )
 
+from harness.oauth_server import AuthorizationServer
 from harness.servers import AppServer
-from oauth_server import AuthorizationServer
 
 APP = "tests.apps.auth_app:app"
 CONVERSATION_TIMEOUT = 30.0

@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 
-from inprocess import ListSink, async_test, until
+from harness.inprocess import ListSink, async_test, until
 from jetmcp import _wire
 from jetmcp.auth import Principal
 from jetmcp.core.dispatch import Dispatcher, InFlight

@@ -20,12 +20,12 @@ from typing import Any
 import jwt
 import pytest
 
+from harness.oauth_server import AuthorizationServer, SigningKey
 from jetmcp.auth import AuthUnavailable, InvalidToken, Principal
 from jetmcp.auth.introspection import IntrospectionVerifier
 from jetmcp.auth.jwt import JwtVerifier, check_algorithms
 from jetmcp.transports.asgi import _Headers
 from jetmcp.transports.auth import AuthRefusal, BearerGuard
-from oauth_server import AuthorizationServer, SigningKey
 
 AUDIENCE = "http://127.0.0.1:9/mcp"
 TIMEOUT = 20.0

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from bench_support import ADD, bench, bench_json, serve_http, stdio_command
+from harness.bench_support import ADD, bench, bench_json, serve_http, stdio_command
 from harness.servers import ServerProcess
 
 
@@ -84,13 +84,13 @@ def test_a_stalled_server_shows_in_the_open_model_not_in_a_closed_loop(
 
 
 def bench_cmd() -> list[str]:
-    from test_client_app import jetmcp_command
+    from harness.client_app import jetmcp_command
 
     return [*jetmcp_command(), "bench"]
 
 
 def env() -> dict[str, str]:
-    from test_client_app import app_env
+    from harness.client_app import app_env
 
     return app_env()
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from bench_support import ADD, bench, bench_json, serve_http
+from harness.bench_support import ADD, bench, bench_json, serve_http
 from harness.servers import ServerProcess
 
 FAIL = ["--tool", "fail", "--args", '{"reason": "no"}']

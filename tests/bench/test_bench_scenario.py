@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from bench_support import ADD, bench, bench_json, serve_http, stdio_command
 from client.test_client_peers import SDK_APP
+from harness.bench_support import ADD, bench, bench_json, serve_http, stdio_command
+from harness.client_app import free_port
 from harness.servers import ServerProcess
-from test_client_app import free_port
 
 SCENARIO = {
     "users": 3,

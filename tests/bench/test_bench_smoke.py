@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from test_client_app import (
+from harness.client_app import (
     HERE,
     ROOT,
     ServerProcess,

@@ -17,6 +17,15 @@ from typing import Any
 import httpx
 import pytest
 
+from harness.client_app import (
+    MODERN_SERVER,
+    ROOT,
+    ServerProcess,
+    app_env,
+    jetmcp_stdio,
+    run,
+    serving,
+)
 from jetmcp import Client, McpError
 from jetmcp.client import (
     CallToolResult,
@@ -35,15 +44,6 @@ from jetmcp.client.types import ImageContent, TextContent, UnknownContent
 from jetmcp.errors import INVALID_PARAMS, METHOD_NOT_FOUND
 from jetmcp.protocol import revisions
 from jetmcp.protocol.modern import decode_value
-from test_client_app import (
-    MODERN_SERVER,
-    ROOT,
-    ServerProcess,
-    app_env,
-    jetmcp_stdio,
-    run,
-    serving,
-)
 
 LEGACY = [r.version for r in revisions.LEGACY]
 TRANSPORTS = ("http", "stdio")

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from inprocess import async_test
+from harness.inprocess import async_test
 from jetmcp import Client, Context, Server
 from jetmcp.client import CreateMessageRequestParams, CreateMessageResult
 from jetmcp.protocol.revisions import R2026_07_28, REVISIONS

@@ -22,6 +22,16 @@ from typing import Any
 
 import pytest
 
+from harness.client_app import (
+    MODERN_MISSING,
+    MODERN_SERVER,
+    ROOT,
+    ServerProcess,
+    app_env,
+    jetmcp_stdio,
+    run,
+    serving,
+)
 from jetmcp import Client, McpError
 from jetmcp.client import (
     CallToolResult,
@@ -32,16 +42,6 @@ from jetmcp.client import (
     TextContent,
 )
 from jetmcp.errors import METHOD_NOT_FOUND
-from test_client_app import (
-    MODERN_MISSING,
-    MODERN_SERVER,
-    ROOT,
-    ServerProcess,
-    app_env,
-    jetmcp_stdio,
-    run,
-    serving,
-)
 
 MODERN = "2026-07-28"
 

@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 
+from harness.client_app import HERE, free_port, run
 from harness.servers import ServerProcess
 from jetmcp import Client
 from jetmcp.client import CallToolResult, ElicitResult, ListToolsResult, TextContent
 from jetmcp.protocol import revisions
-from test_client_app import HERE, free_port, run
 
 REVISIONS = [None, *(r.version for r in revisions.LEGACY)]
 TS_SERVER = HERE / "clients" / "ts_server.mjs"

@@ -16,8 +16,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent
 
+from harness.inprocess import async_test
 from harness.servers import jetmcp_command
-from inprocess import async_test
 from jetmcp import Client, McpError
 from jetmcp.compat import adapt, kind_of
 from jetmcp.compat.base import NATIVE_ENV

@@ -9,8 +9,8 @@ import subprocess
 from collections.abc import Iterator
 from typing import Any
 
+from harness.client_app import ROOT, app_env, free_port, jetmcp_command
 from harness.servers import ServerProcess
-from test_client_app import ROOT, app_env, free_port, jetmcp_command
 
 APP = "apps.bench_app:app"
 ADD = ["--tool", "add", "--args", '{"a": 1, "b": 2}']

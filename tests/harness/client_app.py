@@ -5,7 +5,7 @@ The app is the demo's tools, resource, template and prompt, the client fixtures 
 conformance tools that elicit, sample and list roots; ``wait_for_cancel``/``events``, which
 make cancellation visible), a tool that asks twice (two MRTR rounds on 2026-07-28) and one
 whose ``tenant`` argument travels as the ``Mcp-Param-Tenant`` header. Lists come in pages of
-four, so pagination is real. Run it as ``jetmcp run test_client_app:app`` with this directory
+four, so pagination is real. Run it as ``jetmcp run harness.client_app:app`` with tests/
 on ``PYTHONPATH`` (:func:`app_env`).
 """
 
@@ -24,9 +24,10 @@ from jetmcp.demo import app as demo
 from jetmcp.demo.conformance import complete
 from jetmcp.server import Context, Server
 
-HERE = Path(__file__).resolve().parent
+#: tests/, where ``harness`` and ``apps`` import from.
+HERE = Path(__file__).resolve().parents[1]
 ROOT = HERE.parent
-APP = "test_client_app:app"
+APP = "harness.client_app:app"
 #: Whether this checkout's server speaks 2026-07-28 (the stateless revision's rules module).
 MODERN_SERVER = importlib.util.find_spec("jetmcp.protocol.modern") is not None
 MODERN_MISSING = (

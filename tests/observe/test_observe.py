@@ -22,8 +22,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from harness.messages import json_headers, request
+from harness.redis_support import REDIS_URL, drop_keys, new_prefix
 from harness.servers import AppServer, free_port
-from redis_support import REDIS_URL, drop_keys, new_prefix
 
 SCRAPE_TIMEOUT = 10.0
 V = "2025-03-26"

@@ -19,10 +19,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
+from harness.inprocess import ListSink, async_test
 from harness.messages import json_headers, request
 from harness.rsgi import POST_HEADERS, Proto, Scope
 from harness.servers import AppServer
-from inprocess import ListSink, async_test
 from jetmcp import _wire
 from jetmcp.core.call import NULL_SINK
 from jetmcp.core.dispatch import Dispatcher, InFlight

@@ -29,9 +29,9 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from harness.redis_support import REDIS_URL, drop_keys, new_prefix
 from harness.servers import free_port, jetmcp_command
 from jetmcp import Server
-from redis_support import REDIS_URL, drop_keys, new_prefix
 
 TIMEOUT = 30.0
 

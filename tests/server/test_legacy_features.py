@@ -27,8 +27,8 @@ import pytest
 from mcp_types import _v2025_11_25 as v11
 from pydantic import BaseModel
 
+from harness.inprocess import ListSink, async_test, text, until
 from harness.servers import READ_TIMEOUT, jetmcp_command, server_env, stop_process
-from inprocess import ListSink, async_test, text, until
 from jetmcp import _wire
 from jetmcp.core.call import NULL_SINK, Session
 from jetmcp.core.dispatch import Dispatcher

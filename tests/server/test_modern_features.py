@@ -18,7 +18,7 @@ import orjson
 import pytest
 from mcp_types import _v2026_07_28 as v26
 
-from inprocess import ListSink, async_test, text, until
+from harness.inprocess import ListSink, async_test, text, until
 from jetmcp import _wire
 from jetmcp.core.dispatch import Dispatcher
 from jetmcp.core.exchange import Exchange

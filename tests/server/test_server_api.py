@@ -15,7 +15,7 @@ import pytest
 from mcp.server.mcpserver import Context as SdkContext
 from pydantic import BaseModel, Field
 
-from inprocess import ListSink
+from harness.inprocess import ListSink
 from jetmcp.core.call import Call, Session
 from jetmcp.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError, ToolError
 from jetmcp.protocol.revisions import (

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from harness.redis_support import Hosts, RoundRobinProxy
 from interop.test_sdk_clients import (
     APP,
     test_python_sdk_answers_elicitation,
@@ -32,7 +33,6 @@ from interop.test_sdk_clients import (
     test_ts_sdk_resumes_a_dropped_stream,
     ts_client,
 )
-from redis_support import Hosts, RoundRobinProxy
 
 
 @pytest.fixture(scope="module")

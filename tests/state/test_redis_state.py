@@ -21,8 +21,8 @@ import httpx
 import pytest
 
 from harness.messages import unique_id
+from harness.redis_support import REDIS_URL, Hosts, PrivateRedis, drop_keys, hosts, keys, new_prefix
 from harness.servers import AppServer, jetmcp_command
-from redis_support import REDIS_URL, Hosts, PrivateRedis, drop_keys, hosts, keys, new_prefix
 from transports.http.test_http_streaming import (
     LATEST,
     call,

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
+from harness.redis_support import REDIS_URL, Hosts, RoundRobinProxy, drop_keys, new_prefix
 from harness.servers import AppServer
-from redis_support import REDIS_URL, Hosts, RoundRobinProxy, drop_keys, new_prefix
 from transports.http.test_http_streaming import (
     APP,
     KEEPALIVE_SECONDS,

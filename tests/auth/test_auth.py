@@ -662,7 +662,7 @@ def test_auth_settings_that_cannot_work_are_refused_at_start(flags: list[str], s
     from harness.servers import ROOT, free_port, jetmcp_command, server_env
 
     done = subprocess.run(
-        [*jetmcp_command(), "run", APP, "--port", str(free_port()), *flags],
+        [*jetmcp_command(), "run", APP, "--transport", "http", "--port", str(free_port()), *flags],
         stdin=subprocess.DEVNULL,
         capture_output=True,
         env=server_env(),

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from harness.client_app import ROOT, app_env, free_port, jetmcp_command
-from harness.servers import ServerProcess
+from harness.servers import ServerProcess, jetmcp_http_argv
 
 APP = "apps.bench_app:app"
 ADD = ["--tool", "add", "--args", '{"a": 1, "b": 2}']
@@ -19,7 +19,7 @@ RUN_TIMEOUT = 120.0
 
 def serve_http(*extra: str) -> Iterator[ServerProcess]:
     port = free_port()
-    argv = [*jetmcp_command(), "run", APP, "--host", "127.0.0.1", "--port", str(port), *extra]
+    argv = jetmcp_http_argv(APP, port, *extra)
     server = ServerProcess(argv, port, env=app_env(), cwd=str(ROOT))
     try:
         yield server

@@ -31,6 +31,7 @@ from harness.messages import (
     modern_routing,
     notification,
     request,
+    tool_call,
 )
 from harness.servers import ROOT, AppServer, HttpServer, StdioServer
 
@@ -52,15 +53,13 @@ class CapsServer(AppServer):
         super().__init__(APP, *extra, label="caps server")
 
 
-def call(name: str, arguments: dict[str, Any], id: Any = None) -> dict[str, Any]:
-    return request("tools/call", {"name": name, "arguments": arguments}, id=id)
-
-
 def good_client(url: str) -> None:
     """A fresh client is served: a new connection, one tools/call, its right answer."""
     with httpx.Client(timeout=GOOD_CLIENT_TIMEOUT) as client:
         resp = client.post(
-            url, content=encode(call("echo", {"text": "hi"}, id="good")), headers=json_headers()
+            url,
+            content=encode(tool_call("echo", {"text": "hi"}, id="good")),
+            headers=json_headers(),
         )
     assert resp.status_code == 200, (resp.status_code, resp.text)
     assert resp.json()["result"]["content"][0]["text"] == "hi", resp.text
@@ -520,18 +519,18 @@ def post_json(url: str, body: Any, headers: dict[str, str] | None = None) -> htt
 
 
 def test_a_request_past_its_deadline_is_answered_32001(timed: CapsServer) -> None:
-    resp = post_json(timed.url, call("sleep", {"ms": 60_000}, id="late"))
+    resp = post_json(timed.url, tool_call("sleep", {"ms": 60_000}, id="late"))
     assert resp.status_code == 200
     reply = resp.json()
     assert reply["id"] == "late"
     assert reply["error"]["code"] == -32001, reply
     # Requests that need no waiting, and ones that finish in time, are untouched.
-    assert post_json(timed.url, call("sleep", {"ms": 10}, id=1)).json()["result"]
+    assert post_json(timed.url, tool_call("sleep", {"ms": 10}, id=1)).json()["result"]
 
 
 def test_batch_entries_have_each_their_deadline(timed: CapsServer) -> None:
-    batch = [call("sleep", {"ms": 60_000}, id=1), call("echo", {"text": "x"}, id=2)]
-    batch.append(call("sleep", {"ms": 10}, id=3))
+    batch = [tool_call("sleep", {"ms": 60_000}, id=1), tool_call("echo", {"text": "x"}, id=2)]
+    batch.append(tool_call("sleep", {"ms": 10}, id=3))
     resp = post_json(timed.url, batch, json_headers("2025-03-26"))
     assert resp.status_code == 200
     replies = {r["id"]: r for r in resp.json()}
@@ -555,17 +554,17 @@ def test_2026_07_28_requests_have_deadlines(timed: CapsServer) -> None:
 
 def test_a_tool_timeout_overrides_the_server_deadline(timed: CapsServer) -> None:
     # hasty's own 0.3 s comes first; patient has none and outlives the server's 0.5 s.
-    hasty = post_json(timed.url, call("hasty", {"ms": 60_000})).json()
+    hasty = post_json(timed.url, tool_call("hasty", {"ms": 60_000})).json()
     assert hasty["error"]["code"] == -32001, hasty
     assert "0.3 seconds" in hasty["error"]["message"], hasty
-    patient = post_json(timed.url, call("patient", {"ms": 900})).json()
+    patient = post_json(timed.url, tool_call("patient", {"ms": 900})).json()
     assert patient["result"]["content"][0]["text"] == "slept 900 ms", patient
 
 
 def test_stdio_requests_have_deadlines() -> None:
     io = StdioServer("--request-timeout-seconds", "0.5", app=APP)
     try:
-        reply = io.call(call("sleep", {"ms": 60_000}, id="s"))
+        reply = io.call(tool_call("sleep", {"ms": 60_000}, id="s"))
         assert reply["id"] == "s"
         assert reply["error"]["code"] == -32001, reply
     finally:
@@ -611,22 +610,22 @@ def wait_until_refused(url: str, body: Any, headers: dict[str, str], status: int
 
 
 def open_gate(url: str, name: str) -> None:
-    resp = post_json(url, call("open_gate", {"name": name}))
+    resp = post_json(url, tool_call("open_gate", {"name": name}))
     assert resp.status_code == 200, resp.text
 
 
 def test_requests_past_the_server_cap_are_refused_at_once(crowded: CapsServer) -> None:
-    gate = call("wait_gate", {"name": "server-cap"})
+    gate = tool_call("wait_gate", {"name": "server-cap"})
     with sockets() as held:
         held.extend(in_background(crowded.url, gate, json_headers()) for _ in range(4))
-        resp = wait_until_refused(crowded.url, call("sleep", {"ms": 10}, id="x"), {}, 503)
+        resp = wait_until_refused(crowded.url, tool_call("sleep", {"ms": 10}, id="x"), {}, 503)
         assert resp.headers["retry-after"] == "1"
         assert resp.json()["id"] == "x"
         assert resp.json()["error"]["code"] == -32000, resp.text
         # What needs no waiting is still answered.
         good_client(crowded.url)
         # In a batch the entries past the cap are refused in their slots; the batch is 200.
-        batch = [call("sleep", {"ms": 10}, id=1), call("echo", {"text": "e"}, id=2)]
+        batch = [tool_call("sleep", {"ms": 10}, id=1), tool_call("echo", {"text": "e"}, id=2)]
         resp = post_json(crowded.url, batch, json_headers("2025-03-26"))
         assert resp.status_code == 200
         replies = {r["id"]: r for r in resp.json()}
@@ -641,13 +640,13 @@ def test_requests_past_the_session_cap_are_refused_with_429(crowded: CapsServer)
     session = open_session(crowded.url)
     mine = json_headers("2025-11-25", session)
     with sockets() as held:
-        gate = call("wait_gate", {"name": "session-cap"})
+        gate = tool_call("wait_gate", {"name": "session-cap"})
         held.extend(in_background(crowded.url, gate, mine) for _ in range(2))
-        resp = wait_until_refused(crowded.url, call("sleep", {"ms": 10}, id="y"), mine, 429)
+        resp = wait_until_refused(crowded.url, tool_call("sleep", {"ms": 10}, id="y"), mine, 429)
         assert resp.headers["retry-after"] == "1"
         assert resp.json()["error"]["code"] == -32000, resp.text
         # Other clients are not held to this session's cap.
-        other = post_json(crowded.url, call("sleep", {"ms": 10}, id="z"))
+        other = post_json(crowded.url, tool_call("sleep", {"ms": 10}, id="z"))
         assert other.status_code == 200, other.text
         assert other.json()["result"], other.text
         open_gate(crowded.url, "session-cap")
@@ -658,16 +657,16 @@ def test_batches_of_a_client_that_left_stay_bounded(crowded: CapsServer) -> None
     """Legacy requests run on after their client leaves (by design), within the caps: 40
     batches of calls that wait, from a client that hangs up, start no more than the server
     cap (their deadline ends them too: see the deadline tests)."""
-    batch = [call("wait_gate", {"name": "left"}, id=i) for i in range(8)]
+    batch = [tool_call("wait_gate", {"name": "left"}, id=i) for i in range(8)]
     for _ in range(40):
         in_background(crowded.url, batch, json_headers("2025-03-26")).close()
-    resp = wait_until_refused(crowded.url, call("sleep", {"ms": 10}, id="w"), {}, 503)
+    resp = wait_until_refused(crowded.url, tool_call("sleep", {"ms": 10}, id="w"), {}, 503)
     assert resp.json()["error"]["code"] == -32000
     # Once they end, the server takes requests again.
     open_gate(crowded.url, "left")
     deadline = time.monotonic() + 10.0
     while True:
-        resp = post_json(crowded.url, call("sleep", {"ms": 10}, id="v"))
+        resp = post_json(crowded.url, tool_call("sleep", {"ms": 10}, id="v"))
         if resp.status_code == 200:
             break
         assert time.monotonic() < deadline, resp.text
@@ -678,12 +677,12 @@ def test_batches_of_a_client_that_left_stay_bounded(crowded: CapsServer) -> None
 def test_stdio_requests_past_the_cap_get_an_error_line() -> None:
     io = StdioServer("--max-inflight", "2", app=APP)
     try:
-        io.send(call("wait_gate", {"name": "stdio"}, id=1))
-        io.send(call("wait_gate", {"name": "stdio"}, id=2))
-        reply = io.call(call("sleep", {"ms": 10}, id=3))
+        io.send(tool_call("wait_gate", {"name": "stdio"}, id=1))
+        io.send(tool_call("wait_gate", {"name": "stdio"}, id=2))
+        reply = io.call(tool_call("sleep", {"ms": 10}, id=3))
         assert reply["id"] == 3
         assert reply["error"]["code"] == -32000, reply
-        assert io.call(call("open_gate", {"name": "stdio"}, id=4))["id"] == 4
+        assert io.call(tool_call("open_gate", {"name": "stdio"}, id=4))["id"] == 4
         assert {io.read()["id"], io.read()["id"]} == {1, 2}
     finally:
         io.stop()
@@ -695,11 +694,13 @@ def test_stdio_requests_past_the_cap_get_an_error_line() -> None:
 def test_sigterm_answers_what_still_runs_after_the_grace_period() -> None:
     server = CapsServer("--shutdown-grace-seconds", "1", "--max-inflight", "1")
     try:
-        sock = in_background(server.url, call("sleep", {"ms": 60_000}, id="held"), json_headers())
+        sock = in_background(
+            server.url, tool_call("sleep", {"ms": 60_000}, id="held"), json_headers()
+        )
         with sockets() as held:
             held.append(sock)
             # Running once it fills the one place for a request that waits.
-            wait_until_refused(server.url, call("sleep", {"ms": 1}), {}, 503)
+            wait_until_refused(server.url, tool_call("sleep", {"ms": 1}), {}, 503)
             server.proc.send_signal(signal.SIGTERM)
             status, headers, body = response_of(sock)
             assert status == 503, body
@@ -727,7 +728,7 @@ def wait_until_stuck(url: str) -> None:
 def test_a_stuck_worker_is_killed_after_the_grace_period() -> None:
     server = CapsServer("--shutdown-grace-seconds", "0.5")
     try:
-        sock = in_background(server.url, call("block", {"seconds": 120}), json_headers())
+        sock = in_background(server.url, tool_call("block", {"seconds": 120}), json_headers())
         with sockets() as held:
             held.append(sock)
             wait_until_stuck(server.url)
@@ -741,7 +742,7 @@ def test_a_stuck_worker_is_killed_after_the_grace_period() -> None:
 def test_stdio_end_of_input_answers_what_still_runs_after_the_grace_period() -> None:
     io = StdioServer("--shutdown-grace-seconds", "0.5", app=APP)
     try:
-        io.send(call("sleep", {"ms": 60_000}, id="eof"))
+        io.send(tool_call("sleep", {"ms": 60_000}, id="eof"))
         time.sleep(0.2)
         io.close_stdin()
         reply = io.read()

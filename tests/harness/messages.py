@@ -65,16 +65,37 @@ def notification(method: str, params: dict[str, Any] | None = None) -> dict[str,
     return msg
 
 
-def initialize_request(version: str, id: Any = None) -> dict[str, Any]:
+def initialize_request(
+    version: str,
+    id: Any = None,
+    *,
+    capabilities: dict[str, Any] | None = None,
+    client_name: str = "jetmcp-tests",
+) -> dict[str, Any]:
+    """``initialize`` at ``version``: no client capabilities unless given."""
     return request(
         "initialize",
         {
             "protocolVersion": version,
-            "capabilities": {},
-            "clientInfo": {"name": "jetmcp-tests", "version": "0"},
+            "capabilities": capabilities if capabilities is not None else {},
+            "clientInfo": {"name": client_name, "version": "0"},
         },
         id=id,
     )
+
+
+def tool_call(
+    name: str,
+    arguments: dict[str, Any] | None = None,
+    id: Any = None,
+    *,
+    meta: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """``tools/call`` of ``name`` (no arguments unless given; ``_meta`` when given)."""
+    params: dict[str, Any] = {"name": name, "arguments": arguments if arguments is not None else {}}
+    if meta is not None:
+        params["_meta"] = meta
+    return request("tools/call", params, id=id)
 
 
 def modern_meta(

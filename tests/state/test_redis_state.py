@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
-from harness.messages import unique_id
+from harness.messages import initialize_request, unique_id
 from harness.redis_support import REDIS_URL, Hosts, PrivateRedis, drop_keys, hosts, keys, new_prefix
 from harness.servers import AppServer, jetmcp_command
 from transports.http.test_http_streaming import (
@@ -492,16 +492,7 @@ def test_a_frozen_redis_is_503_within_the_timeout_and_sessions_survive(
 
 
 def _init() -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "faults", "version": "0"},
-        },
-    }
+    return initialize_request("2025-06-18", 0, client_name="faults")
 
 
 # --------------------------------------------------------------------------- keys

@@ -22,9 +22,7 @@ LIMIT = 16 * 1024
 
 
 def _initialize(caps: dict[str, object]) -> dict[str, object]:
-    body = initialize_request("2025-06-18")
-    body["params"]["capabilities"] = caps  # type: ignore[index]
-    return body
+    return initialize_request("2025-06-18", capabilities=caps)
 
 
 def _caps_of_size(size: int) -> dict[str, object]:

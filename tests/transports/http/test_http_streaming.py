@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
-from harness.messages import unique_id
+from harness.messages import tool_call, unique_id
 from harness.servers import AppServer
 
 APP = "tests.apps.streaming_app:app"
@@ -210,15 +210,9 @@ async def stream(
 
 
 def call(name: str, arguments: dict[str, Any] | None = None, **kw: Any) -> dict[str, Any]:
-    params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
-    if "token" in kw:
-        params["_meta"] = {"progressToken": kw["token"]}
-    return {
-        "jsonrpc": "2.0",
-        "id": kw.get("id", unique_id()),
-        "method": "tools/call",
-        "params": params,
-    }
+    """``tools/call`` of ``name``; ``token=`` asks for progress, ``id=`` names the request."""
+    meta = {"progressToken": kw["token"]} if "token" in kw else None
+    return tool_call(name, arguments or {}, kw.get("id", unique_id()), meta=meta)
 
 
 async def initialize(client: httpx.AsyncClient, url: str, version: str = LATEST) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
+from harness.messages import initialize_request
 from transports.http.test_http_streaming import (
     KEEPALIVE_SECONDS,
     READ_TIMEOUT,
@@ -44,16 +45,9 @@ JSON = {"content-type": "application/json"}
 
 
 def initialize(version: str = "2024-11-05") -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "id": "init",
-        "method": "initialize",
-        "params": {
-            "protocolVersion": version,
-            "capabilities": {"roots": {}},
-            "clientInfo": {"name": "legacy-tests", "version": "0"},
-        },
-    }
+    return initialize_request(
+        version, "init", capabilities={"roots": {}}, client_name="legacy-tests"
+    )
 
 
 async def endpoint_of(sse: SseStream, base: str) -> str:

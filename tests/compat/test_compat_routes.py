@@ -3,9 +3,7 @@ served unchanged by ``jetmcp run`` next to its MCP endpoint (and those of a nati
 
 from __future__ import annotations
 
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +12,7 @@ import httpx
 import pytest
 from mcp.client import Client
 
-from harness.servers import free_port, jetmcp_command
+from harness.servers import ServerProcess, free_port, jetmcp_command
 
 SDK_FILE = '''
 from MODULE import CLASS
@@ -98,30 +96,11 @@ def _serve(folder: Path, target: str, by_itself: bool = False) -> Iterator[str]:
         if by_itself
         else [*jetmcp_command(), "run", target, "--transport", "http", "--port", str(port)]
     )
-    proc = subprocess.Popen(
-        command,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        cwd=folder,
-        start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}"
+    server = ServerProcess(command, port, ready="ping", label=f"server of {target}", cwd=folder)
     try:
-        with httpx.Client(timeout=2.0) as client:
-            for _ in range(300):
-                try:
-                    client.get(f"{base}/nowhere")
-                    break
-                except httpx.TransportError:
-                    if proc.poll() is not None:
-                        err = proc.stderr.read().decode() if proc.stderr else ""
-                        raise AssertionError(f"jetmcp run exited:\n{err}") from None
-                    time.sleep(0.1)
-        yield base
+        yield server.base
     finally:
-        proc.terminate()
-        proc.wait(timeout=15)
+        server.stop()
 
 
 #: The frameworks whose ``custom_route`` is tried: the SDK's 2.x ``MCPServer``, and

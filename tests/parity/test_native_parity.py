@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -30,7 +29,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from harness.redis_support import REDIS_URL, drop_keys, new_prefix
-from harness.servers import free_port, jetmcp_command
+from harness.servers import ServerProcess, free_port, jetmcp_command
 from jetmcp import Server
 
 TIMEOUT = 30.0
@@ -210,33 +209,16 @@ def test_stdio_server_written_the_sdk_way(server_file: Path, tmp_path: Path, run
     assert entries[0][1] == entries[1][1]
 
 
-def _wait_port(port: int, proc: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + TIMEOUT
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-            return
-        time.sleep(0.05)
-    raise AssertionError("the server did not come up")
-
-
 @contextlib.contextmanager
-def _process(args: list[str], env: dict[str, str], cwd: Path) -> Iterator[subprocess.Popen[bytes]]:
-    proc = subprocess.Popen(
-        args,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env=env,
-        cwd=cwd,
-        start_new_session=True,
-    )
+def _process(
+    args: list[str], env: dict[str, str], cwd: Path, port: int
+) -> Iterator[subprocess.Popen[bytes]]:
+    """``args`` serving on ``port``, up once the port accepts; stopped with its group."""
+    server = ServerProcess(args, port, env=env, cwd=cwd)
     try:
-        yield proc
+        yield server.proc
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=TIMEOUT)
+        server.stop()
 
 
 async def _http_exercise(url: str) -> None:
@@ -272,8 +254,7 @@ def test_http_server_lifespan_per_worker(server_file: Path, tmp_path: Path, runn
             args += ["--redis", REDIS_URL, "--redis-prefix", prefix]
     else:
         args = [sys.executable, str(server_file), str(port)]
-    with _process(args, _env(log), tmp_path) as proc:
-        _wait_port(port, proc)
+    with _process(args, _env(log), tmp_path, port) as proc:
         deadline = time.monotonic() + TIMEOUT
         while len(_lifespan_log(log)) < workers and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -339,8 +320,7 @@ def test_asgi_app_mounted_in_starlette_under_uvicorn(server_file: Path, tmp_path
         "--log-level",
         "warning",
     ]
-    with _process(args, _env(log), tmp_path) as proc:
-        _wait_port(port, proc)
+    with _process(args, _env(log), tmp_path, port) as proc:
         assert [w for w, _ in _lifespan_log(log)] == ["start"]
         base = f"http://127.0.0.1:{port}"
         assert httpx.get(f"{base}/", timeout=5).text == "the host app"

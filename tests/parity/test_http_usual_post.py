@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from harness.messages import initialize_request
+from harness.messages import initialize_request, modern_meta, tool_call
 from harness.rsgi import UNREADABLE, Proto, Scope
 from jetmcp.server import Context, Server
 from jetmcp.settings import Settings
@@ -110,14 +110,6 @@ def add_then_log(a: int, b: int, ctx: Context) -> int:
     return a + b
 
 
-def _meta(version: str, caps: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {
-        "io.modelcontextprotocol/protocolVersion": version,
-        "io.modelcontextprotocol/clientCapabilities": caps or {},
-        "io.modelcontextprotocol/clientInfo": {"name": "lane", "version": "0"},
-    }
-
-
 def _call(
     name: str,
     arguments: Any,
@@ -126,12 +118,14 @@ def _call(
     level: str | None = None,
     caps: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    params: dict[str, Any] = {"name": name, "arguments": arguments}
+    """``tools/call``; at a 2026-07-28 ``meta`` revision with its ``_meta`` (``level`` sets
+    the request's log level)."""
+    extra = None
     if meta is not None:
-        params["_meta"] = _meta(meta, caps)
+        extra = modern_meta(meta, caps)
         if level is not None:
-            params["_meta"]["io.modelcontextprotocol/logLevel"] = level
-    return {"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}
+            extra["io.modelcontextprotocol/logLevel"] = level
+    return tool_call(name, arguments, id, meta=extra)
 
 
 INITIALIZE = orjson.dumps(initialize_request("2025-06-18", id=0))

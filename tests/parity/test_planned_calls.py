@@ -29,6 +29,7 @@ from harness.messages import (
     META_SERVER_INFO,
     modern_meta,
     modern_request,
+    request,
 )
 from jetmcp import Context, Server, _wire
 from jetmcp.core.dispatch import Dispatcher, Reply
@@ -404,7 +405,7 @@ ids = st.integers(0, 99) | st.text('abc"\\é', max_size=3)
 
 
 def message(request_id: Any, params: Any) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+    return request("tools/call", params, id=request_id)
 
 
 # ------------------------------------------------------------------------- legacy

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The two entry points of the README (its Contributing section):
-#   bash scripts/dev.sh serve [jetmcp run args...]   build into .venv (release) and serve the demo app
+#   bash scripts/dev.sh serve [jetmcp run args...]   build into .venv (release) and serve the demo app over HTTP
 #   bash scripts/dev.sh test                         build into .venv (fast profile) and run every check
 # and, for packaging:
 #   bash scripts/dev.sh wheel                        a release wheel in dist/, manylinux2014 (see
@@ -87,7 +87,7 @@ case "$cmd" in
   serve)
     setup_venv
     build release
-    exec "$VENV/bin/jetmcp" run "$@"
+    exec "$VENV/bin/jetmcp" run --transport http "$@"
     ;;
   test)
     setup_venv

@@ -57,7 +57,16 @@ def post_head(
 def test_a_second_server_on_the_same_port_fails(server: HttpServer) -> None:
     """Seen: a second ``jetmcp run --port P`` started and the kernel split the traffic."""
     proc = subprocess.run(
-        [*jetmcp_command(), "run", "--host", "127.0.0.1", "--port", str(server.port)],
+        [
+            *jetmcp_command(),
+            "run",
+            "--transport",
+            "http",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(server.port),
+        ],
         capture_output=True,
         timeout=30,
         env=_server_env(),

@@ -185,7 +185,17 @@ def _sides(entry: Entry, transport: str) -> dict[str, list[str]]:
         }
     return {
         "sdk": [python, sdk_run, entry.target, "http", "{port}"],
-        "jetmcp": [python, "-m", "jetmcp", "run", entry.target, "--port", "{port}"],
+        "jetmcp": [
+            python,
+            "-m",
+            "jetmcp",
+            "run",
+            "--transport",
+            "http",
+            entry.target,
+            "--port",
+            "{port}",
+        ],
     }
 
 

@@ -112,8 +112,8 @@ case "$cmd" in
     # Not --quiet: it hides the warnings that --strict counts, and the build then passes.
     NO_MKDOCS_2_WARNING=1 "$VENV/bin/mkdocs" build --strict --site-dir "$site"
     rm -rf "$site"
-    echo "== the TypeScript SDK for the real-client tests (npm, pinned by its lockfile)"
-    [ -d tests/clients/node_modules ] || \
+    echo "== the TypeScript SDK and the MCP Inspector for the real-client tests (npm, pinned by its lockfile)"
+    [ -x tests/clients/node_modules/.bin/mcp-inspector ] || \
       (cd tests/clients && npm ci --no-audit --no-fund --loglevel=error)
     echo "== the drop-in corpus and its second environment (pinned, into .cache/dropin)"
     bash scripts/dropin.sh

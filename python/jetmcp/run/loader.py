@@ -343,11 +343,18 @@ def offers_nothing(obj: Any) -> bool:
 def load_or_explain(target: str, transport: str | None = None) -> Server:
     """:func:`load_app`, with any failure turned into a :class:`LoadError` of one line
     (an exception raised while importing the user's module included)."""
+    from jetmcp.compat import sdk_too_old
+
     try:
         return load_app(target, transport)
-    except LoadError:
-        raise
     except Exception as exc:
+        # A module or class of the SDK not found, where an SDK below the floor is installed.
+        missing = isinstance(exc, ImportError) and (exc.name or "").startswith("mcp.")
+        too_old = sdk_too_old() if missing or "not an MCP server" in str(exc) else None
+        if too_old is not None:
+            raise LoadError(f"{target!r}: {too_old}") from exc
+        if isinstance(exc, LoadError):
+            raise
         raise LoadError(f"{target!r} failed to load: {type(exc).__name__}: {exc}") from exc
 
 

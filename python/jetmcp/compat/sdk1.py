@@ -161,7 +161,7 @@ class SdkServer1(AdaptedServer):
                     if getattr(opts, attr, None) is not None
                 },
             ),
-            instructions=opts.instructions,
+            instructions=getattr(opts, "instructions", None),  # mcp 1.3 on
         )
         dumped: dict[str, Any] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
         return dumped
@@ -210,8 +210,9 @@ class SdkServer1(AdaptedServer):
             "request_id": call.request_id,
             "meta": getattr(request_params, "meta", None) if request_params is not None else None,
             "session": session,
-            "lifespan_context": self.lifespan_context,
         }
+        if "lifespan_context" in self._context_fields:
+            fields["lifespan_context"] = self.lifespan_context
         if self._experimental_cls is not None and "experimental" in self._context_fields:
             fields["experimental"] = self._experimental_cls(
                 task_metadata=getattr(request_params, "task", None),
@@ -250,7 +251,8 @@ class SdkServer1(AdaptedServer):
         async with AsyncExitStack() as stack:
             if outer is not None:
                 await stack.enter_async_context(outer())
-            yield await stack.enter_async_context(self.low.lifespan(self.low))
+            lifespan = getattr(self.low, "lifespan", None)  # mcp 1.3 on
+            yield None if lifespan is None else await stack.enter_async_context(lifespan(self.low))
 
 
 class FastMcp1Adapter(SdkServer1):

@@ -61,6 +61,25 @@ def start(speed: int, engine: Engine) -> str:
     return "on"
 """
 
+#: Prints at import and in its tool, as careless code does: over stdio that must go to stderr.
+NOISY = """
+import os
+import sys
+
+from jetmcp import Server
+
+print("importing noisy")
+app = Server("noisy")
+
+
+@app.tool()
+def shout() -> str:
+    print("in the tool")
+    os.write(1, b"straight to fd 1\\n")
+    sys.stdout.flush()
+    return "ok"
+"""
+
 INIT = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -78,6 +97,7 @@ def project(tmp_path: Path) -> Path:
     (tmp_path / "app.py").write_text(SERVER)
     (tmp_path / "late.py").write_text(LATE)
     (tmp_path / "bad_param.py").write_text(BAD_PARAM)
+    (tmp_path / "noisy.py").write_text(NOISY)
     return tmp_path
 
 
@@ -297,3 +317,28 @@ def test_an_unsupported_parameter_type_names_the_tool_and_parameter(
     assert proc.returncode == 2, err
     assert len(err.splitlines()) == 1, err
     assert "start: parameter 'engine' has type Engine, which has no JSON schema" in err, err
+
+
+def test_stdio_stdout_carries_mcp_messages_only(project: Path) -> None:
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "shout", "arguments": {}},
+    }
+    proc = subprocess.run(
+        [*jetmcp_command(), "run", "noisy.py"],
+        input=(json.dumps(INIT) + "\n" + json.dumps(call) + "\n").encode(),
+        capture_output=True,
+        cwd=project,
+        env=_env(),
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    replies = _initialize_lines(proc.stdout)  # every stdout line is JSON
+    assert [r["id"] for r in replies] == [1, 2]
+    assert replies[1]["result"]["content"][0]["text"] == "ok"  # type: ignore[index]
+    err = proc.stderr.decode()
+    for printed in ("importing noisy", "in the tool", "straight to fd 1"):
+        assert printed in err, err

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from jetmcp.run import envflags
+from jetmcp.run import console, envflags
 from jetmcp.run.loader import (
     DEBUG_ENV,
     TARGET_ARGV_ENV,
@@ -642,14 +642,6 @@ def _check_target(target: str) -> str:
     return names[-1] if names else target
 
 
-def startup_line(name: str, settings: Settings) -> str:
-    """What ``jetmcp run --transport http`` says once on stderr as it starts."""
-    host = f"[{settings.host}]" if ":" in settings.host else settings.host
-    workers = settings.workers
-    plural = "worker" if workers == 1 else "workers"
-    return f"serving {name} at http://{host}:{settings.port}{settings.path} ({workers} {plural})"
-
-
 #: File descriptors a worker keeps for itself besides its connections (the listening
 #: socket, pipes, the event loop's, the app's own files).
 _SPARE_FDS = 64
@@ -814,12 +806,13 @@ def _serve_stdio(settings: Settings) -> int:
 
     from jetmcp.transports.stdio import serve_stdio
 
+    out_fd = console.keep_stdout()
     try:
         server = load_or_explain(settings.app, "stdio")
     except LoadError as exc:
         explain(exc)
         raise SystemExit(EXIT_BAD_TARGET) from None
-    return 0 if uvloop.run(serve_stdio(server, settings)) else 1
+    return 0 if uvloop.run(serve_stdio(server, settings, out_fd)) else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -870,7 +863,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ[WARNED_ENV] = "1"
     _check_shared_state(settings)
     if logging.getLogger().isEnabledFor(logging.WARNING):
-        print(f"jetmcp: {startup_line(name, settings)}", file=sys.stderr, flush=True)
+        print(f"jetmcp: {console.startup_line(name, settings)}", file=sys.stderr, flush=True)
     _serve_http(settings, ns.log_level)
     return 0
 

@@ -286,6 +286,19 @@ def test_help_shows_each_flags_default_and_variable() -> None:
             assert variable in flat, longs[0]
 
 
+def test_help_hides_url_credentials() -> None:
+    proc = subprocess.run(
+        [*jetmcp_command(), "run", "--help"],
+        capture_output=True,
+        env=_env(JETMCP_REDIS_URL="redis://user:hunter2@redis.example:6379/0"),
+        timeout=TIMEOUT,
+        check=False,
+    )
+    text = " ".join(proc.stdout.decode().split())
+    assert "hunter2" not in text
+    assert "redis://***@redis.example:6379/0" in text
+
+
 def test_a_server_with_nothing_registered_warns(project: Path) -> None:
     proc = _stdio(project, "late.py")
     assert proc.returncode == 0, proc.stderr.decode()

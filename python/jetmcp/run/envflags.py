@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from collections.abc import Mapping
 
 #: What every variable's name starts with.
@@ -60,7 +61,8 @@ def _describe(action: argparse.Action, name: str) -> None:
         elif default is None or default == "":
             shown = "none"
         else:
-            shown = str(default)
+            # A URL's credentials (a Redis URL from JETMCP_REDIS_URL) stay out of --help.
+            shown = re.sub(r"//[^/@]*@", "//***@", str(default))
         tail = f"default: {shown}; env {name}"
     text = (action.help or "").rstrip()
     action.help = f"{text} ({tail})".replace("%", "%%") if text else f"({tail})".replace("%", "%%")

@@ -863,6 +863,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ[WARNED_ENV] = "1"
     _check_shared_state(settings)
     if logging.getLogger().isEnabledFor(logging.WARNING):
+        check_port_free(settings.host, settings.port)  # not "serving" on a port in use
         print(f"jetmcp: {console.startup_line(name, settings)}", file=sys.stderr, flush=True)
     _serve_http(settings, ns.log_level)
     return 0

@@ -73,6 +73,7 @@ def test_a_second_server_on_the_same_port_fails(server: HttpServer) -> None:
     )
     assert proc.returncode == 2, proc
     assert b"address in use" in proc.stderr, proc.stderr
+    assert b"serving" not in proc.stderr, proc.stderr  # no start-up line for a failed start
     assert proc.stdout == b""
     assert b"Traceback" not in proc.stderr
     status, body = raw(server.port, post_head(), PING)

@@ -45,7 +45,7 @@ site=$("$V1/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purel
 echo "$ROOT/python" > "$site/jetmcp-checkout.pth"
 "$V1/bin/python" -c 'import jetmcp._wire, mcp.server.fastmcp'
 
-# Old official SDKs (tests/dropin/test_old_sdk.py): the oldest jetmcp serves (1.2.0) and one
+# Old official SDKs (tests/compat/dropin/test_old_sdk.py): the oldest jetmcp serves (1.2.0) and one
 # in the middle (1.6.0, before mcp.server.experimental), each in its own environment.
 for version in 1.2.0 1.6.0; do
   OLD=$CACHE/mcp-$version

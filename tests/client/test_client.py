@@ -3,7 +3,7 @@ revision (2024-11-05 .. 2025-11-25), plus the pieces that need no server (header
 framing) and the client's own guarantees against a misbehaving fake server (answers routed
 by the client's ids only, late and duplicate answers dropped, a dead server reported).
 
-Every server is a real process (tests/test_client_app.py); every wait is bounded.
+Every server is a real process (tests/harness/client_app.py); every wait is bounded.
 """
 
 from __future__ import annotations

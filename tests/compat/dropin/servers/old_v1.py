@@ -1,5 +1,5 @@
 """A FastMCP file as written for an old mcp 1.x (1.2 .. 1.22: before ``mcp.server.experimental``
-and structured output), served by its SDK and by jetmcp in tests/dropin/test_old_sdk.py."""
+and structured output), served by its SDK and by jetmcp in tests/compat/dropin/test_old_sdk.py."""
 
 from mcp.server.fastmcp import FastMCP
 

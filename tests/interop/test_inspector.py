@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 INSPECTOR = ROOT / "tests" / "clients" / "node_modules" / ".bin" / "mcp-inspector"
 #: Bounds one Inspector run (node's start-up, jetmcp's, one request).
 TIMEOUT = 120.0

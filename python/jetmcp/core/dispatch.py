@@ -51,6 +51,7 @@ from collections.abc import Awaitable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from jetmcp import _wire
+from jetmcp.core import threads
 from jetmcp.core.call import Outgoing, Timed
 from jetmcp.core.deadlines import NO_DEADLINE, STOP_TIMEOUT, Deadlines
 from jetmcp.core.exchange import Exchange, LazyExchange, Started
@@ -128,6 +129,8 @@ class Dispatcher:
         max_session_inflight: int = MAX_SESSION_INFLIGHT,
     ) -> None:
         self.server = server
+        # A synchronous tool promoted or demoted swaps its route in this server's table.
+        threads.watch(server)
         #: The most a session keeps of what its client sent at ``initialize``.
         self.max_client_data_bytes = max_client_data_bytes
         #: Batches at 2026-07-28 (jetmcp's ``io.jetmcp/batch`` extension), and their bound.
@@ -164,7 +167,11 @@ class Dispatcher:
 
     @classmethod
     def from_settings(cls, server: Server, settings: Settings) -> Dispatcher:
-        """The dispatcher of a transport, with the limits ``settings`` give."""
+        """The dispatcher of a transport, with the limits ``settings`` give (and the
+        ``--sync-tool-*`` ones set on this process's pool of synchronous tools)."""
+        threads.POLICY.configure(
+            settings.sync_tool_threads, settings.sync_tool_promote_after, settings.sync_tool_fast_ms
+        )
         return cls(
             server,
             modern_batch=settings.modern_batch,

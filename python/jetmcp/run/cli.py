@@ -90,6 +90,13 @@ def _seconds_or_zero(value: str) -> float:
     return number
 
 
+def _ms(value: str) -> float:
+    number = _float(value)
+    if not number >= 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or a number of milliseconds, not {value}")
+    return number
+
+
 def _port(value: str) -> int:
     number = _int(value)
     if not 1 <= number <= 65535:
@@ -329,6 +336,28 @@ def _add_caps(run: argparse.ArgumentParser, defaults: Settings) -> None:
         default=defaults.shutdown_grace_seconds,
         help="time running requests get to finish after SIGTERM or the end of stdin",
     )
+    caps.add_argument(
+        "--sync-tool-threads",
+        type=_positive_int,
+        default=defaults.sync_tool_threads,
+        metavar="N",
+        help="threads synchronous tools run in, per worker or stdio process",
+    )
+    caps.add_argument(
+        "--sync-tool-promote-after",
+        type=_non_negative,
+        default=defaults.sync_tool_promote_after,
+        metavar="N",
+        help="a synchronous tool runs inline after N calls in a row as fast as "
+        "--sync-tool-fast-ms (0: never)",
+    )
+    caps.add_argument(
+        "--sync-tool-fast-ms",
+        type=_ms,
+        default=defaults.sync_tool_fast_ms,
+        metavar="MS",
+        help="milliseconds a synchronous tool's call may take and count as fast",
+    )
 
 
 def _add_redis(run: argparse.ArgumentParser, defaults: Settings) -> None:
@@ -553,6 +582,9 @@ def _settings(ns: argparse.Namespace) -> Settings:
         max_inflight=ns.max_inflight,
         max_session_inflight=ns.max_session_inflight,
         shutdown_grace_seconds=ns.shutdown_grace_seconds,
+        sync_tool_threads=ns.sync_tool_threads,
+        sync_tool_promote_after=ns.sync_tool_promote_after,
+        sync_tool_fast_ms=ns.sync_tool_fast_ms,
         redis_url=ns.redis_url,
         redis_prefix=ns.redis_prefix,
         redis_timeout_seconds=ns.redis_timeout_seconds,

@@ -1,0 +1,288 @@
+"""Synchronous tools off the event loop.
+
+A synchronous tool (a plain ``def``) would block the worker's event loop for as long as it
+runs: every other request of that worker waits behind it, and no deadline can answer its own
+caller. So by default it runs in a bounded thread pool (:data:`POLICY`, one per process, as
+anyio's is for the official SDK), awaited like an ``async`` tool: its ``timeout`` and the
+server's request timeout answer the caller on time while the thread runs on (its result is
+then dropped and logged; the pool slot stays busy until the function returns, as nothing can
+stop a thread).
+
+A thread costs a few microseconds per call, which matters for tools that take less: a tool
+whose last ``promote_after`` calls each took under ``fast_ms`` is *promoted* to run inline
+(on the loop, as fast as before, the extension calling it by itself), and *demoted* back to
+the pool on its first call over ``fast_ms``. Each switch is logged once at info on the
+``jetmcp`` logger. ``run_in_thread=True`` keeps a tool in the pool for good,
+``run_in_thread=False`` runs it inline for good (the behaviour before the pool).
+
+:class:`SyncCall` is one tool's state: what the tool (and the extension's route of it) calls
+is :meth:`SyncCall.threaded` (a coroutine function) or :meth:`SyncCall.inline` (the function,
+timed); :attr:`SyncCall.inline_now` says which, and the tool swaps its route when it changes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextvars
+import logging
+import os
+import weakref
+from collections.abc import Callable
+from time import perf_counter
+from typing import Any, Literal
+
+from jetmcp.settings import SYNC_TOOL_FAST_MS, SYNC_TOOL_PROMOTE_AFTER, SYNC_TOOL_THREADS
+
+log = logging.getLogger("jetmcp")
+
+#: The defaults (threads of the pool, fast calls in a row that promote, milliseconds of a
+#: fast call): the settings' own.
+DEFAULT_THREADS = SYNC_TOOL_THREADS
+DEFAULT_PROMOTE_AFTER = SYNC_TOOL_PROMOTE_AFTER
+DEFAULT_FAST_MS = SYNC_TOOL_FAST_MS
+
+#: How a synchronous tool runs: ``auto`` (the pool, inline once measured fast), ``thread``
+#: (always the pool), ``inline`` (always on the loop).
+Mode = Literal["auto", "thread", "inline"]
+
+
+def _check(threads: int, promote_after: int, fast_ms: float) -> None:
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"sync_tool_threads must be an integer of at least 1, not {threads!r}")
+    if isinstance(promote_after, bool) or not isinstance(promote_after, int) or promote_after < 0:
+        raise ValueError(
+            f"sync_tool_promote_after must be an integer of at least 0 (0: never promote), "
+            f"not {promote_after!r}"
+        )
+    if isinstance(fast_ms, bool) or not isinstance(fast_ms, int | float) or not fast_ms >= 0:
+        raise ValueError(f"sync_tool_fast_ms must be a number of at least 0, not {fast_ms!r}")
+
+
+class ThreadPolicy:
+    """The pool synchronous tools run in and the rule that promotes them (see the module
+    docstring): ``--sync-tool-threads``, ``--sync-tool-promote-after`` (0 never promotes)
+    and ``--sync-tool-fast-ms``. The pool is made on first use in each process (a Granian
+    worker forked from the parent makes its own)."""
+
+    __slots__ = ("_pid", "_pool", "fast_seconds", "promote_after", "threads")
+
+    def __init__(
+        self,
+        threads: int = DEFAULT_THREADS,
+        promote_after: int = DEFAULT_PROMOTE_AFTER,
+        fast_ms: float = DEFAULT_FAST_MS,
+    ) -> None:
+        _check(threads, promote_after, fast_ms)
+        self.threads = threads
+        self.promote_after = promote_after
+        self.fast_seconds = fast_ms / 1000.0
+        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self._pid = 0
+
+    @property
+    def fast_ms(self) -> float:
+        return self.fast_seconds * 1000.0
+
+    def configure(
+        self,
+        threads: int | None = None,
+        promote_after: int | None = None,
+        fast_ms: float | None = None,
+    ) -> None:
+        """Change the settings given (None keeps one); a pool already made with another
+        size is replaced (its running calls finish in it)."""
+        new_threads = self.threads if threads is None else threads
+        new_after = self.promote_after if promote_after is None else promote_after
+        new_fast = self.fast_ms if fast_ms is None else fast_ms
+        _check(new_threads, new_after, new_fast)
+        if new_threads != self.threads and self._pool is not None:
+            self._pool.shutdown(wait=False)
+            self._pool = None
+        self.threads = new_threads
+        self.promote_after = new_after
+        self.fast_seconds = new_fast / 1000.0
+
+    def pool(self) -> concurrent.futures.ThreadPoolExecutor:
+        """This process's pool."""
+        pool = self._pool
+        pid = os.getpid()
+        if pool is None or self._pid != pid:
+            pool = concurrent.futures.ThreadPoolExecutor(
+                max_workers=self.threads, thread_name_prefix="jetmcp-sync-tool"
+            )
+            self._pool = pool
+            self._pid = pid
+        return pool
+
+    def shutdown(self) -> None:
+        """Stop taking calls; threads still running finish on their own."""
+        if self._pool is not None and self._pid == os.getpid():
+            self._pool.shutdown(wait=False)
+        self._pool = None
+
+
+#: What a call in a thread hands back: whether it returned, its value or exception, and the
+#: seconds it took.
+_Ran = tuple[bool, Any, float]
+
+
+class SyncCall:
+    """One synchronous tool's way of being called (see the module docstring). ``switched``
+    is called (on the event loop) after each promotion or demotion."""
+
+    __slots__ = ("fn", "inline_now", "mode", "name", "policy", "streak", "switched")
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        name: str,
+        mode: Mode,
+        switched: Callable[[], None],
+        policy: ThreadPolicy | None = None,
+    ) -> None:
+        self.fn = fn
+        self.name = name
+        self.mode: Mode = mode
+        self.switched = switched
+        self.policy = policy if policy is not None else POLICY
+        #: Whether calls run inline now (:meth:`inline`) rather than in the pool.
+        self.inline_now = mode == "inline"
+        #: Consecutive fast calls measured in the pool.
+        self.streak = 0
+
+    @property
+    def current(self) -> Callable[..., Any]:
+        """What a call of the tool calls now."""
+        return self.inline if self.inline_now else self.threaded
+
+    async def threaded(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the function in the pool, the context variables of the caller copied."""
+        ctx = contextvars.copy_context()
+        future = self.policy.pool().submit(ctx.run, self._run, args, kwargs)
+        try:
+            returned, value, seconds = await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            # A deadline (or the client) stopped waiting: the thread cannot be stopped.
+            log.warning(
+                "sync tool %s: its caller stopped waiting (timeout or cancel); its thread "
+                "runs on and its result will be dropped",
+                self.name,
+            )
+            future.add_done_callback(self._dropped)
+            raise
+        self._measured(seconds)
+        if returned:
+            return value
+        raise value
+
+    def inline(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the function on the loop; a call over the threshold demotes the tool."""
+        start = perf_counter()
+        try:
+            return self.fn(*args, **kwargs)
+        finally:
+            took = perf_counter() - start
+            if took > self.policy.fast_seconds and self.inline_now and self.mode == "auto":
+                self._demote(took)
+
+    def _run(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Ran:
+        # In a pool thread: never raises, so the loop side measures every call.
+        start = perf_counter()
+        try:
+            value = self.fn(*args, **kwargs)
+        except BaseException as exc:
+            return False, exc, perf_counter() - start
+        return True, value, perf_counter() - start
+
+    def _dropped(self, future: concurrent.futures.Future[_Ran]) -> None:
+        # In the thread that finished (or wherever the future settled).
+        if future.cancelled():
+            log.info("sync tool %s: a call nobody waited for never started", self.name)
+            return
+        returned, value, seconds = future.result()
+        log.warning(
+            "sync tool %s: a call nobody waited for any more finished after %.3f s "
+            "(%s); its result was dropped",
+            self.name,
+            seconds,
+            "returned" if returned else f"raised {type(value).__name__}",
+        )
+
+    def _measured(self, seconds: float) -> None:
+        """Count a call made in the pool towards promotion (on the loop)."""
+        if self.mode != "auto" or self.inline_now:
+            return
+        policy = self.policy
+        if seconds > policy.fast_seconds:
+            self.streak = 0
+            return
+        self.streak += 1
+        if policy.promote_after and self.streak >= policy.promote_after:
+            self.inline_now = True
+            self.streak = 0
+            log.info(
+                "sync tool %s promoted to run inline: %d calls in a row took at most %g ms",
+                self.name,
+                policy.promote_after,
+                policy.fast_ms,
+            )
+            self.switched()
+
+    def _demote(self, took: float) -> None:
+        """Send the tool back to the pool once the call that was slow is answered: its
+        caller still takes its value as an inline call's (the switch is made by the loop
+        next). Without a running loop (nothing could await a thread) it stays inline."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self.inline_now = False
+        self.streak = 0
+        log.info(
+            "sync tool %s demoted to the thread pool: a call took %.3f ms (over %g ms)",
+            self.name,
+            took * 1000.0,
+            self.policy.fast_ms,
+        )
+        loop.call_soon(self.switched)
+
+
+#: This process's pool and promotion rule (``Dispatcher.from_settings`` applies the
+#: ``--sync-tool-*`` settings to it).
+POLICY = ThreadPolicy()
+
+#: The servers whose route tables a promotion or demotion updates (each dispatcher adds its
+#: server).
+_SERVED: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def watch(server: Any) -> None:
+    """Update ``server.routes`` (the extension's route table) when a tool it holds switches."""
+    _SERVED.add(server)
+
+
+def republish(name: str, old: Any, new: Any) -> None:
+    """Put a switched tool's ``new`` route (None: none) where its ``old`` one is published."""
+    if old is None:
+        return
+    for server in list(_SERVED):
+        routes = server.routes
+        if name in routes and routes[name] is old:
+            if new is None:
+                routes.pop(name)
+            else:
+                routes[name] = new
+
+
+__all__ = [
+    "DEFAULT_FAST_MS",
+    "DEFAULT_PROMOTE_AFTER",
+    "DEFAULT_THREADS",
+    "POLICY",
+    "Mode",
+    "SyncCall",
+    "ThreadPolicy",
+    "republish",
+    "watch",
+]

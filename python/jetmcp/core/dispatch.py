@@ -129,8 +129,6 @@ class Dispatcher:
         max_session_inflight: int = MAX_SESSION_INFLIGHT,
     ) -> None:
         self.server = server
-        # A synchronous tool promoted or demoted swaps its route in this server's table.
-        threads.watch(server)
         #: The most a session keeps of what its client sent at ``initialize``.
         self.max_client_data_bytes = max_client_data_bytes
         #: Batches at 2026-07-28 (jetmcp's ``io.jetmcp/batch`` extension), and their bound.
@@ -168,10 +166,9 @@ class Dispatcher:
     @classmethod
     def from_settings(cls, server: Server, settings: Settings) -> Dispatcher:
         """The dispatcher of a transport, with the limits ``settings`` give (and the
-        ``--sync-tool-*`` ones set on this process's pool of synchronous tools)."""
-        threads.POLICY.configure(
-            settings.sync_tool_threads, settings.sync_tool_promote_after, settings.sync_tool_fast_ms
-        )
+        ``--sync-tool-*`` ones set on this process's pool of synchronous tools, which
+        serves the server's synchronous tools from now on)."""
+        threads.serve(server, settings)
         return cls(
             server,
             modern_batch=settings.modern_batch,

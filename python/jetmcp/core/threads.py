@@ -131,7 +131,7 @@ class SyncCall:
     """One synchronous tool's way of being called (see the module docstring). ``switched``
     is called (on the event loop) after each promotion or demotion."""
 
-    __slots__ = ("fn", "inline_now", "mode", "name", "policy", "streak", "switched")
+    __slots__ = ("fn", "inline_now", "mode", "name", "policy", "served", "streak", "switched")
 
     def __init__(
         self,
@@ -146,15 +146,32 @@ class SyncCall:
         self.mode: Mode = mode
         self.switched = switched
         self.policy = policy if policy is not None else POLICY
+        #: Whether a transport serves the tool (:func:`serve`): until then it runs inline,
+        #: as a promoted one does (a dispatcher driven without a transport may have no
+        #: event loop to await a thread with), and is never demoted.
+        self.served = False
         #: Whether calls run inline now (:meth:`inline`) rather than in the pool.
-        self.inline_now = mode == "inline"
+        self.inline_now = True
         #: Consecutive fast calls measured in the pool.
         self.streak = 0
 
     @property
     def current(self) -> Callable[..., Any]:
         """What a call of the tool calls now."""
+        if self.mode == "inline":
+            return self.fn
         return self.inline if self.inline_now else self.threaded
+
+    def serve(self) -> None:
+        """A transport serves the tool: from now on it runs in the pool (unless it is
+        pinned inline), promoted as measured."""
+        if self.served:
+            return
+        self.served = True
+        if self.mode != "inline":
+            self.inline_now = False
+            self.streak = 0
+            self.switched()
 
     async def threaded(self, *args: Any, **kwargs: Any) -> Any:
         """Call the function in the pool, the context variables of the caller copied."""
@@ -183,7 +200,7 @@ class SyncCall:
             return self.fn(*args, **kwargs)
         finally:
             took = perf_counter() - start
-            if took > self.policy.fast_seconds and self.inline_now and self.mode == "auto":
+            if took > self.policy.fast_seconds and self.served and self.mode == "auto":
                 self._demote(took)
 
     def _run(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Ran:
@@ -233,6 +250,8 @@ class SyncCall:
         """Send the tool back to the pool once the call that was slow is answered: its
         caller still takes its value as an inline call's (the switch is made by the loop
         next). Without a running loop (nothing could await a thread) it stays inline."""
+        if not self.inline_now:
+            return  # demoted already, the switch still to come
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -252,14 +271,30 @@ class SyncCall:
 #: ``--sync-tool-*`` settings to it).
 POLICY = ThreadPolicy()
 
-#: The servers whose route tables a promotion or demotion updates (each dispatcher adds its
-#: server).
+#: The servers a transport serves: their synchronous tools run in the pool, and their route
+#: tables are updated when one is promoted or demoted.
 _SERVED: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
-def watch(server: Any) -> None:
-    """Update ``server.routes`` (the extension's route table) when a tool it holds switches."""
+def serve(server: Any, settings: Any) -> None:
+    """A transport serves ``server`` (a :class:`~jetmcp.server.app.Server`) with ``settings``
+    (their ``sync_tool_*`` set on :data:`POLICY`): its synchronous tools, and those added
+    later, run in the pool from now on."""
+    POLICY.configure(
+        settings.sync_tool_threads, settings.sync_tool_promote_after, settings.sync_tool_fast_ms
+    )
+    if server in _SERVED:
+        return
     _SERVED.add(server)
+    _serve_tools(server)
+    server.add_change_listener(lambda kind: _serve_tools(server) if kind == "tools" else None)
+
+
+def _serve_tools(server: Any) -> None:
+    for tool in server.tools.values():
+        sync = getattr(tool, "sync", None)
+        if sync is not None:
+            sync.serve()
 
 
 def republish(name: str, old: Any, new: Any) -> None:
@@ -284,5 +319,5 @@ __all__ = [
     "SyncCall",
     "ThreadPolicy",
     "republish",
-    "watch",
+    "serve",
 ]

@@ -218,8 +218,8 @@ class Tool:
         #: What a call calls: the function itself, or its :attr:`sync` way now.
         self.invoke: Callable[..., Any] = fn if self.sync is None else self.sync.current
         #: Whether a call gives back an awaitable (an ``async`` function, or a synchronous
-        #: one run in the pool).
-        self.is_async = declared_async or not (self.sync is None or self.sync.inline_now)
+        #: one run in the pool: see :meth:`_switched`).
+        self.is_async = declared_async
         #: The declared return model, when an instance of exactly it is shaped as the
         #: general path would without its checks (see :func:`_plain_model`).
         self.model_out = _plain_model(self.output, sig.return_annotation)

@@ -9,6 +9,8 @@ the tool; a promoted tool's reply byte-identical to the pool's; an adapted SDK s
 
 from __future__ import annotations
 
+import concurrent.futures
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -23,6 +25,7 @@ from conftest import (
     assert_error,
     assert_result,
     encode,
+    jetmcp_command,
     modern_headers,
     modern_request,
     post,
@@ -197,3 +200,41 @@ def test_promoted_tool_answers_byte_identically(era: str) -> None:
                 assert raw(name, args) == pooled
     finally:
         server.stop()
+
+
+def test_the_pool_has_the_threads_it_is_given() -> None:
+    server = HttpServer("--sync-tool-threads", "2", app=APP)
+    try:
+        with httpx.Client(timeout=READ) as client:
+
+            def name(i: int) -> str:
+                reply = post(client, server.url, call("where", {}, id=i)).json()
+                return tool_text(assert_result(reply, i))
+
+            with concurrent.futures.ThreadPoolExecutor(8) as pool:
+                names = set(pool.map(name, range(24)))
+        assert names <= {"jetmcp-sync-tool_0", "jetmcp-sync-tool_1"}, names
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [
+        ("--sync-tool-threads", "0"),
+        ("--sync-tool-promote-after", "-1"),
+        ("--sync-tool-fast-ms", "-0.5"),
+        ("--sync-tool-fast-ms", "nan"),
+        ("--sync-tool-fast-ms", "inf"),
+    ],
+)
+def test_bad_pool_settings_are_refused(flag: str, value: str) -> None:
+    done = subprocess.run(
+        [*jetmcp_command(), "run", APP, "--transport", "stdio", flag, value],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=READ,
+        check=False,
+    )
+    assert done.returncode == 2, done
+    assert flag in done.stderr.decode(), done.stderr

@@ -29,6 +29,7 @@ import logging
 import os
 import weakref
 from collections.abc import Callable
+from math import inf
 from time import perf_counter
 from typing import Any, Literal
 
@@ -55,8 +56,8 @@ def _check(threads: int, promote_after: int, fast_ms: float) -> None:
             f"sync_tool_promote_after must be an integer of at least 0 (0: never promote), "
             f"not {promote_after!r}"
         )
-    if isinstance(fast_ms, bool) or not isinstance(fast_ms, int | float) or not fast_ms >= 0:
-        raise ValueError(f"sync_tool_fast_ms must be a number of at least 0, not {fast_ms!r}")
+    if isinstance(fast_ms, bool) or not isinstance(fast_ms, int | float) or not 0 <= fast_ms < inf:
+        raise ValueError(f"sync_tool_fast_ms must be a finite number >= 0, not {fast_ms!r}")
 
 
 class ThreadPolicy:

@@ -92,7 +92,7 @@ def _seconds_or_zero(value: str) -> float:
 
 def _ms(value: str) -> float:
     number = _float(value)
-    if not number >= 0:
+    if not 0 <= number < float("inf"):
         raise argparse.ArgumentTypeError(f"must be 0 or a number of milliseconds, not {value}")
     return number
 

@@ -221,7 +221,7 @@ def test_the_pool_has_the_threads_it_is_given() -> None:
 @pytest.mark.parametrize(
     ("flag", "value"),
     [
-        ("--sync-tool-threads", "0"),
+        ("--sync-tool-threads", "-1"),
         ("--sync-tool-promote-after", "-1"),
         ("--sync-tool-fast-ms", "-0.5"),
         ("--sync-tool-fast-ms", "nan"),

@@ -129,9 +129,9 @@ class Settings:
     #: running get to finish; then each is answered -32000 and the server exits. A worker
     #: whose event loop is stuck is killed a few seconds later.
     shutdown_grace_seconds: float = 30.0
-    #: Threads per worker (HTTP) or process (stdio) that synchronous tools run in; a call
-    #: past its deadline is answered while its thread runs on, holding its slot until the
-    #: function returns.
+    #: Threads per worker (HTTP) or process (stdio) that synchronous tools run in (0: none,
+    #: they run on the event loop); a call past its deadline is answered while its thread
+    #: runs on, holding its slot until the function returns.
     sync_tool_threads: int = SYNC_TOOL_THREADS
     #: Consecutive calls of a synchronous tool, each at most ``sync_tool_fast_ms``, after
     #: which it runs inline on the event loop (0: never); its first slower call sends it

@@ -49,8 +49,8 @@ Mode = Literal["auto", "thread", "inline"]
 
 
 def _check(threads: int, promote_after: int, fast_ms: float) -> None:
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise ValueError(f"sync_tool_threads must be an integer of at least 1, not {threads!r}")
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 0:
+        raise ValueError(f"sync_tool_threads must be an integer of at least 0, not {threads!r}")
     if isinstance(promote_after, bool) or not isinstance(promote_after, int) or promote_after < 0:
         raise ValueError(
             f"sync_tool_promote_after must be an integer of at least 0 (0: never promote), "
@@ -62,9 +62,10 @@ def _check(threads: int, promote_after: int, fast_ms: float) -> None:
 
 class ThreadPolicy:
     """The pool synchronous tools run in and the rule that promotes them (see the module
-    docstring): ``--sync-tool-threads``, ``--sync-tool-promote-after`` (0 never promotes)
-    and ``--sync-tool-fast-ms``. The pool is made on first use in each process (a Granian
-    worker forked from the parent makes its own)."""
+    docstring): ``--sync-tool-threads`` (0: no pool, every synchronous tool runs inline),
+    ``--sync-tool-promote-after`` (0 never promotes) and ``--sync-tool-fast-ms``. The pool
+    is made on first use in each process (a Granian worker forked from the parent makes its
+    own)."""
 
     __slots__ = ("_pid", "_pool", "fast_seconds", "promote_after", "threads")
 
@@ -169,7 +170,7 @@ class SyncCall:
         if self.served:
             return
         self.served = True
-        if self.mode != "inline":
+        if self.mode != "inline" and self.policy.threads:
             self.inline_now = False
             self.streak = 0
             self.switched()
@@ -251,8 +252,8 @@ class SyncCall:
         """Send the tool back to the pool once the call that was slow is answered: its
         caller still takes its value as an inline call's (the switch is made by the loop
         next). Without a running loop (nothing could await a thread) it stays inline."""
-        if not self.inline_now:
-            return  # demoted already, the switch still to come
+        if not self.inline_now or not self.policy.threads:
+            return  # demoted already (the switch still to come), or no pool
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:

@@ -338,10 +338,11 @@ def _add_caps(run: argparse.ArgumentParser, defaults: Settings) -> None:
     )
     caps.add_argument(
         "--sync-tool-threads",
-        type=_positive_int,
+        type=_non_negative,
         default=defaults.sync_tool_threads,
         metavar="N",
-        help="threads synchronous tools run in, per worker or stdio process",
+        help="threads synchronous tools run in, per worker or stdio process (0: none, they run "
+        "on the event loop)",
     )
     caps.add_argument(
         "--sync-tool-promote-after",

@@ -210,6 +210,10 @@ class Tool:
         declared_async = is_async_callable(fn)
         #: How a synchronous function is called (the thread pool, or inline once measured
         #: fast: :mod:`jetmcp.core.threads`); None for an ``async`` one.
+        # One that takes a Context runs inline unless told: its Context works on the event
+        # loop (a thread has none).
+        if run_in_thread is None and self.context_param is not None:
+            run_in_thread = False
         self.sync: SyncCall | None = (
             None
             if declared_async

@@ -238,3 +238,18 @@ def test_bad_pool_settings_are_refused(flag: str, value: str) -> None:
     )
     assert done.returncode == 2, done
     assert flag in done.stderr.decode(), done.stderr
+
+
+def test_a_thread_stuck_in_a_tool_does_not_keep_the_server_from_exiting() -> None:
+    """stdio: stdin closed while a sync tool sleeps for an hour; once the 1 s grace is over
+    the call is answered -32000 and the process exits (its pool threads are daemons)."""
+    server = StdioServer("--shutdown-grace-seconds", "1", app=APP)
+    try:
+        server.initialize("2025-06-18")
+        server.send(call("sleep", {"seconds": 3600}, id="stuck"))
+        wait_for_log(server.stderr, "sleep 3600")
+        server.close_stdin()
+        assert_error(server.read(READ), -32000, "stuck")
+        server.wait(READ)
+    finally:
+        server.stop()

@@ -27,6 +27,8 @@ import concurrent.futures
 import contextvars
 import logging
 import os
+import queue
+import threading
 import weakref
 from collections.abc import Callable
 from math import inf
@@ -79,7 +81,7 @@ class ThreadPolicy:
         self.threads = threads
         self.promote_after = promote_after
         self.fast_seconds = fast_ms / 1000.0
-        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self._pool: DaemonPool | None = None
         self._pid = 0
 
     @property
@@ -99,20 +101,18 @@ class ThreadPolicy:
         new_fast = self.fast_ms if fast_ms is None else fast_ms
         _check(new_threads, new_after, new_fast)
         if new_threads != self.threads and self._pool is not None:
-            self._pool.shutdown(wait=False)
+            self._pool.shutdown()
             self._pool = None
         self.threads = new_threads
         self.promote_after = new_after
         self.fast_seconds = new_fast / 1000.0
 
-    def pool(self) -> concurrent.futures.ThreadPoolExecutor:
+    def pool(self) -> DaemonPool:
         """This process's pool."""
         pool = self._pool
         pid = os.getpid()
         if pool is None or self._pid != pid:
-            pool = concurrent.futures.ThreadPoolExecutor(
-                max_workers=self.threads, thread_name_prefix="jetmcp-sync-tool"
-            )
+            pool = DaemonPool(self.threads, "jetmcp-sync-tool")
             self._pool = pool
             self._pid = pid
         return pool
@@ -120,8 +120,66 @@ class ThreadPolicy:
     def shutdown(self) -> None:
         """Stop taking calls; threads still running finish on their own."""
         if self._pool is not None and self._pid == os.getpid():
-            self._pool.shutdown(wait=False)
+            self._pool.shutdown()
         self._pool = None
+
+
+#: A call waiting for a pool thread: its future, the function and its arguments (None: a
+#: thread is to stop).
+_Job = tuple[concurrent.futures.Future[Any], Callable[..., Any], tuple[Any, ...]] | None
+
+
+class DaemonPool:
+    """At most ``size`` daemon threads, started as calls need them, taking calls from one
+    queue. Unlike ``concurrent.futures.ThreadPoolExecutor``, whose threads the interpreter
+    joins at exit, a thread stuck in a tool never keeps the process from exiting once the
+    server is done (its shutdown grace over)."""
+
+    __slots__ = ("_idle", "_jobs", "_lock", "_name", "_size", "_started")
+
+    def __init__(self, size: int, name: str) -> None:
+        self._size = size
+        self._name = name
+        self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+        #: Released by each thread that waits for a call: a call finding one taken starts
+        #: no thread.
+        self._idle = threading.Semaphore(0)
+        self._lock = threading.Lock()
+        self._started = 0
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> concurrent.futures.Future[Any]:
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self._jobs.put((future, fn, args))
+        if not self._idle.acquire(blocking=False):
+            with self._lock:
+                if self._started < self._size:
+                    name = f"{self._name}_{self._started}"
+                    self._started += 1
+                    threading.Thread(target=self._work, name=name, daemon=True).start()
+        return future
+
+    def _work(self) -> None:
+        jobs = self._jobs
+        while True:
+            job = jobs.get()
+            if job is None:
+                return
+            future, fn, args = job
+            if future.set_running_or_notify_cancel():
+                try:
+                    result = fn(*args)
+                except BaseException as exc:
+                    future.set_exception(exc)
+                else:
+                    future.set_result(result)
+            del job, future, fn, args
+            self._idle.release()
+
+    def shutdown(self) -> None:
+        """Let each thread stop once it has no call left to take."""
+        with self._lock:
+            for _ in range(self._started):
+                self._jobs.put(None)
 
 
 #: What a call in a thread hands back: whether it returned, its value or exception, and the

@@ -46,11 +46,6 @@ dispatcher = Dispatcher(app)
 decode = _wire.decode
 #: Each case's request made through an event loop (see :func:`_promote`).
 _WARMERS: list[Callable[[], Awaitable[object]]] = []
-# An app served by a transport (the HTTP cases) runs its synchronous tools in the thread
-# pool until they are promoted to run inline (jetmcp.core.threads); the cases measure the
-# promoted path. A generous fast-call bound, so that nothing measured here (under valgrind
-# too) counts as slow and sends a tool back to the pool.
-threads.POLICY.configure(fast_ms=10_000.0)
 
 
 def case(
@@ -333,7 +328,12 @@ CASES: dict[str, tuple[Callable[[], object], int]] = {
 def _promote() -> None:
     """Make every case's request through an event loop until the synchronous tools it calls
     are promoted (their first calls run in the pool), so that each case then runs without
-    waiting, as a served app's calls do after their first ones."""
+    waiting, as a served app's calls do after their first ones. An app served by a transport
+    (the HTTP cases) runs its synchronous tools in the thread pool until they are promoted to
+    run inline (jetmcp.core.threads): the cases measure the promoted path. The fast-call
+    bound is made generous (after the transports set theirs), so that nothing here, under
+    valgrind too, counts as slow and sends a tool back to the pool."""
+    threads.POLICY.configure(fast_ms=10_000.0)
 
     async def warm() -> None:
         for _ in range(threads.POLICY.promote_after + 1):

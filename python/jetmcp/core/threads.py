@@ -220,7 +220,7 @@ class SyncCall:
         """What a call of the tool calls now."""
         if self.mode == "inline":
             return self.fn
-        return self.inline if self.inline_now else self.threaded
+        return self.timed() if self.inline_now else self.threaded
 
     def serve(self) -> None:
         """A transport serves the tool: from now on it runs in the pool (unless it is
@@ -253,15 +253,32 @@ class SyncCall:
             return value
         raise value
 
-    def inline(self, *args: Any, **kwargs: Any) -> Any:
-        """Call the function on the loop; a call over the threshold demotes the tool."""
-        start = perf_counter()
-        try:
-            return self.fn(*args, **kwargs)
-        finally:
-            took = perf_counter() - start
-            if took > self.policy.fast_seconds and self.served and self.mode == "auto":
-                self._demote(took)
+    def timed(self) -> Callable[..., Any]:
+        """The function called on the loop, timed: a call over the threshold (returning or
+        raising) demotes the tool. A closure over what each call reads, as cheap as a
+        Python wrapper can be (the promoted tool's whole cost over the function)."""
+        fn = self.fn
+        limit = self.policy.fast_seconds
+        slow = self._slow
+        clock = perf_counter
+
+        def inline(*args: Any, **kwargs: Any) -> Any:
+            start = clock()
+            try:
+                value = fn(*args, **kwargs)
+            except BaseException:
+                if clock() - start > limit:
+                    slow(clock() - start)
+                raise
+            if clock() - start > limit:
+                slow(clock() - start)
+            return value
+
+        return inline
+
+    def _slow(self, took: float) -> None:
+        if self.served and self.mode == "auto":
+            self._demote(took)
 
     def _run(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Ran:
         # In a pool thread: never raises, so the loop side measures every call.

@@ -16,7 +16,7 @@ the pool on its first call over ``fast_ms``. Each switch is logged once at info 
 ``run_in_thread=False`` runs it inline for good (the behaviour before the pool).
 
 :class:`SyncCall` is one tool's state: what the tool (and the extension's route of it) calls
-is :meth:`SyncCall.threaded` (a coroutine function) or :meth:`SyncCall.inline` (the function,
+is :meth:`SyncCall.threaded` (a coroutine function) or :meth:`SyncCall.timed` (the function,
 timed); :attr:`SyncCall.inline_now` says which, and the tool swaps its route when it changes.
 """
 
@@ -210,7 +210,7 @@ class SyncCall:
         #: as a promoted one does (a dispatcher driven without a transport may have no
         #: event loop to await a thread with), and is never demoted.
         self.served = False
-        #: Whether calls run inline now (:meth:`inline`) rather than in the pool.
+        #: Whether calls run inline now (:meth:`timed`) rather than in the pool.
         self.inline_now = True
         #: Consecutive fast calls measured in the pool.
         self.streak = 0

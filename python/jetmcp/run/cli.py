@@ -718,11 +718,13 @@ def check_port_free(host: str, port: int) -> None:
         probe.close()
 
 
-def _serve_http(settings: Settings, log_level: str) -> None:
+def _serve_http(settings: Settings, log_level: str) -> int:
+    """Serve with Granian; 1 when a worker died or had to be killed (run/granian_server.py)."""
     from granian.constants import HTTPModes, Interfaces, Loops
     from granian.http import HTTP1Settings
     from granian.log import LogLevels
-    from granian.server import Server as Granian
+
+    from jetmcp.run.granian_server import SupervisedGranian, granian_options
 
     check_port_free(settings.host, settings.port)
     metrics_dir = _start_metrics(settings)
@@ -733,7 +735,7 @@ def _serve_http(settings: Settings, log_level: str) -> None:
     # its imports are found from there: jetmcp.run.loader).
     os.environ[WORKDIR_ENV] = os.getcwd()
     os.chdir(Path(__file__).resolve().parents[2])
-    Granian(
+    granian = SupervisedGranian(
         "jetmcp.run.serving:app_from_env",
         address=settings.host,
         port=settings.port,
@@ -755,9 +757,14 @@ def _serve_http(settings: Settings, log_level: str) -> None:
         # act on its grace period: it is killed a little after it.
         workers_kill_timeout=math.ceil(settings.shutdown_grace_seconds) + _KILL_AFTER_GRACE,
         log_dictconfig=GRANIAN_LOGGING,
-    ).serve()
-    if metrics_dir is not None:
-        shutil.rmtree(metrics_dir, ignore_errors=True)
+        **granian_options(),
+    )
+    try:
+        granian.serve()
+    finally:
+        if metrics_dir is not None:
+            shutil.rmtree(metrics_dir, ignore_errors=True)
+    return 1 if granian.unclean else 0
 
 
 def _start_metrics(settings: Settings) -> str | None:
@@ -837,8 +844,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # and whatever it imported before they fork would be counted again in each of them.
     _check_target(settings.app)
     _check_shared_state(settings)
-    _serve_http(settings, ns.log_level)
-    return 0
+    return _serve_http(settings, ns.log_level)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,92 @@
+"""Granian's process manager with what ``jetmcp run --workers N`` needs on top of it.
+
+Granian replaces a worker that died (its ``respawn_failed_workers``, turned on by
+:func:`granian_options`) while the others keep serving. What it does not do is kept
+here: every worker that died unexpectedly, and every worker that had to be killed at
+shutdown (it outlived the grace period), is logged at error with its pid and signal, and
+makes the exit status 1 (:attr:`SupervisedGranian.unclean`); Granian itself exits 0 after
+a respawn or a kill.
+
+Granian's own rule stays: when the same worker dies twice within 5.5 s (a crash loop)
+it gives up and exits 1 instead of respawning it again.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+from typing import Any
+
+from granian.server.mp import MPServer
+
+_log = logging.getLogger("jetmcp.run")
+
+
+def describe_exit(code: int | None) -> str:
+    """``multiprocessing``'s exit code in words: ``killed by SIGKILL`` or ``status 3``."""
+    if code is None:
+        return "still running"
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"status {code}"
+
+
+def granian_options() -> dict[str, Any]:
+    """The options of Granian's server that supervision sets."""
+    return {"respawn_failed_workers": True}
+
+
+class SupervisedGranian(MPServer):
+    """Granian's multi-process server, keeping the unclean worker exits it saw."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: One line per worker that died unexpectedly or had to be killed.
+        self.unclean: list[str] = []
+
+    def _spawn_worker(self, *args: Any, **kwargs: Any) -> Any:
+        # Granian's (untyped) worker: its watcher thread and kill are wrapped in place.
+        worker: Any = super()._spawn_worker(*args, **kwargs)
+        idx = int(worker.idx)
+        granian_watcher = worker._watcher
+
+        def watcher() -> None:
+            # Granian's watcher thread: joins the process, then (unless this server
+            # stopped it) asks the main loop for a respawn.
+            worker.inner.join()
+            if self.interrupt_signal:
+                # Shutting down: a worker that got the signal too (a terminal's Ctrl-C
+                # reaches the whole group) and stopped first has done what was asked.
+                return
+            if not worker.interrupt_by_parent:
+                self._unclean(
+                    f"worker-{idx + 1} (pid {worker.inner.pid}) died unexpectedly: "
+                    f"{describe_exit(worker.inner.exitcode)}"
+                )
+            granian_watcher()
+
+        granian_kill = worker.kill
+
+        def kill() -> None:
+            # Granian kills a worker only when it did not stop within workers_kill_timeout
+            # of its SIGTERM. (Its exit code cannot tell: the watcher thread may be the
+            # one that reaps it, leaving none to this thread.)
+            self._unclean(
+                f"worker-{idx + 1} (pid {worker.inner.pid}) had to be killed (SIGKILL): "
+                "it did not stop within the grace period"
+            )
+            granian_kill()
+
+        worker._watcher = watcher
+        worker.kill = kill
+        return worker
+
+    def _unclean(self, line: str) -> None:
+        _log.error("%s", line)
+        self.unclean.append(line)
+
+
+__all__ = ["SupervisedGranian", "describe_exit", "granian_options"]

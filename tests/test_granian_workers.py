@@ -1,0 +1,132 @@
+"""``jetmcp run --workers 2`` on Granian, its processes killed for real (issue 40 items 1,
+2 and 9): a worker killed with SIGKILL is replaced while the other serves, no worker
+outlives a killed main process, and the exit status tells when a worker died."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import httpx
+
+from conftest import HttpServer, encode, json_headers, request
+from procs import can_bind, children_of, refuses, running, wait_for
+
+#: What the issue allows for a replacement to serve, and for the port to be free.
+WITHIN = 2.0
+
+
+def workers(server: HttpServer, count: int = 2) -> set[int]:
+    """The worker pids of ``server`` once ``count`` of them run."""
+    assert wait_for(lambda: len(children_of(server.proc.pid)) == count, 20.0) is not None
+    return children_of(server.proc.pid)
+
+
+def ping(server: HttpServer) -> httpx.Response:
+    return httpx.post(
+        server.url, content=encode(request("ping", id=1)), headers=json_headers(), timeout=5.0
+    )
+
+
+class Pinger(threading.Thread):
+    """Pings on a new connection each time until stopped, counting how each ended."""
+
+    def __init__(self, server: HttpServer) -> None:
+        super().__init__(daemon=True)
+        self.server = server
+        self.answered = 0
+        self.refused = 0
+        self.failed: list[str] = []
+        self.halt = threading.Event()
+
+    def run(self) -> None:
+        while not self.halt.is_set():
+            try:
+                assert ping(self.server).status_code == 200
+                self.answered += 1
+            except httpx.ConnectError as exc:
+                if isinstance(exc.__cause__, ConnectionRefusedError) or "refused" in str(exc):
+                    self.refused += 1
+                else:
+                    self.failed.append(repr(exc))
+            except httpx.HTTPError as exc:
+                self.failed.append(repr(exc))
+
+
+def test_a_killed_worker_is_replaced_while_the_other_serves() -> None:
+    server = HttpServer("--workers", "2", "--stateless")
+    try:
+        before = workers(server)
+        victim = min(before)
+        pinger = Pinger(server)
+        pinger.start()
+        assert wait_for(lambda: pinger.answered > 0, 10.0) is not None
+        os.kill(victim, signal.SIGKILL)
+        replaced = wait_for(
+            lambda: (
+                len(children_of(server.proc.pid) - before) == 1
+                and len(children_of(server.proc.pid)) == 2
+            ),
+            WITHIN,
+        )
+        assert replaced is not None, server.stderr()
+        answered = pinger.answered
+        assert wait_for(lambda: pinger.answered > answered + 5, 10.0) is not None
+        pinger.halt.set()
+        pinger.join(10.0)
+        assert server.proc.poll() is None, server.stderr()
+        # The workers share one listening socket that the main process keeps open: a
+        # connection is never refused; only a request in flight on the killed worker is lost.
+        assert pinger.refused == 0
+        assert len(pinger.failed) <= 1, pinger.failed
+        assert ping(server).status_code == 200
+        server.proc.send_signal(signal.SIGTERM)
+        # A worker died unexpectedly during the run: the exit status says so.
+        assert server.proc.wait(timeout=30.0) == 1
+        assert f"(pid {victim}) died unexpectedly: killed by SIGKILL" in server.stderr()
+    finally:
+        server.stop()
+
+
+def test_no_worker_outlives_a_killed_main_process() -> None:
+    server = HttpServer("--workers", "2", "--stateless")
+    try:
+        pids = workers(server)
+        os.kill(server.proc.pid, signal.SIGKILL)
+        server.proc.wait(timeout=5.0)
+        gone = wait_for(lambda: not any(running(pid) for pid in pids), WITHIN)
+        assert gone is not None, [pid for pid in pids if running(pid)]
+        assert refuses(server.port)
+        # A new server can take the port (no orphan holds it with SO_REUSEPORT).
+        assert can_bind(server.port)
+    finally:
+        server.stop()
+
+
+def test_a_clean_stop_exits_0_and_a_crash_loop_exits_1() -> None:
+    server = HttpServer("--workers", "2", "--stateless")
+    try:
+        workers(server)
+        server.proc.send_signal(signal.SIGTERM)
+        assert server.proc.wait(timeout=30.0) == 0, server.stderr()
+    finally:
+        server.stop()
+    server = HttpServer("--workers", "2", "--stateless")
+    try:
+        first = workers(server)
+        os.kill(min(first), signal.SIGKILL)
+        assert wait_for(lambda: len(children_of(server.proc.pid) - first) == 1, 20.0) is not None
+        (second,) = children_of(server.proc.pid) - first
+        # Granian's rule: the same worker dying again within 5.5 s of its respawn is a
+        # crash loop, and the server stops (every worker with it) instead of looping.
+        started = time.monotonic()
+        os.kill(second, signal.SIGKILL)
+        assert server.proc.wait(timeout=30.0) == 1, server.stderr()
+        assert time.monotonic() - started < 30.0
+        assert "crash loop" in server.stderr().lower()
+        assert not any(running(pid) for pid in first | {second})
+        assert refuses(server.port)
+    finally:
+        server.stop()

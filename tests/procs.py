@@ -45,6 +45,22 @@ def refuses(port: int) -> bool:
         return True
 
 
+def listening(port: int) -> bool:
+    """Some socket of this host listens on TCP ``port`` (IPv4 or IPv6), as the kernel's
+    tables say: unlike a connection attempt, this cannot be fooled by a client that
+    happens to connect from the same port to itself."""
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                return True
+    return False
+
+
 def can_bind(port: int) -> bool:
     """A new server could listen on 127.0.0.1:``port`` (no SO_REUSEPORT to share it)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:

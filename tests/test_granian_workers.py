@@ -12,7 +12,7 @@ import time
 import httpx
 
 from conftest import HttpServer, encode, json_headers, request
-from procs import can_bind, children_of, refuses, running, wait_for
+from procs import can_bind, children_of, listening, running, wait_for
 
 #: What the issue allows for a replacement to serve, and for the port to be free.
 WITHIN = 2.0
@@ -77,8 +77,10 @@ def test_a_killed_worker_is_replaced_while_the_other_serves() -> None:
         pinger.halt.set()
         pinger.join(10.0)
         assert server.proc.poll() is None, server.stderr()
-        # The workers share one listening socket that the main process keeps open: a
-        # connection is never refused; only a request in flight on the killed worker is lost.
+        # Each Granian worker listens on a socket of its own (SO_REUSEPORT); the kernel
+        # stops choosing the killed worker's once it is closed, so while the other listens
+        # no connection is refused. A connection already queued on the killed worker's
+        # socket, or in flight there, is reset (this client has at most one at a time).
         assert pinger.refused == 0
         assert len(pinger.failed) <= 1, pinger.failed
         assert ping(server).status_code == 200
@@ -98,7 +100,7 @@ def test_no_worker_outlives_a_killed_main_process() -> None:
         server.proc.wait(timeout=5.0)
         gone = wait_for(lambda: not any(running(pid) for pid in pids), WITHIN)
         assert gone is not None, [pid for pid in pids if running(pid)]
-        assert refuses(server.port)
+        assert not listening(server.port)
         # A new server can take the port (no orphan holds it with SO_REUSEPORT).
         assert can_bind(server.port)
     finally:
@@ -127,6 +129,26 @@ def test_a_clean_stop_exits_0_and_a_crash_loop_exits_1() -> None:
         assert time.monotonic() - started < 30.0
         assert "crash loop" in server.stderr().lower()
         assert not any(running(pid) for pid in first | {second})
-        assert refuses(server.port)
+        assert not listening(server.port)
+    finally:
+        server.stop()
+
+
+def test_a_single_killed_worker_is_replaced_within_2_s() -> None:
+    """One worker: the port has no listener until the replacement is up (0.8 s measured
+    on the 2-core test VM under load), then it serves again."""
+    server = HttpServer("--stateless")
+    try:
+        (only,) = workers(server, 1)
+        os.kill(only, signal.SIGKILL)
+
+        def served() -> bool:
+            try:
+                return ping(server).status_code == 200
+            except httpx.HTTPError:
+                return False
+
+        assert wait_for(served, WITHIN) is not None, server.stderr()
+        assert children_of(server.proc.pid) - {only}
     finally:
         server.stop()

@@ -14,10 +14,14 @@ it gives up and exits 1 instead of respawning it again.
 from __future__ import annotations
 
 import logging
+import multiprocessing.util
+import os
 import signal
 from typing import Any
 
 from granian.server.mp import MPServer
+
+from jetmcp.run.lifeline import die_with_parent
 
 _log = logging.getLogger("jetmcp.run")
 
@@ -34,6 +38,19 @@ def describe_exit(code: int | None) -> str:
     return f"status {code}"
 
 
+def _start_worker(server: SupervisedGranian) -> None:
+    """In a worker as it starts, before it imports anything: tied to the main process
+    (killed when it dies: :func:`jetmcp.run.lifeline.die_with_parent`), and ended by
+    SIGTERM and SIGINT until Granian installs the worker's own handlers (once the app is
+    built). Until then it would have the main process's, which only set a flag of the
+    main's copied state: a SIGTERM while the worker imported the app was lost, and the
+    worker killed 5 s past the grace. A worker stopped before it serves has nothing to
+    drain."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    die_with_parent(server.main_pid)
+
+
 def granian_options() -> dict[str, Any]:
     """The options of Granian's server that supervision sets."""
     return {"respawn_failed_workers": True}
@@ -46,6 +63,9 @@ class SupervisedGranian(MPServer):
         super().__init__(*args, **kwargs)
         #: One line per worker that died unexpectedly or had to be killed.
         self.unclean: list[str] = []
+        self.main_pid = os.getpid()
+        # Run in each forked worker first thing (multiprocessing's after-fork hooks).
+        multiprocessing.util.register_after_fork(self, _start_worker)
 
     def _spawn_worker(self, *args: Any, **kwargs: Any) -> Any:
         # Granian's (untyped) worker: its watcher thread and kill are wrapped in place.

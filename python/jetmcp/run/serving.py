@@ -74,12 +74,6 @@ def app_from_env() -> Any:
 
     parent = multiprocessing.parent_process()
     if parent is not None and parent.pid is not None:
-        # Until Granian installs the worker's own handlers (after this factory returns),
-        # the worker has the main process's, which only set a flag of the main's copied
-        # state: a SIGTERM now would be lost and the worker killed 5 s past the grace.
-        # A worker stopped before it serves has nothing to drain: the default ends it.
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
         # A worker never outlives `jetmcp run` (its kill -9 included): no orphan keeps
         # serving the port (jetmcp.run.lifeline).
         die_with_parent(parent.pid)

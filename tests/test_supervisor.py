@@ -22,7 +22,7 @@ WITHIN = 2.0
 
 
 class Supervised:
-    def __init__(self, workers: int = 2, grace: float = 5.0) -> None:
+    def __init__(self, workers: int = 2, grace: float = 5.0, *extra: str) -> None:
         self.port = free_port()
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the process)
         self.proc = subprocess.Popen(
@@ -33,6 +33,7 @@ class Supervised:
                 str(self.port),
                 str(workers),
                 str(grace),
+                *extra,
             ],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -41,8 +42,11 @@ class Supervised:
             cwd=ROOT,
             start_new_session=True,
         )
-        up = wait_for(lambda: len(children_of(self.proc.pid)) == workers and self.serves(), 20.0)
-        assert up is not None, self.stderr()
+        if "crash" not in extra:
+            up = wait_for(
+                lambda: len(children_of(self.proc.pid)) == workers and self.serves(), 20.0
+            )
+            assert up is not None, self.stderr()
 
     def stderr(self) -> str:
         self._stderr.seek(0)
@@ -76,8 +80,8 @@ class Supervised:
 
 
 @contextlib.contextmanager
-def supervised(workers: int = 2, grace: float = 5.0) -> Iterator[Supervised]:
-    server = Supervised(workers, grace)
+def supervised(workers: int = 2, grace: float = 5.0, *extra: str) -> Iterator[Supervised]:
+    server = Supervised(workers, grace, *extra)
     try:
         yield server
     finally:
@@ -184,9 +188,63 @@ def test_a_crash_loop_is_reported_with_a_growing_delay() -> None:
             # last start, so in a row).
             assert wait_for(lambda p=pid: server.workers() - {p} != set(), 20.0) is not None
         assert "crash loop" in server.stderr(), server.stderr()
-        delays = [
-            float(line.rsplit(" in ", 1)[1].split()[0])
-            for line in server.stderr().splitlines()
-            if "replacing it in" in line
-        ]
+        delays = replacement_delays(server.stderr())
         assert delays == sorted(delays) and delays[0] < delays[-1], delays
+
+
+def replacement_delays(stderr: str) -> list[float]:
+    return [
+        float(line.rsplit(" in ", 1)[1].split()[0])
+        for line in stderr.splitlines()
+        if "replacing it in" in line
+    ]
+
+
+def test_a_worker_that_served_its_healthy_period_starts_a_new_row() -> None:
+    with supervised(1, 5.0, "1.0") as server:
+        for _ in range(2):
+            (pid,) = server.workers()
+            os.kill(pid, signal.SIGKILL)
+            assert wait_for(lambda p=pid: server.workers() - {p} != set(), 20.0) is not None
+        # Killed within 1 s of its start (load may stretch it; then the row restarts too):
+        # second in its row, or first of a new one.
+        assert replacement_delays(server.stderr())[1] in (0.1, 0.2)
+        (pid,) = server.workers()
+        time.sleep(1.5)  # longer than the healthy period: the next death starts a new row
+        os.kill(pid, signal.SIGKILL)
+        assert wait_for(lambda: len(replacement_delays(server.stderr())) == 3, 20.0) is not None
+        assert replacement_delays(server.stderr())[2] == 0.1, server.stderr()
+
+
+def test_workers_that_cannot_start_are_a_reported_crash_loop() -> None:
+    with supervised(2, 5.0, "30", "crash") as server:
+        assert wait_for(lambda: "crash loop" in server.stderr(), 30.0) is not None
+        assert "died unexpectedly (status 3)" in server.stderr()
+        # The supervisor itself goes on (replacing at the capped delay) until told to stop.
+        assert server.proc.poll() is None
+        server.proc.send_signal(signal.SIGTERM)
+        assert server.proc.wait(timeout=20.0) == 1, server.stderr()
+        assert not server.workers()
+
+
+def test_a_second_sigterm_kills_at_once() -> None:
+    with supervised(grace=120.0) as server:
+        pids = server.workers()
+        sock, _ = slow_request(server.port, 120.0)
+        server.proc.send_signal(signal.SIGTERM)
+        assert wait_for(lambda: "stopping 2 workers" in server.stderr(), 20.0) is not None
+        server.proc.send_signal(signal.SIGTERM)
+        # Well before the 120 s grace.
+        assert server.proc.wait(timeout=30.0) == 1, server.stderr()
+        assert "had to be killed (SIGKILL)" in server.stderr()
+        assert rest_of(sock) == b""
+        assert not any(running(pid) for pid in pids)
+
+
+def test_sigint_is_forwarded_as_sigint() -> None:
+    with supervised() as server:
+        pids = server.workers()
+        server.proc.send_signal(signal.SIGINT)
+        assert server.proc.wait(timeout=20.0) == 0, server.stderr()
+        assert "SIGINT: stopping 2 workers" in server.stderr()
+        assert not any(running(pid) for pid in pids)

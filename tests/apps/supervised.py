@@ -1,9 +1,9 @@
 """A process under :func:`jetmcp.run.supervisor.serve_workers` for tests/test_supervisor.py:
-``python -m tests.apps.supervised PORT WORKERS GRACE`` binds 127.0.0.1:PORT and keeps
-WORKERS workers on it, each a small asyncio HTTP server of its own answering
-``200 <pid>``; ``GET /slow?seconds=S`` sends its head at once and its body S seconds
-later. SIGTERM in a worker stops its accepting and lets the requests it has finish (exit
-status 0)."""
+``python -m tests.apps.supervised PORT WORKERS GRACE [HEALTHY [crash]]`` binds
+127.0.0.1:PORT and keeps WORKERS workers on it, each a small asyncio HTTP server of its
+own answering ``200 <pid>``; ``GET /slow?seconds=S`` sends its head at once and its body
+S seconds later. SIGTERM in a worker stops its accepting and lets the requests it has
+finish (exit status 0). With ``crash`` every worker exits with status 3 as it starts."""
 
 from __future__ import annotations
 
@@ -69,15 +69,24 @@ def worker_main(sock: socket.socket) -> int:
     return 0
 
 
+def crashing_main(sock: socket.socket) -> int:
+    """A worker that cannot start: exits with status 3 at once."""
+    return 3
+
+
 def main() -> int:
     port, workers, grace = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+    healthy = float(sys.argv[4]) if len(sys.argv) > 4 else 30.0
+    worker = crashing_main if sys.argv[5:] == ["crash"] else worker_main
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
     sock.listen(128)
     sock.setblocking(False)
-    return serve_workers(sock, workers, worker_main, grace=grace, log=logging.getLogger("test"))
+    return serve_workers(
+        sock, workers, worker, grace=grace, log=logging.getLogger("test"), healthy_seconds=healthy
+    )
 
 
 if __name__ == "__main__":

@@ -49,6 +49,7 @@ HEALTHY_SECONDS = 30.0
 CRASH_LOOP_AFTER = 5
 
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+_BLOCKED: set[int | signal.Signals] = {*_STOP_SIGNALS, signal.SIGCHLD}
 
 
 def describe_status(status: int) -> str:
@@ -96,22 +97,30 @@ class _Supervisor:
         parent = os.getpid()
         for handler in logging.getLogger().handlers + self.log.handlers:
             handler.flush()
-        pid = os.fork()
-        if pid == 0:
-            self._become_worker(parent)
+        # Stop signals wait until the child has the default handlers back: one forwarded
+        # to it before that would reach this process's handler, copied, and be lost.
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _BLOCKED)
+        try:
+            pid = os.fork()
+            if pid == 0:
+                self._become_worker(parent, blocked)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         place.pid = pid
         place.started = time.monotonic()
         self.log.info("worker %d started (pid %d)", place.index + 1, pid)
 
-    def _become_worker(self, parent: int) -> None:
+    def _become_worker(self, parent: int, mask: set[int | signal.Signals]) -> None:
         """In the child: never returns (its status is ``worker_main``'s value)."""
         status = 1
         try:
             signal.set_wakeup_fd(-1)
             os.close(self._wake_r)
             os.close(self._wake_w)
-            for signum in (*_STOP_SIGNALS, signal.SIGCHLD):
+            for signum in _BLOCKED:
                 signal.signal(signum, signal.SIG_DFL)
+            # A stop signal sent meanwhile ends the worker now (it has nothing to drain).
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
             die_with_parent(parent)
             status = int(self.worker_main(self.sock))
         except SystemExit as exc:

@@ -6,19 +6,20 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import threading
 import time
 
 import httpx
 
-from conftest import HttpServer, encode, json_headers, request
+from conftest import AppServer, HttpServer, encode, json_headers, request
 from procs import can_bind, children_of, listening, running, wait_for
 
 #: What the issue allows for a replacement to serve, and for the port to be free.
 WITHIN = 2.0
 
 
-def workers(server: HttpServer, count: int = 2) -> set[int]:
+def workers(server: HttpServer | AppServer, count: int = 2) -> set[int]:
     """The worker pids of ``server`` once ``count`` of them run."""
     assert wait_for(lambda: len(children_of(server.proc.pid)) == count, 20.0) is not None
     return children_of(server.proc.pid)
@@ -150,5 +151,41 @@ def test_a_single_killed_worker_is_replaced_within_2_s() -> None:
 
         assert wait_for(served, WITHIN) is not None, server.stderr()
         assert children_of(server.proc.pid) - {only}
+    finally:
+        server.stop()
+
+
+def test_a_worker_killed_while_it_drains_makes_the_status_1() -> None:
+    server = AppServer(
+        "tests.apps.caps_app:app",
+        "--transport",
+        "http",
+        "--workers",
+        "2",
+        "--stateless",
+        label="caps server",
+    )
+    try:
+        pids = workers(server)
+        with socket.create_connection(("127.0.0.1", server.port), timeout=30.0) as sock:
+            body = encode(request("tools/call", {"name": "sleep", "arguments": {"ms": 60000}}, 1))
+            head = "\r\n".join(
+                [
+                    "POST /mcp HTTP/1.1",
+                    "Host: 127.0.0.1",
+                    f"Content-Length: {len(body)}",
+                    *(f"{k}: {v}" for k, v in json_headers().items()),
+                ]
+            )
+            sock.sendall(head.encode() + b"\r\n\r\n" + body)
+            time.sleep(1.0)  # the call reaches its worker (a settling wait, not a bound)
+            server.proc.send_signal(signal.SIGTERM)
+            # The idle worker stops; the busy one drains (grace 30 s) until killed here.
+            assert wait_for(lambda: len(children_of(server.proc.pid)) == 1, 20.0) is not None
+            (busy,) = children_of(server.proc.pid)
+            os.kill(busy, signal.SIGKILL)
+            assert server.proc.wait(timeout=20.0) == 1, server.stderr()
+        assert f"(pid {busy}) died while stopping: killed by SIGKILL" in server.stderr()
+        assert busy in pids
     finally:
         server.stop()

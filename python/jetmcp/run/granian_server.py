@@ -38,6 +38,10 @@ def describe_exit(code: int | None) -> str:
     return f"status {code}"
 
 
+#: Exit codes of a worker that stopped on the signal it was sent (multiprocessing's: -N).
+_ASKED = {-signal.SIGTERM, -signal.SIGINT}
+
+
 def _start_worker(server: SupervisedGranian) -> None:
     """In a worker as it starts, before it imports anything: tied to the main process
     (killed when it dies: :func:`jetmcp.run.lifeline.die_with_parent`), and ended by
@@ -72,6 +76,7 @@ class SupervisedGranian(MPServer):
         worker: Any = super()._spawn_worker(*args, **kwargs)
         idx = int(worker.idx)
         granian_watcher = worker._watcher
+        killed_here = False
 
         def watcher() -> None:
             # Granian's watcher thread: joins the process, then (unless this server
@@ -79,7 +84,14 @@ class SupervisedGranian(MPServer):
             worker.inner.join()
             if self.interrupt_signal:
                 # Shutting down: a worker that got the signal too (a terminal's Ctrl-C
-                # reaches the whole group) and stopped first has done what was asked.
+                # reaches the whole group) and stopped first has done what was asked;
+                # one killed by something else while it drained has not.
+                code = worker.inner.exitcode
+                if code and code not in _ASKED and not killed_here:
+                    self._unclean(
+                        f"worker-{idx + 1} (pid {worker.inner.pid}) died while stopping: "
+                        f"{describe_exit(code)}"
+                    )
                 return
             if not worker.interrupt_by_parent:
                 self._unclean(
@@ -91,6 +103,8 @@ class SupervisedGranian(MPServer):
         granian_kill = worker.kill
 
         def kill() -> None:
+            nonlocal killed_here
+            killed_here = True
             # Granian kills a worker only when it did not stop within workers_kill_timeout
             # of its SIGTERM. (Its exit code cannot tell: the watcher thread may be the
             # one that reaps it, leaving none to this thread.)

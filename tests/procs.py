@@ -31,9 +31,21 @@ def children_of(pid: int) -> set[int]:
 
 
 def running(pid: int) -> bool:
-    """``pid`` exists and is not a zombie."""
-    stat = _stat(pid)
-    return stat is not None and stat[0] != "Z"
+    """``pid`` exists and is not a zombie: some thread of it still runs. (A process whose
+    main thread exited first shows as a zombie while its other threads, which still hold
+    its files and sockets, tear down.)"""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return False
+    for task in tasks:
+        try:
+            text = Path(f"/proc/{pid}/task/{task}/stat").read_text()
+        except OSError:
+            continue
+        if text.rsplit(")", 1)[1].split()[0] not in ("Z", "X"):
+            return True
+    return False
 
 
 def refuses(port: int) -> bool:

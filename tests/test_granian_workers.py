@@ -99,9 +99,11 @@ def test_no_worker_outlives_a_killed_main_process() -> None:
         pids = workers(server)
         os.kill(server.proc.pid, signal.SIGKILL)
         server.proc.wait(timeout=5.0)
-        gone = wait_for(lambda: not any(running(pid) for pid in pids), WITHIN)
-        assert gone is not None, [pid for pid in pids if running(pid)]
-        assert not listening(server.port)
+        gone = wait_for(
+            lambda: not any(running(pid) for pid in pids) and not listening(server.port),
+            WITHIN,
+        )
+        assert gone is not None, ([pid for pid in pids if running(pid)], server.stderr())
         # A new server can take the port (no orphan holds it with SO_REUSEPORT).
         assert can_bind(server.port)
     finally:

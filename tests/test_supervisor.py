@@ -145,9 +145,11 @@ def test_no_worker_outlives_a_killed_supervisor() -> None:
         pids = server.workers()
         os.kill(server.proc.pid, signal.SIGKILL)
         server.proc.wait(timeout=5.0)
-        gone = wait_for(lambda: not any(running(pid) for pid in pids), WITHIN)
-        assert gone is not None, [pid for pid in pids if running(pid)]
-        assert not listening(server.port)
+        gone = wait_for(
+            lambda: not any(running(pid) for pid in pids) and not listening(server.port),
+            WITHIN,
+        )
+        assert gone is not None, ([pid for pid in pids if running(pid)], server.stderr())
         assert can_bind(server.port)
 
 

@@ -111,9 +111,16 @@ def test_no_worker_outlives_a_killed_main_process() -> None:
 
 
 def test_a_clean_stop_exits_0_and_a_crash_loop_exits_1() -> None:
-    server = HttpServer("--workers", "2", "--stateless")
+    server = HttpServer("--workers", "2", "--stateless", "--log-level", "info")
     try:
         workers(server)
+        # Both workers have their own signal handlers in (Granian logs their runtimes'
+        # start after that): a SIGTERM inside Granian's own worker startup can still be
+        # missed, and that worker is then killed past the grace (exit status 1, rightly).
+        started = wait_for(
+            lambda: all(f"Started worker-{n} runtime" in server.stderr() for n in (1, 2)), 20.0
+        )
+        assert started is not None, server.stderr()
         server.proc.send_signal(signal.SIGTERM)
         assert server.proc.wait(timeout=30.0) == 0, server.stderr()
     finally:

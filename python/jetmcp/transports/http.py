@@ -20,9 +20,7 @@ answers at once (:meth:`~jetmcp.core.dispatch.Dispatcher.answer`) goes back with
 :class:`~jetmcp.core.exchange.Exchange` made. Anything else on that way (a batch,
 ``initialize``, a session not held here, a tool whose reply Python shapes) continues exactly
 where the general path would be (:meth:`~jetmcp.core.dispatch.Dispatcher.resume`,
-:meth:`McpHttpApp._post_frame`);
-``tests/test_http_lane.py`` holds the two paths to the same bytes.
-"""
+:meth:`McpHttpApp._post_frame`); ``tests/test_http_lane.py`` holds both to the same bytes."""
 
 from __future__ import annotations
 
@@ -74,6 +72,7 @@ from jetmcp.transports._http import (
     unreadable,
 )
 from jetmcp.transports.auth import AuthRefusal, BearerGuard
+from jetmcp.transports.health import HEALTH_PATHS, serve_health
 from jetmcp.transports.origin import OriginGuard
 from jetmcp.transports.sse import PostStream, hold_open
 
@@ -278,9 +277,10 @@ class McpHttpApp:
                 )
 
     async def _route(self, scope: Any, proto: Any) -> None:
-        """Every request but a usual POST (:meth:`_usual`): its Host and Origin checked, its
-        sender authenticated when auth is on, then served by path and method. Raises what
-        :meth:`__rsgi__` answers."""
+        """Every request but a usual POST (:meth:`_usual`) or a probe: Host, Origin checked,
+        sender authenticated if auth is on, served by path, method (raises what __rsgi__ answers)"""
+        if scope.path in HEALTH_PATHS:  # never behind the Host/Origin checks or auth
+            return await serve_health(self, scope, proto, self._closing)
         refusal = self.guard.refusal(scope)
         if refusal is not None:
             status, why = refusal

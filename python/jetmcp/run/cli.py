@@ -17,9 +17,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from jetmcp.run import console, envflags
 from jetmcp.run.loader import (
     DEBUG_ENV,
     TARGET_ARGV_ENV,
+    WARNED_ENV,
     WORKDIR_ENV,
     LoadError,
     explain,
@@ -91,8 +93,7 @@ def _seconds_or_zero(value: str) -> float:
 
 
 def _ms(value: str) -> float:
-    number = _float(value)
-    if not 0 <= number < float("inf"):
+    if not 0 <= (number := _float(value)) < float("inf"):
         raise argparse.ArgumentTypeError(f"must be 0 or a number of milliseconds, not {value}")
     return number
 
@@ -107,6 +108,9 @@ def _port(value: str) -> int:
 def _port_or_off(value: str) -> int:
     return 0 if _int(value) == 0 else _port(value)
 
+
+#: What ``--transport`` takes: ``sse`` is ``http`` (its server serves both HTTP transports).
+TRANSPORTS = ("stdio", "http", "sse")
 
 #: The levels ``--log-level`` takes, in any case.
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
@@ -147,7 +151,13 @@ def _parser() -> argparse.ArgumentParser:
         "or a program's main: the server it runs is served)",
     )
 
-    run.add_argument("--transport", choices=("http", "stdio"), default="http")
+    run.add_argument(
+        "--transport",
+        choices=TRANSPORTS,
+        default="stdio",
+        help="stdio (the default, as fastmcp run and mcp run), or http: Streamable HTTP at "
+        "--path and the 2024-11-05 HTTP+SSE endpoints at --sse-path (sse: the same)",
+    )
     run.add_argument("--host", default=defaults.host)
     run.add_argument("--port", type=_port, default=defaults.port)
     run.add_argument("--path", default=defaults.path, help="the MCP endpoint path")
@@ -245,6 +255,8 @@ def _parser() -> argparse.ArgumentParser:
         default="warning",
         help=f"logs on stderr at this level or above: {', '.join(LOG_LEVELS)}",
     )
+    # Every flag above (and any added later) from JETMCP_<FLAG>, shown in --help.
+    envflags.apply(run)
     # Parsed by jetmcp.bench.cli (main() hands it the arguments); listed here for --help.
     sub.add_parser("bench", help="load-test any MCP server (HTTP or stdio)", add_help=False)
     check = sub.add_parser(
@@ -336,29 +348,15 @@ def _add_caps(run: argparse.ArgumentParser, defaults: Settings) -> None:
         default=defaults.shutdown_grace_seconds,
         help="time running requests get to finish after SIGTERM or the end of stdin",
     )
-    caps.add_argument(
-        "--sync-tool-threads",
-        type=_non_negative,
-        default=defaults.sync_tool_threads,
-        metavar="N",
-        help="threads synchronous tools run in, per worker or stdio process (0: none, they run "
-        "on the event loop)",
-    )
-    caps.add_argument(
-        "--sync-tool-promote-after",
-        type=_non_negative,
-        default=defaults.sync_tool_promote_after,
-        metavar="N",
-        help="a synchronous tool runs inline after N calls in a row as fast as "
-        "--sync-tool-fast-ms (0: never)",
-    )
-    caps.add_argument(
-        "--sync-tool-fast-ms",
-        type=_ms,
-        default=defaults.sync_tool_fast_ms,
-        metavar="MS",
-        help="milliseconds a synchronous tool's call may take and count as fast",
-    )
+    for flag, kind, default, text in (  # synchronous tools: jetmcp.core.threads
+        ("threads", _non_negative, defaults.sync_tool_threads, "threads synchronous tools run "
+         "in, per worker or stdio process (0: none, they run on the event loop)"),
+        ("promote-after", _non_negative, defaults.sync_tool_promote_after, "a synchronous "
+         "tool runs inline after N calls in a row as fast as --sync-tool-fast-ms (0: never)"),
+        ("fast-ms", _ms, defaults.sync_tool_fast_ms, "milliseconds a synchronous tool's call "
+         "may take and count as fast"),
+    ):  # fmt: skip
+        caps.add_argument(f"--sync-tool-{flag}", type=kind, default=default, help=text)
 
 
 def _add_redis(run: argparse.ArgumentParser, defaults: Settings) -> None:
@@ -628,7 +626,7 @@ def _check_extras(settings: Settings) -> None:
         raise _refuse(f"--metrics-path {settings.metrics_path} is an MCP path")
 
 
-def _check_target(target: str) -> None:
+def _check_target(target: str) -> str:
     """Refuse a target that names no server before any worker starts (exit status 2).
 
     The workers import the app themselves; this check imports it once in a short-lived
@@ -642,8 +640,7 @@ def _check_target(target: str) -> None:
     check = subprocess.run(
         [sys.executable, "-m", "jetmcp.run.loader", target],
         stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        capture_output=True,
         check=False,
     )
     if check.returncode != 0:
@@ -654,6 +651,13 @@ def _check_target(target: str) -> None:
         else:
             sys.stderr.write((lines[-1] if lines else f"jetmcp: {target!r} failed to load") + "\n")
         raise SystemExit(EXIT_BAD_TARGET)
+    # What the target warned about while loading (a server offering nothing), as is.
+    warnings = check.stderr.decode(errors="replace").strip()
+    if warnings:
+        sys.stderr.write(warnings + "\n")
+    # The child's last stdout line is the server's name (python -m jetmcp.run.loader).
+    names = check.stdout.decode(errors="replace").strip().splitlines()
+    return names[-1] if names else target
 
 
 #: File descriptors a worker keeps for itself besides its connections (the listening
@@ -751,11 +755,13 @@ def check_port_free(host: str, port: int) -> None:
         probe.close()
 
 
-def _serve_http(settings: Settings, log_level: str) -> None:
+def _serve_http(settings: Settings, log_level: str) -> int:
+    """Serve with Granian; 1 when a worker died or had to be killed (run/granian_server.py)."""
     from granian.constants import HTTPModes, Interfaces, Loops
     from granian.http import HTTP1Settings
     from granian.log import LogLevels
-    from granian.server import Server as Granian
+
+    from jetmcp.run.granian_server import SupervisedGranian, granian_options
 
     check_port_free(settings.host, settings.port)
     metrics_dir = _start_metrics(settings)
@@ -766,7 +772,7 @@ def _serve_http(settings: Settings, log_level: str) -> None:
     # its imports are found from there: jetmcp.run.loader).
     os.environ[WORKDIR_ENV] = os.getcwd()
     os.chdir(Path(__file__).resolve().parents[2])
-    Granian(
+    granian = SupervisedGranian(
         "jetmcp.run.serving:app_from_env",
         address=settings.host,
         port=settings.port,
@@ -788,9 +794,14 @@ def _serve_http(settings: Settings, log_level: str) -> None:
         # act on its grace period: it is killed a little after it.
         workers_kill_timeout=math.ceil(settings.shutdown_grace_seconds) + _KILL_AFTER_GRACE,
         log_dictconfig=GRANIAN_LOGGING,
-    ).serve()
-    if metrics_dir is not None:
-        shutil.rmtree(metrics_dir, ignore_errors=True)
+        **granian_options(),
+    )
+    try:
+        granian.serve()
+    finally:
+        if metrics_dir is not None:
+            shutil.rmtree(metrics_dir, ignore_errors=True)
+    return 1 if granian.unclean else 0
 
 
 def _start_metrics(settings: Settings) -> str | None:
@@ -820,12 +831,13 @@ def _serve_stdio(settings: Settings) -> int:
 
     from jetmcp.transports.stdio import serve_stdio
 
+    out_fd = console.keep_stdout()
     try:
         server = load_or_explain(settings.app, "stdio")
     except LoadError as exc:
         explain(exc)
         raise SystemExit(EXIT_BAD_TARGET) from None
-    return 0 if uvloop.run(serve_stdio(server, settings)) else 1
+    return 0 if uvloop.run(serve_stdio(server, settings, out_fd)) else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -838,7 +850,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args[:1] == ["run"] and "--" in args:
         cut = args.index("--")
         args, target_args = args[:cut], args[cut + 1 :]
-    ns = _parser().parse_args(args)
+    try:
+        parser = _parser()
+    except envflags.EnvError as exc:
+        raise _refuse(f"{exc} (from the environment; see jetmcp run --help)") from None
+    ns = parser.parse_args(args)
     ns.argv = target_args
     if ns.command == "check":
         from jetmcp.run import selfcheck
@@ -868,10 +884,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings.export()
     # The app is imported by the worker processes only: this process supervises them,
     # and whatever it imported before they fork would be counted again in each of them.
-    _check_target(settings.app)
+    name = _check_target(settings.app)
+    os.environ[WARNED_ENV] = "1"
     _check_shared_state(settings)
-    _serve_http(settings, ns.log_level)
-    return 0
+    if logging.getLogger().isEnabledFor(logging.WARNING):
+        check_port_free(settings.host, settings.port)  # not "serving" on a port in use
+        print(f"jetmcp: {console.startup_line(name, settings)}", file=sys.stderr, flush=True)
+    return _serve_http(settings, ns.log_level)
 
 
 if __name__ == "__main__":

@@ -92,6 +92,12 @@ def _seconds_or_zero(value: str) -> float:
     return number
 
 
+def _ms(value: str) -> float:
+    if not 0 <= (number := _float(value)) < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be 0 or a number of milliseconds, not {value}")
+    return number
+
+
 def _port(value: str) -> int:
     number = _int(value)
     if not 1 <= number <= 65535:
@@ -342,6 +348,15 @@ def _add_caps(run: argparse.ArgumentParser, defaults: Settings) -> None:
         default=defaults.shutdown_grace_seconds,
         help="time running requests get to finish after SIGTERM or the end of stdin",
     )
+    for flag, kind, default, text in (  # synchronous tools: jetmcp.core.threads
+        ("threads", _non_negative, defaults.sync_tool_threads, "threads synchronous tools run "
+         "in, per worker or stdio process (0: none, they run on the event loop)"),
+        ("promote-after", _non_negative, defaults.sync_tool_promote_after, "a synchronous "
+         "tool runs inline after N calls in a row as fast as --sync-tool-fast-ms (0: never)"),
+        ("fast-ms", _ms, defaults.sync_tool_fast_ms, "milliseconds a synchronous tool's call "
+         "may take and count as fast"),
+    ):  # fmt: skip
+        caps.add_argument(f"--sync-tool-{flag}", type=kind, default=default, help=text)
 
 
 def _add_redis(run: argparse.ArgumentParser, defaults: Settings) -> None:
@@ -566,6 +581,9 @@ def _settings(ns: argparse.Namespace) -> Settings:
         max_inflight=ns.max_inflight,
         max_session_inflight=ns.max_session_inflight,
         shutdown_grace_seconds=ns.shutdown_grace_seconds,
+        sync_tool_threads=ns.sync_tool_threads,
+        sync_tool_promote_after=ns.sync_tool_promote_after,
+        sync_tool_fast_ms=ns.sync_tool_fast_ms,
         redis_url=ns.redis_url,
         redis_prefix=ns.redis_prefix,
         redis_timeout_seconds=ns.redis_timeout_seconds,
@@ -737,11 +755,13 @@ def check_port_free(host: str, port: int) -> None:
         probe.close()
 
 
-def _serve_http(settings: Settings, log_level: str) -> None:
+def _serve_http(settings: Settings, log_level: str) -> int:
+    """Serve with Granian; 1 when a worker died or had to be killed (run/granian_server.py)."""
     from granian.constants import HTTPModes, Interfaces, Loops
     from granian.http import HTTP1Settings
     from granian.log import LogLevels
-    from granian.server import Server as Granian
+
+    from jetmcp.run.granian_server import SupervisedGranian, granian_options
 
     check_port_free(settings.host, settings.port)
     metrics_dir = _start_metrics(settings)
@@ -752,7 +772,7 @@ def _serve_http(settings: Settings, log_level: str) -> None:
     # its imports are found from there: jetmcp.run.loader).
     os.environ[WORKDIR_ENV] = os.getcwd()
     os.chdir(Path(__file__).resolve().parents[2])
-    Granian(
+    granian = SupervisedGranian(
         "jetmcp.run.serving:app_from_env",
         address=settings.host,
         port=settings.port,
@@ -774,9 +794,14 @@ def _serve_http(settings: Settings, log_level: str) -> None:
         # act on its grace period: it is killed a little after it.
         workers_kill_timeout=math.ceil(settings.shutdown_grace_seconds) + _KILL_AFTER_GRACE,
         log_dictconfig=GRANIAN_LOGGING,
-    ).serve()
-    if metrics_dir is not None:
-        shutil.rmtree(metrics_dir, ignore_errors=True)
+        **granian_options(),
+    )
+    try:
+        granian.serve()
+    finally:
+        if metrics_dir is not None:
+            shutil.rmtree(metrics_dir, ignore_errors=True)
+    return 1 if granian.unclean else 0
 
 
 def _start_metrics(settings: Settings) -> str | None:
@@ -865,8 +890,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if logging.getLogger().isEnabledFor(logging.WARNING):
         check_port_free(settings.host, settings.port)  # not "serving" on a port in use
         print(f"jetmcp: {console.startup_line(name, settings)}", file=sys.stderr, flush=True)
-    _serve_http(settings, ns.log_level)
-    return 0
+    return _serve_http(settings, ns.log_level)
 
 
 if __name__ == "__main__":

@@ -13,8 +13,8 @@ import time
 import httpx
 
 from harness.messages import encode, json_headers, request
+from harness.procs import can_bind, children_of, listening, running, wait_for
 from harness.servers import AppServer, HttpServer
-from procs import can_bind, children_of, listening, running, wait_for
 
 #: What the issue allows for a replacement to serve, and for the port to be free.
 WITHIN = 2.0

@@ -14,8 +14,8 @@ import tempfile
 import time
 from collections.abc import Iterator
 
+from harness.procs import can_bind, children_of, listening, refuses, running, wait_for
 from harness.servers import ROOT, free_port, server_env
-from procs import can_bind, children_of, listening, refuses, running, wait_for
 
 #: What the issue allows for a replacement to serve, and for the port to be free.
 WITHIN = 2.0

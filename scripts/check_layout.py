@@ -29,7 +29,6 @@ OVERSIZED: dict[str, int] = {
     "python/jetmcp/client/session.py": 1216,
     "python/jetmcp/server/app.py": 1170,
     "python/jetmcp/state/redis.py": 932,
-    "python/jetmcp/transports/http.py": 933,
 }
 
 

@@ -149,8 +149,16 @@ def _parser() -> argparse.ArgumentParser:
         "--http",
         choices=("1", "2", "auto"),
         default=defaults.http,
-        help="HTTP versions to speak: 1 (HTTP/1.1, fastest), 2 (h2c), auto (both)",
+        help="HTTP versions to speak under --server granian: 1 (HTTP/1.1), 2 (h2c), auto (both)",
     )
+    run.add_argument(
+        "--server",
+        choices=("native", "granian"),
+        default=defaults.server,
+        help="the HTTP engine: native (jetmcp's own HTTP/1.1 on uvloop) or granian",
+    )
+    run.add_argument("--ssl-certfile", default="", help="serve HTTPS with this PEM certificate")
+    run.add_argument("--ssl-keyfile", default="", help="the PEM private key of --ssl-certfile")
     run.add_argument("--stateless", action="store_true", help="mint no sessions")
     run.add_argument(
         "--require-session",
@@ -280,6 +288,12 @@ def _add_caps(run: argparse.ArgumentParser, defaults: Settings) -> None:
         type=_seconds_or_zero,
         default=defaults.body_timeout_seconds,
         help="time to send a request's body (408 after it; 0: no limit)",
+    )
+    caps.add_argument(
+        "--idle-timeout-seconds",
+        type=_seconds,
+        default=defaults.idle_timeout_seconds,
+        help="how long a keep-alive connection may sit idle between requests (native)",
     )
     caps.add_argument(
         "--max-streams",
@@ -521,6 +535,9 @@ def _settings(ns: argparse.Namespace) -> Settings:
         path=ns.path,
         workers=ns.workers,
         http=ns.http,
+        server=ns.server,
+        ssl_certfile=ns.ssl_certfile,
+        ssl_keyfile=ns.ssl_keyfile,
         stateless=ns.stateless,
         require_session=ns.require_session,
         max_body_bytes=ns.max_body_bytes,
@@ -545,6 +562,7 @@ def _settings(ns: argparse.Namespace) -> Settings:
         max_connections=ns.max_connections,
         header_timeout_seconds=ns.header_timeout_seconds,
         body_timeout_seconds=ns.body_timeout_seconds,
+        idle_timeout_seconds=ns.idle_timeout_seconds,
         max_streams=ns.max_streams,
         max_session_streams=ns.max_session_streams,
         max_sse_streams=ns.max_sse_streams,
@@ -747,6 +765,7 @@ def _serve_http(settings: Settings, log_level: str) -> None:
         log_level=LogLevels(log_level),
         backlog=settings.backlog,
         backpressure=_connections(settings),
+        **_granian_tls(settings),
         http1_settings=HTTP1Settings(
             header_read_timeout=max(1, round(settings.header_timeout_seconds * 1000)),
             keep_alive=True,
@@ -758,6 +777,15 @@ def _serve_http(settings: Settings, log_level: str) -> None:
     ).serve()
     if metrics_dir is not None:
         shutil.rmtree(metrics_dir, ignore_errors=True)
+
+
+def _granian_tls(settings: Settings) -> dict[str, Any]:
+    if not settings.ssl_certfile:
+        return {}
+    tls: dict[str, Any] = {"ssl_cert": Path(settings.ssl_certfile)}
+    if settings.ssl_keyfile:
+        tls["ssl_key"] = Path(settings.ssl_keyfile)
+    return tls
 
 
 def _start_metrics(settings: Settings) -> str | None:
@@ -837,8 +865,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     # and whatever it imported before they fork would be counted again in each of them.
     _check_target(settings.app)
     _check_shared_state(settings)
+    if settings.ssl_keyfile and not settings.ssl_certfile:
+        raise _refuse("--ssl-keyfile needs --ssl-certfile")
+    if _native(settings):
+        from jetmcp.run.native import serve_native
+
+        check_port_free(settings.host, settings.port)
+        return serve_native(settings)
     _serve_http(settings, ns.log_level)
     return 0
+
+
+def _native(settings: Settings) -> bool:
+    """Whether the native engine serves: asked for (the default), and with several workers
+    only where the supervisor that runs them is installed (else Granian runs them)."""
+    if settings.server != "native" or settings.http != "1":
+        return False  # HTTP/2 is Granian's
+    if settings.workers == 1:
+        return True
+    import importlib.util
+
+    return importlib.util.find_spec("jetmcp.run.supervisor") is not None
 
 
 if __name__ == "__main__":

@@ -1,0 +1,127 @@
+"""``jetmcp run --transport http --server native`` (the default): the app served by jetmcp's
+own HTTP/1.1 engine (:mod:`jetmcp.transports.native`) on uvloop.
+
+With one worker this process binds the socket and serves it (:func:`serve_native`). With
+more, a supervisor binds it and forks workers that each serve it (:func:`worker_main`, the
+entry point :func:`jetmcp.run.supervisor.serve_workers` calls in each child).
+
+Each serving process builds the app as a Granian worker would (:func:`~jetmcp.run.serving.
+app_from_env`), enters its lifespan before the loop serves, and on SIGTERM/SIGINT drains
+(:meth:`~jetmcp.transports.native.server.NativeServer.drain`) within
+``shutdown_grace_seconds``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import socket
+import ssl
+from typing import Any
+
+from jetmcp.settings import Settings
+
+log = logging.getLogger("jetmcp.run")
+
+
+def bind(settings: Settings) -> socket.socket:
+    """The listening socket for ``settings.host``/``settings.port``."""
+    family = socket.AF_INET6 if ":" in settings.host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((settings.host, settings.port))
+    sock.listen(settings.backlog)
+    sock.setblocking(False)
+    return sock
+
+
+def tls_context(settings: Settings) -> ssl.SSLContext | None:
+    """The server's TLS context from ``--ssl-certfile``/``--ssl-keyfile``, or None."""
+    if not settings.ssl_certfile:
+        return None
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(settings.ssl_certfile, settings.ssl_keyfile or None)
+    context.set_alpn_protocols(["http/1.1"])
+    return context
+
+
+def _app(target: Any) -> Any:
+    """The MCP app inside ``target`` (custom routes wrap it)."""
+    return getattr(target, "mcp", target)
+
+
+def run_server(sock: socket.socket, settings: Settings, target: Any) -> int:
+    """Serve ``target`` on ``sock`` in this process until SIGTERM/SIGINT has drained it."""
+    import uvloop
+
+    from jetmcp.transports.native.server import NativeServer
+
+    loop = uvloop.new_event_loop()
+    asyncio.set_event_loop(loop)
+    holder: list[NativeServer] = []
+
+    def on_signal(signum: int, frame: Any) -> None:
+        if holder:
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(holder[0].drain)
+
+    # Installed before the app's own hooks, which run it after theirs (the app's chain).
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, on_signal)
+    target.__rsgi_init__(loop)
+    tls = tls_context(settings)
+
+    async def main() -> None:
+        server = NativeServer(target, _app(target), settings)
+        holder.append(server)
+        log.info(
+            "serving on %s://%s:%d%s (native engine)",
+            "https" if tls is not None else "http",
+            settings.host,
+            sock.getsockname()[1],
+            settings.path,
+        )
+        await server.serve(sock, tls)
+
+    try:
+        loop.run_until_complete(main())
+    finally:
+        target.__rsgi_del__(loop)
+        with contextlib.suppress(Exception):
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
+        asyncio.set_event_loop(None)
+    return 0
+
+
+def worker_main(sock: socket.socket) -> int:
+    """One worker of ``jetmcp run --server native --workers N``: the app built from the
+    exported settings, served on the supervisor's ``sock``."""
+    from jetmcp.run.serving import app_from_env
+
+    settings = Settings.from_env()
+    return run_server(sock, settings, app_from_env())
+
+
+def serve_native(settings: Settings) -> int:
+    """``jetmcp run`` with the native engine (the settings exported): one worker here, or
+    several under the supervisor."""
+    sock = bind(settings)
+    if settings.workers > 1:
+        from jetmcp.run import supervisor  # type: ignore[attr-defined, unused-ignore]
+
+        return int(
+            supervisor.serve_workers(
+                sock,
+                settings.workers,
+                worker_main,
+                grace=settings.shutdown_grace_seconds,
+                log=log,
+            )
+        )
+    return worker_main(sock)
+
+
+__all__ = ["bind", "run_server", "serve_native", "tls_context", "worker_main"]

@@ -105,8 +105,8 @@ class Settings:
     #: request is answered 408 and the connection closed.
     body_timeout_seconds: float = 30.0
     #: Seconds a keep-alive connection may sit idle between requests before it is closed
-    #: (native engine; under Granian ``header_timeout_seconds`` is that time).
-    idle_timeout_seconds: float = 10.0
+    #: (native engine); 0: ``header_timeout_seconds``, which is that time under Granian.
+    idle_timeout_seconds: float = 0.0
     #: A connection's unsent response bytes above which it is not read until its client
     #: reads (backpressure; native engine).
     max_write_buffer_bytes: int = 256 * 1024

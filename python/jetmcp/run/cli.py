@@ -291,9 +291,10 @@ def _add_caps(run: argparse.ArgumentParser, defaults: Settings) -> None:
     )
     caps.add_argument(
         "--idle-timeout-seconds",
-        type=_seconds,
+        type=_seconds_or_zero,
         default=defaults.idle_timeout_seconds,
-        help="how long a keep-alive connection may sit idle between requests (native)",
+        help="how long a keep-alive connection may sit idle between requests (native; "
+        "0: the header timeout)",
     )
     caps.add_argument(
         "--max-streams",
@@ -871,7 +872,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from jetmcp.run.native import serve_native
 
         check_port_free(settings.host, settings.port)
-        return serve_native(settings)
+        settings.max_connections = _connections(settings)
+        settings.export()
+        return serve_native(
+            settings, math.ceil(settings.shutdown_grace_seconds) + _KILL_AFTER_GRACE
+        )
     _serve_http(settings, ns.log_level)
     return 0
 

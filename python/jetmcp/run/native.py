@@ -16,9 +16,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 import socket
 import ssl
+import threading
 from typing import Any
 
 from jetmcp.settings import Settings
@@ -52,8 +54,12 @@ def _app(target: Any) -> Any:
     return getattr(target, "mcp", target)
 
 
-def run_server(sock: socket.socket, settings: Settings, target: Any) -> int:
-    """Serve ``target`` on ``sock`` in this process until SIGTERM/SIGINT has drained it."""
+def run_server(
+    sock: socket.socket, settings: Settings, target: Any, kill_after: float = 0.0
+) -> int:
+    """Serve ``target`` on ``sock`` in this process until SIGTERM/SIGINT has drained it.
+    ``kill_after``: seconds after the signal at which a process whose event loop is stuck
+    (a synchronous tool that never returns) exits at once, status 1 (0: never)."""
     import uvloop
 
     from jetmcp.transports.native.server import NativeServer
@@ -61,8 +67,13 @@ def run_server(sock: socket.socket, settings: Settings, target: Any) -> int:
     loop = uvloop.new_event_loop()
     asyncio.set_event_loop(loop)
     holder: list[NativeServer] = []
+    watchdog: list[threading.Timer] = []
 
     def on_signal(signum: int, frame: Any) -> None:
+        if kill_after > 0 and not watchdog:
+            watchdog.append(threading.Timer(kill_after, _stuck, (kill_after,)))
+            watchdog[0].daemon = True
+            watchdog[0].start()
         if holder:
             with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(holder[0].drain)
@@ -88,6 +99,8 @@ def run_server(sock: socket.socket, settings: Settings, target: Any) -> int:
     try:
         loop.run_until_complete(main())
     finally:
+        if watchdog:
+            watchdog[0].cancel()
         target.__rsgi_del__(loop)
         with contextlib.suppress(Exception):
             loop.run_until_complete(loop.shutdown_asyncgens())
@@ -96,16 +109,22 @@ def run_server(sock: socket.socket, settings: Settings, target: Any) -> int:
     return 0
 
 
-def worker_main(sock: socket.socket) -> int:
+def _stuck(seconds: float) -> None:
+    """The watchdog's end: the loop did not finish draining in ``seconds``."""
+    log.error("still serving %g seconds after the stop signal (a stuck handler?): exiting", seconds)
+    os._exit(1)
+
+
+def worker_main(sock: socket.socket, kill_after: float = 0.0) -> int:
     """One worker of ``jetmcp run --server native --workers N``: the app built from the
     exported settings, served on the supervisor's ``sock``."""
     from jetmcp.run.serving import app_from_env
 
     settings = Settings.from_env()
-    return run_server(sock, settings, app_from_env())
+    return run_server(sock, settings, app_from_env(), kill_after)
 
 
-def serve_native(settings: Settings) -> int:
+def serve_native(settings: Settings, kill_after: float = 0.0) -> int:
     """``jetmcp run`` with the native engine (the settings exported): one worker here, or
     several under the supervisor."""
     sock = bind(settings)
@@ -121,7 +140,7 @@ def serve_native(settings: Settings) -> int:
                 log=log,
             )
         )
-    return worker_main(sock)
+    return worker_main(sock, kill_after)
 
 
 __all__ = ["bind", "run_server", "serve_native", "tls_context", "worker_main"]

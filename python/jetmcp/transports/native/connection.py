@@ -22,9 +22,11 @@ import asyncio
 import logging
 import re
 from collections.abc import AsyncIterator, Coroutine, Iterator
+from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
 from jetmcp import _wire
+from jetmcp.errors import INVALID_REQUEST
 from jetmcp.transports._http import JSON_HEADERS
 
 if TYPE_CHECKING:
@@ -39,6 +41,7 @@ _HEAD = _wire.HTTP1_HEAD
 _BODY = _wire.HTTP1_BODY
 _IDLE = _wire.HTTP1_IDLE
 _Http1Error = _wire.Http1Error
+_encode_error = _wire.encode_error
 
 
 def _text(value: bytes) -> str | None:
@@ -183,7 +186,7 @@ class NativeProto:
         if self.started:
             raise RuntimeError("the response already started")
         self.started = True
-        self._owner.write_response(status, headers, body)
+        self._owner.write_response(self, status, headers, body)
 
     def response_empty(self, status: int, headers: Any) -> None:
         self.response_bytes(status, headers, b"")
@@ -262,10 +265,19 @@ class HttpConnection(asyncio.Protocol):
             self.transport.pause_reading()
 
     def eof_received(self) -> bool | None:
-        # The client will send nothing more: what it asked is still answered, then closed.
+        # The client will send nothing more: what it asked is still answered, then closed;
+        # a request it cut short is answered 400.
         if self.busy is None:
+            if self.conn.phase in (_HEAD, _BODY):
+                self.transport.write(
+                    json_close(400, "Incomplete body: the connection ended before it")
+                )
             self.transport.close()
             return None
+        # A reply can still be written, but the client is gone as far as waiting goes
+        # (client_disconnect: a 2026-07-28 request is cancelled, an SSE stream ends).
+        if not self.lost.done():
+            self.lost.set_result(None)
         return True
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -345,28 +357,39 @@ class HttpConnection(asyncio.Protocol):
         (the request was not answered in the callback)."""
         self.busy = proto
         task = self.loop.create_task(work)
-        task.add_done_callback(self._ended)
+        task.add_done_callback(lambda done: self._ended(done, proto))
         self.server.tasks.add(task)
         return False
 
-    def _ended(self, task: asyncio.Task[None]) -> None:
+    def _ended(self, task: asyncio.Task[None], proto: NativeProto) -> None:
+        """A request's task is over: a streamed response ends now, a missing one is 500."""
         self.server.tasks.discard(task)
-        proto = self.busy
-        self.busy = None
         if not task.cancelled():
             exc = task.exception()
             if exc is not None:
                 log.error("a request failed", exc_info=exc)
-        if proto is None or self.gone:
+        if proto is not self.busy:
+            return  # answered already (the connection went on when it was written)
+        self.busy = None
+        if self.gone:
             return
         if not proto.started:
             # The app ended without a response (Granian answers such a request 500 too).
-            self.write_response(500, JSON_HEADERS, b"")
+            proto.started = True
+            self._write(500, JSON_HEADERS, b"")
         elif proto.stream is not None:
             self.transport.write(self.conn.end_stream())
         self.proceed()
 
-    def write_response(self, status: int, headers: Any, body: bytes) -> None:
+    def write_response(self, proto: NativeProto, status: int, headers: Any, body: bytes) -> None:
+        """A whole response to ``proto``'s request; the connection goes on with the next one
+        (if a task answered it, once that task yields)."""
+        self._write(status, headers, body)
+        if proto is self.busy:
+            self.busy = None
+            self.loop.call_soon(self.proceed)
+
+    def _write(self, status: int, headers: Any, body: bytes) -> None:
         data = self.conn.respond(status, _fields(headers), body, self.server.draining)
         if not self.gone:
             self.transport.write(data)
@@ -380,24 +403,48 @@ class HttpConnection(asyncio.Protocol):
     # -- refusals and timeouts -----------------------------------------------------------
 
     def refuse(self, refused: _wire.Http1Error) -> None:
-        """Bad framing: its answer (none for an HTTP/2 preface), then the connection closes."""
-        if refused.response and not self.gone:
-            self.transport.write(refused.response)
+        """Bad framing: its answer (none for an HTTP/2 preface), then the connection closes.
+        The answer carries an id-less JSON-RPC error, as every refusal of the app does."""
+        if refused.status is not None and not self.gone:
+            self.transport.write(refusal(refused, self.server.settings.max_body_bytes))
         self.transport.close()
 
-    def expire(self, status: int, why: bytes) -> None:
+    def expire(self, status: int, why: str) -> None:
         """Close a connection that ran out of time (or made room for a new one), telling its
         client why with ``status`` when it was part way through a request (0: say nothing)."""
         if self.gone:
             return
         if status:
-            self.transport.write(_wire.http1_simple_response(status, why))
+            self.transport.write(json_close(status, why))
         self.transport.close()
 
     @property
     def stalled(self) -> bool:
         """Whether the connection is reading a request head or body (it may be evicted)."""
         return self.busy is None and self.conn.phase in (_HEAD, _BODY)
+
+
+def refusal(refused: _wire.Http1Error, limit: int) -> bytes:
+    """The state machine's answer to bad framing with a JSON-RPC error body in place of its
+    plain-text one (same status; the connection closes after it)."""
+    if refused.status == 413:
+        message = f"Body exceeds {limit} bytes"
+    else:
+        reason = refused.reason
+        message = reason[:1].upper() + reason[1:]
+    return json_close(refused.status or 400, message)
+
+
+def json_close(status: int, message: str) -> bytes:
+    """A whole response carrying an id-less JSON-RPC error, closing the connection."""
+    body = _encode_error(None, INVALID_REQUEST, message)
+    return b"HTTP/1.1 %d %s\r\n%s%d\r\nconnection: close\r\n\r\n%s" % (
+        status,
+        HTTPStatus(status).phrase.encode(),
+        b"content-type: application/json\r\ncontent-length: ",
+        len(body),
+        body,
+    )
 
 
 def _address(info: Any) -> str:

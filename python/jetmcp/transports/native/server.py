@@ -132,9 +132,9 @@ class NativeServer:
         if len(self.connections) >= self.settings.max_connections:
             victim = self._victim()
             if victim is None:
-                connection.expire(503, b"Too many connections; retry later")
+                connection.expire(503, "Too many connections; retry later")
                 return
-            victim.expire(408 if victim.stalled else 0, b"Request not received in time")
+            victim.expire(408 if victim.stalled else 0, "Request not received in time")
             self.connections.discard(victim)
         self.connections.add(connection)
 
@@ -173,14 +173,21 @@ class NativeServer:
             phase = mark[0]
             if phase == _HEAD:
                 if waited > s.header_timeout_seconds:
-                    c.expire(408, b"Request header not received in time")
+                    c.expire(
+                        408,
+                        f"Request header not received within {s.header_timeout_seconds:g} seconds",
+                    )
             elif phase == _BODY:
                 if s.body_timeout_seconds > 0 and waited > s.body_timeout_seconds:
-                    c.expire(408, b"Request body not received in time")
+                    c.expire(
+                        408, f"Request body not received within {s.body_timeout_seconds:g} seconds"
+                    )
             elif phase == _IDLE:
-                limit = s.idle_timeout_seconds if c.served else s.header_timeout_seconds
+                limit = s.header_timeout_seconds
+                if c.served and s.idle_timeout_seconds > 0:
+                    limit = s.idle_timeout_seconds
                 if waited > limit:
-                    c.expire(0, b"")
+                    c.expire(0, "")
         self._watch = self.loop.call_later(_TICK, self._tick)
 
     # -- requests ------------------------------------------------------------------------

@@ -94,6 +94,11 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
+#: The engine of every HTTP server a test starts without naming one (``--server``); unset:
+#: jetmcp's default. ``JETMCP_TEST_DEFAULT_ENGINE=granian`` runs the suite on Granian.
+DEFAULT_ENGINE = os.environ.get("JETMCP_TEST_DEFAULT_ENGINE") or None
+
+
 class HttpServer:
     """A ``jetmcp run --transport http`` process on a free port of 127.0.0.1, serving
     ``app`` (the demo app unless told)."""
@@ -104,9 +109,10 @@ class HttpServer:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.url = f"{self.base}/mcp"
-        #: The HTTP engine asked for (None: the default, native).
+        #: The HTTP engine asked for (None: JETMCP_TEST_DEFAULT_ENGINE, else jetmcp's default).
+        engine = engine or DEFAULT_ENGINE
         self.engine = engine
-        if engine is not None:
+        if engine is not None and "--server" not in extra:
             extra = (*extra, "--server", engine)
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the process)
         self._stdout = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the process)
@@ -182,6 +188,8 @@ class AppServer:
     ping; ``label`` names it in the errors when it exits or does not come up."""
 
     def __init__(self, app: str, *extra: str, label: str) -> None:
+        if DEFAULT_ENGINE is not None and "--server" not in extra and "stdio" not in extra:
+            extra = (*extra, "--server", DEFAULT_ENGINE)
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.url = f"{self.base}/mcp"

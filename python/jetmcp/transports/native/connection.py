@@ -160,11 +160,13 @@ class NativeProto:
     whole by the state machine before the request was handed out) and its response, which
     the connection writes."""
 
-    __slots__ = ("_body", "_owner", "started", "stream")
+    __slots__ = ("_body", "_owner", "head", "started", "stream")
 
-    def __init__(self, owner: HttpConnection, body: bytes) -> None:
+    def __init__(self, owner: HttpConnection, body: bytes, head: bool = False) -> None:
         self._owner = owner
         self._body = body
+        #: Whether the request is a HEAD (its answer has no body).
+        self.head = head
         #: Whether a response began (only one may).
         self.started = False
         #: The streamed response under way, if one began.
@@ -185,8 +187,18 @@ class NativeProto:
     def response_bytes(self, status: int, headers: Any, body: bytes) -> None:
         if self.started:
             raise RuntimeError("the response already started")
+        if headers is not JSON_HEADERS and any(k.lower() == "content-length" for k, _ in headers):
+            # The state machine writes Content-Length; a HEAD answer names the GET's own.
+            length = next(v for k, v in headers if k.lower() == "content-length")
+            headers = [(k, v) for k, v in headers if k.lower() != "content-length"]
+            if self.head and not body and length.isdigit():
+                body = bytes(int(length))  # not sent: sized only
         self.started = True
-        self._owner.write_response(self, status, headers, body)
+        try:
+            self._owner.write_response(self, status, headers, body)
+        except Exception:
+            self.started = False  # what the app answers instead (or the 500) goes out
+            raise
 
     def response_empty(self, status: int, headers: Any) -> None:
         self.response_bytes(status, headers, b"")

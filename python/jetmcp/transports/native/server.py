@@ -195,7 +195,7 @@ class NativeServer:
     def answer(self, connection: HttpConnection, request: _wire.Http1Request) -> bool:
         """Answer ``request``: True when it was answered in the callback, False when a task
         finishes it (:meth:`HttpConnection.later`)."""
-        proto = NativeProto(connection, request.body)
+        proto = NativeProto(connection, request.body, request.method == b"HEAD")
         lane = self.lane
         if lane is not None and request.method == _POST and request.target == self.path:
             verdict = self.verdict(request)

@@ -48,13 +48,19 @@ def connect(port: int) -> socket.socket:
     return socket.create_connection(("127.0.0.1", port), timeout=READ_TIMEOUT)
 
 
-def post_bytes(body: Any, *extra: str, version: str = "2025-06-18", http: str = "1.1") -> bytes:
+def post_bytes(
+    body: Any,
+    *extra: str,
+    version: str = "2025-06-18",
+    http: str = "1.1",
+    accept: str = "application/json, text/event-stream",
+) -> bytes:
     data = encode(body)
     head = [
         f"POST /mcp HTTP/{http}",
         "Host: 127.0.0.1",
         "Content-Type: application/json",
-        "Accept: application/json, text/event-stream",
+        f"Accept: {accept}",
         f"MCP-Protocol-Version: {version}",
         f"Content-Length: {len(data)}",
         *extra,
@@ -381,5 +387,28 @@ def test_tls_with_a_self_signed_certificate(tmp_path: Path) -> None:
             except ConnectionResetError:
                 data = b""
             assert not data.startswith(b"HTTP/1.1 200")
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("stateless", [True, False])
+def test_async_tools_on_the_usual_lane_run_inside_a_task(stateless: bool) -> None:
+    """Seen: the native engine's callback ran an async tool's first step outside any task
+    (asyncio.timeout raised, and Redis calls with it)."""
+    extra = ("--stateless",) if stateless else ()
+    server = HttpServer("--server", "native", *extra, app="tests/apps/native_app.py:app")
+    try:
+        with connect(server.port) as sock:
+            reader = Reader(sock)
+            for n, tool in enumerate(("in_task", "in_task_ctx", "add")):
+                arguments = {"a": 1, "b": 1} if tool == "add" else {}
+                call = request("tools/call", {"name": tool, "arguments": arguments}, id=n)
+                # JSON only: the Context tool's log line is dropped, not streamed.
+                sock.sendall(post_bytes(call, accept="application/json"))
+                status, _, body = reader.response()
+                assert status == 200, body
+                result = result_of(body)
+                assert not result["isError"], result
+                assert result["content"][0]["text"] == ("2" if tool == "add" else "True")
     finally:
         server.stop()

@@ -31,7 +31,7 @@ import contextlib
 import logging
 import signal
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from jetmcp import _wire
@@ -105,6 +105,15 @@ _MODERN_EXACT = MODERN_EXACT
 _encode_error = _wire.encode_error
 _GONE = GONE
 _MODERN = revisions.R2026_07_28
+
+
+async def _later(
+    call: Callable[..., Coroutine[Any, Any, None] | None], args: tuple[Any, ...]
+) -> None:
+    """``call(*args)`` from inside the task that awaits this, then what it returns."""
+    rest = call(*args)
+    if rest is not None:
+        await rest
 
 
 class McpHttpApp:
@@ -243,14 +252,23 @@ class McpHttpApp:
                 )
 
     def lane_post(
-        self, usual: tuple[int, revisions.Revision | None, Any, Any], body: bytes, proto: Any
+        self,
+        usual: tuple[int, revisions.Revision | None, Any, Any],
+        body: bytes,
+        proto: Any,
+        in_task: bool = True,
     ) -> Coroutine[Any, Any, None] | None:
         """The usual POST once its body is read, for either engine: answered at once
         (None), or else what the caller awaits to finish it. ``usual`` is what the gate
         (:class:`jetmcp._wire.Gate` or :meth:`_usual`) judged of its headers. A single call
         the extension answers at once goes straight back (no Exchange is made); an
         initialize, or a session this process cannot vouch for now, goes on as in
-        :meth:`_post` from the decoded body. Raises what :meth:`__rsgi__` answers."""
+        :meth:`_post` from the decoded body. Raises what :meth:`__rsgi__` answers.
+
+        ``in_task`` False (the native engine, in a socket callback): only a call the
+        extension answers at once is answered here; whatever would run a handler's async
+        steps is left whole to the returned coroutine, which the caller runs as a task
+        (handlers count on running inside one: ``asyncio.timeout``, ``current_task``)."""
         accept, revision, routing, headers = usual
         settings = self.settings
         frame = _decode(body, settings.max_depth, settings.max_batch)
@@ -276,30 +294,66 @@ class McpHttpApp:
             elif settings.require_session or "mcp-session-id" in headers:
                 return self._post_frame(headers, proto, frame, accept, None)
         if frame.kind == _FRAME_SINGLE:
-            step = dispatcher.can_step(inflight)
+            # Outside a task no handler's coroutine is stepped: the task steps it.
+            step = in_task and dispatcher.can_step(inflight)
             done = dispatcher.answer(frame, revision, routing, step)
             if type(done) is bytes:
                 proto.response_bytes(200, _JSON, done)
                 return None
-            # Its exchange is made only if something asks: a tool that takes a Context
-            # and touches nothing of its call answers with none made.
-            later = LazyExchange(
-                revision,
-                self._exchange,
-                (revision, session, accept, inflight, routing, None, proto),
-            )
-            pending = dispatcher.resume(frame, later, done, step)
-            if later.made is None and type(pending) is bytes:
-                later.answered = True
-                proto.response_bytes(200, _JSON, pending)
-                return None
-            ex = later.exchange()
-        else:
-            # An array or a parse error: as _post_frame would (an exact 2026-07-28
-            # version names a served revision, so an array is not refused whole).
-            ex = self._exchange(revision, session, accept, inflight, routing, None, proto)
-            pending = dispatcher.start(frame, ex)
+            args = (frame, revision, session, accept, inflight, routing, proto, done, step)
+            if not in_task:
+                return _later(self._lane_resume, args)
+            return self._lane_resume(*args)
+        # An array or a parse error: as _post_frame would (an exact 2026-07-28 version
+        # names a served revision, so an array is not refused whole).
+        args = (frame, revision, session, accept, inflight, routing, proto, None, False)
+        if not in_task:
+            return _later(self._lane_start, args)
+        return self._lane_start(*args)
+
+    def _lane_resume(
+        self,
+        frame: _wire.Frame,
+        revision: revisions.Revision,
+        session: Session | None,
+        accept: int,
+        inflight: InFlight | None,
+        routing: Any,
+        proto: Any,
+        done: Any,
+        step: bool,
+    ) -> Coroutine[Any, Any, None] | None:
+        """:meth:`lane_post` for a single call the extension did not answer at once."""
+        # Its exchange is made only if something asks: a tool that takes a Context and
+        # touches nothing of its call answers with none made.
+        later = LazyExchange(
+            revision,
+            self._exchange,
+            (revision, session, accept, inflight, routing, None, proto),
+        )
+        pending = self.dispatcher.resume(frame, later, done, step)
+        if later.made is None and type(pending) is bytes:
+            later.answered = True
+            proto.response_bytes(200, _JSON, pending)
+            return None
+        ex = later.exchange()
         return self._reply(proto, pending, ex)
+
+    def _lane_start(
+        self,
+        frame: _wire.Frame,
+        revision: revisions.Revision,
+        session: Session | None,
+        accept: int,
+        inflight: InFlight | None,
+        routing: Any,
+        proto: Any,
+        done: Any,
+        step: bool,
+    ) -> Coroutine[Any, Any, None] | None:
+        """:meth:`lane_post` for an array or a parse error."""
+        ex = self._exchange(revision, session, accept, inflight, routing, None, proto)
+        return self._reply(proto, self.dispatcher.start(frame, ex), ex)
 
     async def _route(self, scope: Any, proto: Any) -> None:
         """Every request but a usual POST (:meth:`_usual`): its Host and Origin checked, its

@@ -204,7 +204,9 @@ class NativeServer:
                 headers = RequestHeaders(request)
                 routing = None if revision is not None else _wire.Headers.from_map(headers)
                 try:
-                    rest = lane.lane_post((accept, revision, routing, headers), request.body, proto)
+                    rest = lane.lane_post(
+                        (accept, revision, routing, headers), request.body, proto, False
+                    )
                 except Exception as exc:
                     lane.refuse(exc, "POST", self.path_text, proto)
                     return True

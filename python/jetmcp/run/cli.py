@@ -297,6 +297,12 @@ def _add_caps(run: argparse.ArgumentParser, defaults: Settings) -> None:
         "0: the header timeout)",
     )
     caps.add_argument(
+        "--max-write-buffer-bytes",
+        type=_positive_int,
+        default=defaults.max_write_buffer_bytes,
+        help="unsent reply bytes of a connection above which it is not read (native)",
+    )
+    caps.add_argument(
         "--max-streams",
         type=_positive_int,
         default=defaults.max_streams,
@@ -564,6 +570,7 @@ def _settings(ns: argparse.Namespace) -> Settings:
         header_timeout_seconds=ns.header_timeout_seconds,
         body_timeout_seconds=ns.body_timeout_seconds,
         idle_timeout_seconds=ns.idle_timeout_seconds,
+        max_write_buffer_bytes=ns.max_write_buffer_bytes,
         max_streams=ns.max_streams,
         max_session_streams=ns.max_session_streams,
         max_sse_streams=ns.max_sse_streams,
@@ -868,9 +875,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     _check_shared_state(settings)
     if settings.ssl_keyfile and not settings.ssl_certfile:
         raise _refuse("--ssl-keyfile needs --ssl-certfile")
-    if _native(settings):
-        from jetmcp.run.native import serve_native
+    from jetmcp.run.native import native_wanted, serve_native
 
+    if native_wanted(settings):
         check_port_free(settings.host, settings.port)
         settings.max_connections = _connections(settings)
         settings.export()
@@ -879,18 +886,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     _serve_http(settings, ns.log_level)
     return 0
-
-
-def _native(settings: Settings) -> bool:
-    """Whether the native engine serves: asked for (the default), and with several workers
-    only where the supervisor that runs them is installed (else Granian runs them)."""
-    if settings.server != "native" or settings.http != "1":
-        return False  # HTTP/2 is Granian's
-    if settings.workers == 1:
-        return True
-    import importlib.util
-
-    return importlib.util.find_spec("jetmcp.run.supervisor") is not None
 
 
 if __name__ == "__main__":

@@ -28,6 +28,18 @@ from jetmcp.settings import Settings
 log = logging.getLogger("jetmcp.run")
 
 
+def native_wanted(settings: Settings) -> bool:
+    """Whether the native engine serves: asked for (the default), and with several workers
+    only where the supervisor that runs them is installed (else Granian runs them)."""
+    if settings.server != "native" or settings.http != "1":
+        return False  # HTTP/2 is Granian's
+    if settings.workers == 1:
+        return True
+    import importlib.util
+
+    return importlib.util.find_spec("jetmcp.run.supervisor") is not None
+
+
 def bind(settings: Settings) -> socket.socket:
     """The listening socket for ``settings.host``/``settings.port``."""
     family = socket.AF_INET6 if ":" in settings.host else socket.AF_INET
@@ -143,4 +155,4 @@ def serve_native(settings: Settings, kill_after: float = 0.0) -> int:
     return worker_main(sock, kill_after)
 
 
-__all__ = ["bind", "run_server", "serve_native", "tls_context", "worker_main"]
+__all__ = ["bind", "native_wanted", "run_server", "serve_native", "tls_context", "worker_main"]

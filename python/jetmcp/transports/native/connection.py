@@ -24,6 +24,7 @@ import re
 from collections.abc import AsyncIterator, Coroutine, Iterator
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 from jetmcp import _wire
 from jetmcp.errors import INVALID_REQUEST
@@ -121,6 +122,8 @@ class NativeScope:
     def __init__(self, request: _wire.Http1Request, client: str, server: str, scheme: str) -> None:
         target = request.target.decode("latin-1")
         path, _, query = target.partition("?")
+        if "%" in path:
+            path = unquote(path)  # decoded once, as Granian (and any ASGI server) gives it
         self.method = request.method.decode("latin-1")
         self.path = path
         self.query_string = query

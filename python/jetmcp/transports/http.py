@@ -107,7 +107,7 @@ _GONE = GONE
 _MODERN = revisions.R2026_07_28
 
 
-async def _later(
+async def later(
     call: Callable[..., Coroutine[Any, Any, None] | None], args: tuple[Any, ...]
 ) -> None:
     """``call(*args)`` from inside the task that awaits this, then what it returns."""
@@ -302,16 +302,16 @@ class McpHttpApp:
                 return None
             args = (frame, revision, session, accept, inflight, routing, proto, done, step)
             if not in_task:
-                return _later(self._lane_resume, args)
-            return self._lane_resume(*args)
+                return later(self.lane_resume, args)
+            return self.lane_resume(*args)
         # An array or a parse error: as _post_frame would (an exact 2026-07-28 version
         # names a served revision, so an array is not refused whole).
         args = (frame, revision, session, accept, inflight, routing, proto, None, False)
         if not in_task:
-            return _later(self._lane_start, args)
-        return self._lane_start(*args)
+            return later(self.lane_start, args)
+        return self.lane_start(*args)
 
-    def _lane_resume(
+    def lane_resume(
         self,
         frame: _wire.Frame,
         revision: revisions.Revision,
@@ -339,7 +339,7 @@ class McpHttpApp:
         ex = later.exchange()
         return self._reply(proto, pending, ex)
 
-    def _lane_start(
+    def lane_start(
         self,
         frame: _wire.Frame,
         revision: revisions.Revision,

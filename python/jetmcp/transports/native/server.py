@@ -28,7 +28,7 @@ from typing import Any
 from jetmcp import _wire
 from jetmcp.settings import Settings
 from jetmcp.transports._http import post_flags
-from jetmcp.transports.http import LEGACY_EXACT, MODERN_EXACT, McpHttpApp
+from jetmcp.transports.http import LEGACY_EXACT, MODERN_EXACT, McpHttpApp, later
 from jetmcp.transports.native.connection import (
     HttpConnection,
     NativeProto,
@@ -45,6 +45,9 @@ _POST = b"POST"
 #: Verdicts kept (sets of header values; clients send the same few again and again).
 _MAX_VERDICTS = 4096
 _IDLE = _wire.HTTP1_IDLE
+_decode = _wire.decode
+_FRAME_SINGLE = _wire.FRAME_SINGLE
+_JSON_FIELDS = _wire.Http1Fields([(b"content-type", b"application/json")])
 _HEAD = _wire.HTTP1_HEAD
 _BODY = _wire.HTTP1_BODY
 #: Seconds between two looks of the timeout watch (at most).
@@ -66,6 +69,9 @@ class NativeServer:
         self.lane: McpHttpApp | None = app if type(app) is McpHttpApp and app.lane else None
         self.path = settings.path.encode("latin-1")
         self.path_text = settings.path
+        self.stateless = settings.stateless
+        self.max_depth = settings.max_depth
+        self.max_batch = settings.max_batch
         self.connections: set[HttpConnection] = set()
         self.tasks: set[asyncio.Task[None]] = set()
         self.clock = time.monotonic()
@@ -201,6 +207,8 @@ class NativeServer:
             verdict = self.verdict(request)
             if verdict is not None:
                 accept, revision = verdict
+                if revision is not None and self.stateless:
+                    return self._plain(lane, connection, request, accept, revision)
                 headers = RequestHeaders(request)
                 routing = None if revision is not None else _wire.Headers.from_map(headers)
                 try:
@@ -215,6 +223,39 @@ class NativeServer:
                 return connection.later(self._finish(lane, rest, proto), proto)
         scope = NativeScope(request, connection.client, connection.here, self.scheme)
         return connection.later(self.target.__rsgi__(scope, proto), proto)
+
+    def _plain(
+        self,
+        lane: McpHttpApp,
+        connection: HttpConnection,
+        request: _wire.Http1Request,
+        accept: int,
+        revision: Any,
+    ) -> bool:
+        """:meth:`McpHttpApp.lane_post` in short for the most usual POST of all (stateless,
+        a legacy revision named exactly): a single call the extension answers at once is
+        written back with no object of the RSGI shape made; anything else goes on from
+        the decoded frame exactly where ``lane_post`` would."""
+        frame = _decode(request.body, self.max_depth, self.max_batch)
+        if frame.kind == _FRAME_SINGLE and not frame.initialize:
+            done = lane.dispatcher.answer(frame, revision, None, False)
+            if type(done) is bytes:
+                data = connection.conn.respond(200, _JSON_FIELDS, done, self.draining)
+                connection.transport.write(data)
+                return True
+            proto = NativeProto(connection, request.body, False)
+            args = (frame, revision, None, accept, None, None, proto, done, False)
+            return connection.later(self._finish(lane, later(lane.lane_resume, args), proto), proto)
+        proto = NativeProto(connection, request.body, False)
+        if frame.initialize:
+            rest = lane.lane_post(
+                (accept, revision, None, RequestHeaders(request)), request.body, proto, False
+            )
+            if rest is None:
+                return True
+            return connection.later(self._finish(lane, rest, proto), proto)
+        args = (frame, revision, None, accept, None, None, proto, None, False)
+        return connection.later(self._finish(lane, later(lane.lane_start, args), proto), proto)
 
     async def _finish(self, lane: McpHttpApp, rest: Any, proto: NativeProto) -> None:
         try:

@@ -21,7 +21,17 @@ from typing import TYPE_CHECKING, Any
 from orjson import loads
 
 from jetmcp import _wire
-from jetmcp.core.call import LOG_RANK, Call, CallContext, EncodedResult, Handler, Outgoing, Timed
+from jetmcp.core.call import (
+    LOG_RANK,
+    Call,
+    CallContext,
+    EncodedResult,
+    Handler,
+    Outgoing,
+    Result,
+    Timed,
+    after_write,
+)
 from jetmcp.core.inflight import is_request_id
 from jetmcp.core.mrtr import InputRequired, InputRound, RoundCall
 from jetmcp.core.reply import FAILED, OK, Reply
@@ -418,7 +428,10 @@ class LegacyRunner(Runner):
         super().__init__(dispatcher)
         #: Where a stdio request that names a ``_meta`` protocol version goes.
         self.modern = modern_runner
-        self.builtins = {"ping": self._ping, "logging/setLevel": self._set_level}
+        self.builtins = {"ping": self._ping}
+        # An adapted server answers it with its SDK's handler, or -32601 without one.
+        if not getattr(self.server, "adapted", False):
+            self.builtins["logging/setLevel"] = self._set_level
 
     def request(
         self,
@@ -523,7 +536,9 @@ class LegacyRunner(Runner):
             "serverInfo": server.server_info(revision),
         }
         instructions = server.instructions
-        if instructions and revision.instructions:
+        if instructions and (revision.instructions or getattr(server, "adapted", False)):
+            # An adapted server says them at every revision, as its SDK does (the
+            # 2024-11-05 schema has no such field; SDK clients read it all the same).
             result["instructions"] = instructions
         return Reply(_encode_result(raw_id, result), OK, session=session)
 
@@ -553,12 +568,12 @@ class LegacyRunner(Runner):
     def _ping(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
         return {}
 
-    def _set_level(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+    def _set_level(self, params: dict[str, Any], call: Call) -> Result:
         level = params.get("level")
         if not isinstance(level, str) or level not in LOG_RANK:
             raise McpError(INVALID_PARAMS, f"Invalid params: unknown log level {level!r}")
         if call.session is not None:
-            call.session.log_level = level
+            return after_write(call.session.set_log_level(level))
         return {}
 
     # -- what the client sends without asking ---------------------------------------------

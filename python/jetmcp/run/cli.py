@@ -17,9 +17,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from jetmcp.run import console, envflags, native
 from jetmcp.run.loader import (
     DEBUG_ENV,
     TARGET_ARGV_ENV,
+    WARNED_ENV,
     WORKDIR_ENV,
     LoadError,
     explain,
@@ -101,6 +103,9 @@ def _port_or_off(value: str) -> int:
     return 0 if _int(value) == 0 else _port(value)
 
 
+#: What ``--transport`` takes: ``sse`` is ``http`` (its server serves both HTTP transports).
+TRANSPORTS = ("stdio", "http", "sse")
+
 #: The levels ``--log-level`` takes, in any case.
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 
@@ -140,7 +145,13 @@ def _parser() -> argparse.ArgumentParser:
         "or a program's main: the server it runs is served)",
     )
 
-    run.add_argument("--transport", choices=("http", "stdio"), default="http")
+    run.add_argument(
+        "--transport",
+        choices=TRANSPORTS,
+        default="stdio",
+        help="stdio (the default, as fastmcp run and mcp run), or http: Streamable HTTP at "
+        "--path and the 2024-11-05 HTTP+SSE endpoints at --sse-path (sse: the same)",
+    )
     run.add_argument("--host", default=defaults.host)
     run.add_argument("--port", type=_port, default=defaults.port)
     run.add_argument("--path", default=defaults.path, help="the MCP endpoint path")
@@ -151,14 +162,7 @@ def _parser() -> argparse.ArgumentParser:
         default=defaults.http,
         help="HTTP versions to speak under --server granian: 1 (HTTP/1.1), 2 (h2c), auto (both)",
     )
-    run.add_argument(
-        "--server",
-        choices=("native", "granian"),
-        default=defaults.server,
-        help="the HTTP engine: native (jetmcp's own HTTP/1.1 on uvloop) or granian",
-    )
-    run.add_argument("--ssl-certfile", default="", help="serve HTTPS with this PEM certificate")
-    run.add_argument("--ssl-keyfile", default="", help="the PEM private key of --ssl-certfile")
+    native.add_engine_arguments(run, defaults)
     run.add_argument("--stateless", action="store_true", help="mint no sessions")
     run.add_argument(
         "--require-session",
@@ -246,6 +250,8 @@ def _parser() -> argparse.ArgumentParser:
         default="warning",
         help=f"logs on stderr at this level or above: {', '.join(LOG_LEVELS)}",
     )
+    # Every flag above (and any added later) from JETMCP_<FLAG>, shown in --help.
+    envflags.apply(run)
     # Parsed by jetmcp.bench.cli (main() hands it the arguments); listed here for --help.
     sub.add_parser("bench", help="load-test any MCP server (HTTP or stdio)", add_help=False)
     check = sub.add_parser(
@@ -289,19 +295,7 @@ def _add_caps(run: argparse.ArgumentParser, defaults: Settings) -> None:
         default=defaults.body_timeout_seconds,
         help="time to send a request's body (408 after it; 0: no limit)",
     )
-    caps.add_argument(
-        "--idle-timeout-seconds",
-        type=_seconds_or_zero,
-        default=defaults.idle_timeout_seconds,
-        help="how long a keep-alive connection may sit idle between requests (native; "
-        "0: the header timeout)",
-    )
-    caps.add_argument(
-        "--max-write-buffer-bytes",
-        type=_positive_int,
-        default=defaults.max_write_buffer_bytes,
-        help="unsent reply bytes of a connection above which it is not read (native)",
-    )
+    native.add_cap_arguments(caps, defaults, _seconds_or_zero, _positive_int)
     caps.add_argument(
         "--max-streams",
         type=_positive_int,
@@ -621,7 +615,7 @@ def _check_extras(settings: Settings) -> None:
         raise _refuse(f"--metrics-path {settings.metrics_path} is an MCP path")
 
 
-def _check_target(target: str) -> None:
+def _check_target(target: str) -> str:
     """Refuse a target that names no server before any worker starts (exit status 2).
 
     The workers import the app themselves; this check imports it once in a short-lived
@@ -635,8 +629,7 @@ def _check_target(target: str) -> None:
     check = subprocess.run(
         [sys.executable, "-m", "jetmcp.run.loader", target],
         stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        capture_output=True,
         check=False,
     )
     if check.returncode != 0:
@@ -647,6 +640,13 @@ def _check_target(target: str) -> None:
         else:
             sys.stderr.write((lines[-1] if lines else f"jetmcp: {target!r} failed to load") + "\n")
         raise SystemExit(EXIT_BAD_TARGET)
+    # What the target warned about while loading (a server offering nothing), as is.
+    warnings = check.stderr.decode(errors="replace").strip()
+    if warnings:
+        sys.stderr.write(warnings + "\n")
+    # The child's last stdout line is the server's name (python -m jetmcp.run.loader).
+    names = check.stdout.decode(errors="replace").strip().splitlines()
+    return names[-1] if names else target
 
 
 #: File descriptors a worker keeps for itself besides its connections (the listening
@@ -744,11 +744,13 @@ def check_port_free(host: str, port: int) -> None:
         probe.close()
 
 
-def _serve_http(settings: Settings, log_level: str) -> None:
+def _serve_http(settings: Settings, log_level: str) -> int:
+    """Serve with Granian; 1 when a worker died or had to be killed (run/granian_server.py)."""
     from granian.constants import HTTPModes, Interfaces, Loops
     from granian.http import HTTP1Settings
     from granian.log import LogLevels
-    from granian.server import Server as Granian
+
+    from jetmcp.run.granian_server import SupervisedGranian, granian_options
 
     check_port_free(settings.host, settings.port)
     metrics_dir = _start_metrics(settings)
@@ -759,7 +761,7 @@ def _serve_http(settings: Settings, log_level: str) -> None:
     # its imports are found from there: jetmcp.run.loader).
     os.environ[WORKDIR_ENV] = os.getcwd()
     os.chdir(Path(__file__).resolve().parents[2])
-    Granian(
+    granian = SupervisedGranian(
         "jetmcp.run.serving:app_from_env",
         address=settings.host,
         port=settings.port,
@@ -773,7 +775,7 @@ def _serve_http(settings: Settings, log_level: str) -> None:
         log_level=LogLevels(log_level),
         backlog=settings.backlog,
         backpressure=_connections(settings),
-        **_granian_tls(settings),
+        **native.granian_tls(settings),
         http1_settings=HTTP1Settings(
             header_read_timeout=max(1, round(settings.header_timeout_seconds * 1000)),
             keep_alive=True,
@@ -782,18 +784,14 @@ def _serve_http(settings: Settings, log_level: str) -> None:
         # act on its grace period: it is killed a little after it.
         workers_kill_timeout=math.ceil(settings.shutdown_grace_seconds) + _KILL_AFTER_GRACE,
         log_dictconfig=GRANIAN_LOGGING,
-    ).serve()
-    if metrics_dir is not None:
-        shutil.rmtree(metrics_dir, ignore_errors=True)
-
-
-def _granian_tls(settings: Settings) -> dict[str, Any]:
-    if not settings.ssl_certfile:
-        return {}
-    tls: dict[str, Any] = {"ssl_cert": Path(settings.ssl_certfile)}
-    if settings.ssl_keyfile:
-        tls["ssl_key"] = Path(settings.ssl_keyfile)
-    return tls
+        **granian_options(),
+    )
+    try:
+        granian.serve()
+    finally:
+        if metrics_dir is not None:
+            shutil.rmtree(metrics_dir, ignore_errors=True)
+    return 1 if granian.unclean else 0
 
 
 def _start_metrics(settings: Settings) -> str | None:
@@ -823,12 +821,13 @@ def _serve_stdio(settings: Settings) -> int:
 
     from jetmcp.transports.stdio import serve_stdio
 
+    out_fd = console.keep_stdout()
     try:
         server = load_or_explain(settings.app, "stdio")
     except LoadError as exc:
         explain(exc)
         raise SystemExit(EXIT_BAD_TARGET) from None
-    return 0 if uvloop.run(serve_stdio(server, settings)) else 1
+    return 0 if uvloop.run(serve_stdio(server, settings, out_fd)) else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -841,7 +840,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args[:1] == ["run"] and "--" in args:
         cut = args.index("--")
         args, target_args = args[:cut], args[cut + 1 :]
-    ns = _parser().parse_args(args)
+    try:
+        parser = _parser()
+    except envflags.EnvError as exc:
+        raise _refuse(f"{exc} (from the environment; see jetmcp run --help)") from None
+    ns = parser.parse_args(args)
     ns.argv = target_args
     if ns.command == "check":
         from jetmcp.run import selfcheck
@@ -871,21 +874,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings.export()
     # The app is imported by the worker processes only: this process supervises them,
     # and whatever it imported before they fork would be counted again in each of them.
-    _check_target(settings.app)
+    name = _check_target(settings.app)
+    os.environ[WARNED_ENV] = "1"
     _check_shared_state(settings)
     if settings.ssl_keyfile and not settings.ssl_certfile:
         raise _refuse("--ssl-keyfile needs --ssl-certfile")
-    from jetmcp.run.native import native_wanted, serve_native
-
-    if native_wanted(settings):
+    if logging.getLogger().isEnabledFor(logging.WARNING):
+        check_port_free(settings.host, settings.port)  # not "serving" on a port in use
+        print(f"jetmcp: {console.startup_line(name, settings)}", file=sys.stderr, flush=True)
+    if native.native_wanted(settings):
         check_port_free(settings.host, settings.port)
         settings.max_connections = _connections(settings)
         settings.export()
-        return serve_native(
+        return native.serve_native(
             settings, math.ceil(settings.shutdown_grace_seconds) + _KILL_AFTER_GRACE
         )
-    _serve_http(settings, ns.log_level)
-    return 0
+    return _serve_http(settings, ns.log_level)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ app_from_env`), enters its lifespan before the loop serves, and on SIGTERM/SIGIN
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import logging
@@ -21,6 +22,8 @@ import signal
 import socket
 import ssl
 import threading
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from jetmcp.settings import Settings
@@ -38,6 +41,47 @@ def native_wanted(settings: Settings) -> bool:
     import importlib.util
 
     return importlib.util.find_spec("jetmcp.run.supervisor") is not None
+
+
+def add_engine_arguments(run: argparse.ArgumentParser, defaults: Settings) -> None:
+    """``jetmcp run``'s engine and TLS flags."""
+    run.add_argument(
+        "--server",
+        choices=("native", "granian"),
+        default=defaults.server,
+        help="the HTTP engine: native (jetmcp's own HTTP/1.1 on uvloop) or granian",
+    )
+    run.add_argument("--ssl-certfile", default="", help="serve HTTPS with this PEM certificate")
+    run.add_argument("--ssl-keyfile", default="", help="the PEM private key of --ssl-certfile")
+
+
+def add_cap_arguments(
+    caps: Any, defaults: Settings, seconds: Callable[[str], float], count: Callable[[str], int]
+) -> None:
+    """``jetmcp run``'s caps of the native engine alone."""
+    caps.add_argument(
+        "--idle-timeout-seconds",
+        type=seconds,
+        default=defaults.idle_timeout_seconds,
+        help="how long a keep-alive connection may sit idle between requests (native; "
+        "0: the header timeout)",
+    )
+    caps.add_argument(
+        "--max-write-buffer-bytes",
+        type=count,
+        default=defaults.max_write_buffer_bytes,
+        help="unsent reply bytes of a connection above which it is not read (native)",
+    )
+
+
+def granian_tls(settings: Settings) -> dict[str, Any]:
+    """Granian's TLS arguments for ``--ssl-certfile``/``--ssl-keyfile`` (none without)."""
+    if not settings.ssl_certfile:
+        return {}
+    tls: dict[str, Any] = {"ssl_cert": Path(settings.ssl_certfile)}
+    if settings.ssl_keyfile:
+        tls["ssl_key"] = Path(settings.ssl_keyfile)
+    return tls
 
 
 def bind(settings: Settings) -> socket.socket:

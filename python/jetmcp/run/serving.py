@@ -65,9 +65,18 @@ def make_app(
 
 def app_from_env() -> Any:
     """Granian's factory target: builds the app in each worker from exported settings (with
-    the server's custom routes beside it, when it has any: :mod:`jetmcp.transports.routes`)."""
+    the server's custom routes beside it, when it has any: :mod:`jetmcp.transports.routes`).
+    The worker is first tied to the process that forked it: it is killed when that exits."""
+    import multiprocessing
+
+    from jetmcp.run.lifeline import die_with_parent
     from jetmcp.run.loader import load_app
 
+    parent = multiprocessing.parent_process()
+    if parent is not None and parent.pid is not None:
+        # A worker never outlives `jetmcp run` (its kill -9 included): no orphan keeps
+        # serving the port (jetmcp.run.lifeline).
+        die_with_parent(parent.pid)
     settings = Settings.from_env()
     server = load_app(settings.app, "http")
     store: SessionStore | None = None

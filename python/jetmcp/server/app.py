@@ -1046,12 +1046,12 @@ class Server(Serving):
             raise McpError(INVALID_PARAMS, "Invalid params: uri must be a string")
         return uri
 
-    def _handle_subscribe(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+    def _handle_subscribe(self, params: dict[str, Any], call: Call) -> Result:
         uri = self._subscription_uri(params)
         # A resource the caller may not read is subscribed like an unknown URI: accepted,
         # and never announced.
         if call.session is not None and self._may_read(uri, call.auth):
-            call.session.subscribe(uri)
+            return call.session.subscribe(uri)
         return {}
 
     def _may_read(self, uri: str, principal: Principal | None) -> bool:
@@ -1065,10 +1065,10 @@ class Server(Serving):
         matched = [t for t in self._templates.values() if t.template.match(uri) is not None]
         return not matched or any(self.visible(t, principal) for t in matched)
 
-    def _handle_unsubscribe(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+    def _handle_unsubscribe(self, params: dict[str, Any], call: Call) -> Result:
         uri = self._subscription_uri(params)
         if call.session is not None:
-            call.session.unsubscribe(uri)
+            return call.session.unsubscribe(uri)
         return {}
 
     # -- tasks ---------------------------------------------------------------------------------

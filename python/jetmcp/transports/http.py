@@ -20,9 +20,7 @@ answers at once (:meth:`~jetmcp.core.dispatch.Dispatcher.answer`) goes back with
 :class:`~jetmcp.core.exchange.Exchange` made. Anything else on that way (a batch,
 ``initialize``, a session not held here, a tool whose reply Python shapes) continues exactly
 where the general path would be (:meth:`~jetmcp.core.dispatch.Dispatcher.resume`,
-:meth:`McpHttpApp._post_frame`);
-``tests/test_http_lane.py`` holds the two paths to the same bytes.
-"""
+:meth:`McpHttpApp._post_frame`); ``tests/test_http_lane.py`` holds both to the same bytes."""
 
 from __future__ import annotations
 
@@ -71,6 +69,8 @@ from jetmcp.transports._http import (
     unreadable,
 )
 from jetmcp.transports.auth import AuthRefusal, BearerGuard
+from jetmcp.transports.body_watch import evict_stalled
+from jetmcp.transports.health import HEALTH_PATHS, serve_health
 from jetmcp.transports.http_reply import (
     answered,
     asks_for_auth,
@@ -356,9 +356,10 @@ class McpHttpApp:
         return self._reply(proto, self.dispatcher.start(frame, ex), ex)
 
     async def _route(self, scope: Any, proto: Any) -> None:
-        """Every request but a usual POST (:meth:`_usual`): its Host and Origin checked, its
-        sender authenticated when auth is on, then served by path and method. Raises what
-        :meth:`__rsgi__` answers."""
+        """Every request but a usual POST (:meth:`_usual`) or a probe: Host, Origin checked,
+        sender authenticated if auth is on, served by path, method (raises what __rsgi__ answers)"""
+        if scope.path in HEALTH_PATHS:  # never behind the Host/Origin checks or auth
+            return await serve_health(self, scope, proto, self._closing)
         refusal = self.guard.refusal(scope)
         if refusal is not None:
             status, why = refusal
@@ -452,21 +453,11 @@ class McpHttpApp:
             )
 
     def _watch_bodies(self) -> None:
-        """Cancel every body read older than ``body_timeout_seconds`` (its request answers
-        408), then look again in a while: reads begin in time order, so only the oldest
-        are looked at. A read's stamp may lag its start by one interval, so a read is
-        cancelled between one and three intervals past the timeout."""
-        limit = self.settings.body_timeout_seconds
-        interval = min(1.0, limit / 4)
+        """Cancel the body reads past their limit (they answer 408; the limit is the body
+        timeout, or the header timeout when body reads fill half the connection cap: see
+        :mod:`jetmcp.transports.body_watch`), then look again in a while."""
         now = self._clock = _monotonic()
-        since = now - limit - interval
-        reading = self._reading
-        while reading:
-            future, began = next(iter(reading.items()))
-            if began > since:
-                break
-            del reading[future]
-            future.cancel()
+        interval = evict_stalled(self._reading, now, self.settings)
         asyncio.get_running_loop().call_later(interval, self._watch_bodies)
 
     def _body_refusal(self) -> HttpError:

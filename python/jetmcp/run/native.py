@@ -166,8 +166,15 @@ def run_server(
 
 
 def _stuck(seconds: float) -> None:
-    """The watchdog's end: the loop did not finish draining in ``seconds``."""
-    log.error("still serving %g seconds after the stop signal (a stuck handler?): exiting", seconds)
+    """The watchdog's end: the loop did not finish draining in ``seconds``. The process
+    ends itself at once, exit status 1, where a supervisor would SIGKILL it; the log line
+    is the one a supervised worker's kill gets."""
+    log.error(
+        "worker (pid %d) still serving %g seconds after the stop signal (a stuck "
+        "handler?): it had to be killed (SIGKILL); exiting with status 1",
+        os.getpid(),
+        seconds,
+    )
     os._exit(1)
 
 

@@ -47,6 +47,10 @@ def metered() -> Iterator[tuple[AppServer, int]]:
         str(port),
         "--metrics-path",
         "/metrics",
+        # Synchronous tools on the loop, as the extension answers them once promoted: the
+        # path counts below are about that, not the pool's first calls.
+        "--sync-tool-threads",
+        "0",
         label="jetmcp with metrics",
     )
     try:

@@ -92,6 +92,12 @@ def _seconds_or_zero(value: str) -> float:
     return number
 
 
+def _ms(value: str) -> float:
+    if not 0 <= (number := _float(value)) < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be 0 or a number of milliseconds, not {value}")
+    return number
+
+
 def _port(value: str) -> int:
     number = _int(value)
     if not 1 <= number <= 65535:
@@ -344,6 +350,15 @@ def _add_caps(run: argparse.ArgumentParser, defaults: Settings) -> None:
         default=defaults.shutdown_grace_seconds,
         help="time running requests get to finish after SIGTERM or the end of stdin",
     )
+    for flag, kind, default, text in (  # synchronous tools: jetmcp.core.threads
+        ("threads", _non_negative, defaults.sync_tool_threads, "threads synchronous tools run "
+         "in, per worker or stdio process (0: none, they run on the event loop)"),
+        ("promote-after", _non_negative, defaults.sync_tool_promote_after, "a synchronous "
+         "tool runs inline after N calls in a row as fast as --sync-tool-fast-ms (0: never)"),
+        ("fast-ms", _ms, defaults.sync_tool_fast_ms, "milliseconds a synchronous tool's call "
+         "may take and count as fast"),
+    ):  # fmt: skip
+        caps.add_argument(f"--sync-tool-{flag}", type=kind, default=default, help=text)
 
 
 def _add_redis(run: argparse.ArgumentParser, defaults: Settings) -> None:
@@ -573,6 +588,9 @@ def _settings(ns: argparse.Namespace) -> Settings:
         max_inflight=ns.max_inflight,
         max_session_inflight=ns.max_session_inflight,
         shutdown_grace_seconds=ns.shutdown_grace_seconds,
+        sync_tool_threads=ns.sync_tool_threads,
+        sync_tool_promote_after=ns.sync_tool_promote_after,
+        sync_tool_fast_ms=ns.sync_tool_fast_ms,
         redis_url=ns.redis_url,
         redis_prefix=ns.redis_prefix,
         redis_timeout_seconds=ns.redis_timeout_seconds,

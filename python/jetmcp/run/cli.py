@@ -667,49 +667,6 @@ def _check_target(target: str) -> str:
     return names[-1] if names else target
 
 
-#: File descriptors a worker keeps for itself besides its connections (the listening
-#: socket, pipes, the event loop's, the app's own files).
-_SPARE_FDS = 64
-
-
-def raise_open_files_limit() -> int:
-    """Raise this process's soft limit on open files to its hard limit (the soft one is
-    often 1,024, which caps connections well below what the hard one allows); Granian's
-    workers inherit it. Returns the soft limit now in force (0 when it cannot be read)."""
-    try:
-        import resource
-    except ImportError:  # not a Unix
-        return 0
-    try:
-        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    except (OSError, ValueError):
-        return 0
-    target = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 20)
-    if soft != resource.RLIM_INFINITY and soft < target:
-        try:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
-            soft = target
-        except (OSError, ValueError) as exc:
-            logging.getLogger("jetmcp").warning("cannot raise the open files limit: %s", exc)
-    return int(soft) if soft != resource.RLIM_INFINITY else 1 << 30
-
-
-def _connections(settings: Settings) -> int:
-    """``max_connections``, lowered to what the open files limit leaves room for."""
-    limit = raise_open_files_limit()
-    wanted = settings.max_connections
-    if limit and wanted > limit - _SPARE_FDS:
-        fitted = max(1, limit - _SPARE_FDS)
-        logging.getLogger("jetmcp").warning(
-            "--max-connections %d exceeds the open files limit (%d): using %d",
-            wanted,
-            limit,
-            fitted,
-        )
-        return fitted
-    return wanted
-
-
 #: Granian's own logs (its default sends them to stdout): stderr, like every jetmcp log, so
 #: a host that reads stdout never sees them.
 GRANIAN_LOGGING: dict[str, Any] = {
@@ -792,7 +749,7 @@ def _serve_http(settings: Settings, log_level: str) -> int:
         factory=True,
         log_level=LogLevels(log_level),
         backlog=settings.backlog,
-        backpressure=_connections(settings),
+        backpressure=native.fitted_connections(settings),
         **native.granian_tls(settings),
         http1_settings=HTTP1Settings(
             header_read_timeout=max(1, round(settings.header_timeout_seconds * 1000)),
@@ -902,7 +859,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"jetmcp: {console.startup_line(name, settings)}", file=sys.stderr, flush=True)
     if native.native_wanted(settings):
         check_port_free(settings.host, settings.port)
-        settings.max_connections = _connections(settings)
+        settings.max_connections = native.fitted_connections(settings)
         settings.export()
         return native.serve_native(
             settings, math.ceil(settings.shutdown_grace_seconds) + _KILL_AFTER_GRACE

@@ -43,6 +43,49 @@ def native_wanted(settings: Settings) -> bool:
     return importlib.util.find_spec("jetmcp.run.supervisor") is not None
 
 
+#: File descriptors a worker keeps for itself besides its connections (the listening
+#: socket, pipes, the event loop's, the app's own files).
+_SPARE_FDS = 64
+
+
+def raise_open_files_limit() -> int:
+    """Raise this process's soft limit on open files to its hard limit (the soft one is
+    often 1,024, which caps connections well below what the hard one allows); Granian's
+    workers inherit it. Returns the soft limit now in force (0 when it cannot be read)."""
+    try:
+        import resource
+    except ImportError:  # not a Unix
+        return 0
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (OSError, ValueError):
+        return 0
+    target = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 20)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (OSError, ValueError) as exc:
+            logging.getLogger("jetmcp").warning("cannot raise the open files limit: %s", exc)
+    return int(soft) if soft != resource.RLIM_INFINITY else 1 << 30
+
+
+def fitted_connections(settings: Settings) -> int:
+    """``max_connections``, lowered to what the open files limit leaves room for."""
+    limit = raise_open_files_limit()
+    wanted = settings.max_connections
+    if limit and wanted > limit - _SPARE_FDS:
+        fitted = max(1, limit - _SPARE_FDS)
+        logging.getLogger("jetmcp").warning(
+            "--max-connections %d exceeds the open files limit (%d): using %d",
+            wanted,
+            limit,
+            fitted,
+        )
+        return fitted
+    return wanted
+
+
 def add_engine_arguments(run: argparse.ArgumentParser, defaults: Settings) -> None:
     """``jetmcp run``'s engine and TLS flags."""
     run.add_argument(
@@ -206,4 +249,13 @@ def serve_native(settings: Settings, kill_after: float = 0.0) -> int:
     return worker_main(sock, kill_after)
 
 
-__all__ = ["bind", "native_wanted", "run_server", "serve_native", "tls_context", "worker_main"]
+__all__ = [
+    "bind",
+    "fitted_connections",
+    "native_wanted",
+    "raise_open_files_limit",
+    "run_server",
+    "serve_native",
+    "tls_context",
+    "worker_main",
+]

@@ -18,11 +18,21 @@ import pytest
 
 from harness.servers import HttpServer, StdioServer
 
+#: The HTTP engines the shared server fixtures run on (``JETMCP_TEST_ENGINES``, comma
+#: separated, narrows them): every test that takes one runs once per engine.
+ENGINES = [e for e in os.environ.get("JETMCP_TEST_ENGINES", "native,granian").split(",") if e]
+
+
+@pytest.fixture(scope="session", params=ENGINES)
+def engine(request: pytest.FixtureRequest) -> str:
+    """The HTTP engine under test (``--server``)."""
+    return str(request.param)
+
 
 @pytest.fixture(scope="session")
-def http_server() -> Iterator[HttpServer]:
+def http_server(engine: str) -> Iterator[HttpServer]:
     """The default server: sessions optional, default limits."""
-    server = HttpServer()
+    server = HttpServer(engine=engine)
     try:
         yield server
     finally:
@@ -35,9 +45,9 @@ def http_url(http_server: HttpServer) -> str:
 
 
 @pytest.fixture(scope="session")
-def strict_server() -> Iterator[HttpServer]:
+def strict_server(engine: str) -> Iterator[HttpServer]:
     """``--require-session`` and a 1 KiB body limit, so one extra process covers both."""
-    server = HttpServer("--require-session", "--max-body-bytes", "1024")
+    server = HttpServer("--require-session", "--max-body-bytes", "1024", engine=engine)
     try:
         yield server
     finally:
@@ -50,9 +60,9 @@ def strict_url(strict_server: HttpServer) -> str:
 
 
 @pytest.fixture(scope="session")
-def stateless_url() -> Iterator[str]:
+def stateless_url(engine: str) -> Iterator[str]:
     """``--stateless``: no sessions are minted; the header alone decides the revision."""
-    server = HttpServer("--stateless")
+    server = HttpServer("--stateless", engine=engine)
     try:
         yield server.url
     finally:

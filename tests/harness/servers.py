@@ -169,12 +169,18 @@ class ServerProcess:
         self._stdout.close()
 
 
+#: The engine of every HTTP server a test starts without naming one (``--server``); unset:
+#: jetmcp's default. ``JETMCP_TEST_DEFAULT_ENGINE=granian`` runs the suite on Granian.
+DEFAULT_ENGINE = os.environ.get("JETMCP_TEST_DEFAULT_ENGINE") or None
+
+
 def jetmcp_http_argv(app: str, port: int, *extra: str, engine: str | None = None) -> list[str]:
     """``jetmcp run APP --transport http`` on ``port`` of 127.0.0.1 (``--server ENGINE`` when
-    an HTTP engine is named)."""
+    an HTTP engine is named, else ``JETMCP_TEST_DEFAULT_ENGINE``'s when set)."""
     argv = [*jetmcp_command(), "run", app, "--transport", "http"]
     argv += ["--host", "127.0.0.1", "--port", str(port), *extra]
-    if engine is not None:
+    engine = engine or DEFAULT_ENGINE
+    if engine is not None and "--server" not in extra:
         argv += ["--server", engine]
     return argv
 
@@ -192,8 +198,8 @@ class AppServer(ServerProcess):
         env: dict[str, str] | None = None,
     ) -> None:
         port = free_port()
-        #: The HTTP engine asked for (None: the default).
-        self.engine = engine
+        #: The HTTP engine asked for (None: JETMCP_TEST_DEFAULT_ENGINE, else the default).
+        self.engine = engine or DEFAULT_ENGINE
         super().__init__(
             jetmcp_http_argv(app, port, *extra, engine=engine),
             port,

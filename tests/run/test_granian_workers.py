@@ -58,7 +58,7 @@ class Pinger(threading.Thread):
 
 
 def test_a_killed_worker_is_replaced_while_the_other_serves() -> None:
-    server = HttpServer("--workers", "2", "--stateless")
+    server = HttpServer("--server", "granian", "--workers", "2", "--stateless")
     try:
         before = workers(server)
         victim = min(before)
@@ -95,7 +95,7 @@ def test_a_killed_worker_is_replaced_while_the_other_serves() -> None:
 
 
 def test_no_worker_outlives_a_killed_main_process() -> None:
-    server = HttpServer("--workers", "2", "--stateless")
+    server = HttpServer("--server", "granian", "--workers", "2", "--stateless")
     try:
         pids = workers(server)
         os.kill(server.proc.pid, signal.SIGKILL)
@@ -112,7 +112,9 @@ def test_no_worker_outlives_a_killed_main_process() -> None:
 
 
 def test_a_clean_stop_exits_0_and_a_crash_loop_exits_1() -> None:
-    server = HttpServer("--workers", "2", "--stateless", "--log-level", "info")
+    server = HttpServer(
+        "--server", "granian", "--workers", "2", "--stateless", "--log-level", "info"
+    )
     try:
         workers(server)
         # Both workers have their own signal handlers in (Granian logs their runtimes'
@@ -126,7 +128,7 @@ def test_a_clean_stop_exits_0_and_a_crash_loop_exits_1() -> None:
         assert server.proc.wait(timeout=30.0) == 0, server.stderr()
     finally:
         server.stop()
-    server = HttpServer("--workers", "2", "--stateless")
+    server = HttpServer("--server", "granian", "--workers", "2", "--stateless")
     try:
         first = workers(server)
         os.kill(min(first), signal.SIGKILL)
@@ -148,7 +150,7 @@ def test_a_clean_stop_exits_0_and_a_crash_loop_exits_1() -> None:
 def test_a_single_killed_worker_is_replaced_within_2_s() -> None:
     """One worker: the port has no listener until the replacement is up (0.8 s measured
     on the 2-core test VM under load), then it serves again."""
-    server = HttpServer("--stateless")
+    server = HttpServer("--server", "granian", "--stateless")
     try:
         (only,) = workers(server, 1)
         os.kill(only, signal.SIGKILL)
@@ -170,6 +172,8 @@ def test_a_worker_killed_while_it_drains_makes_the_status_1() -> None:
         "tests.apps.caps_app:app",
         "--transport",
         "http",
+        "--server",
+        "granian",
         "--workers",
         "2",
         "--stateless",

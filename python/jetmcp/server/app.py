@@ -20,7 +20,7 @@ import math
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, Unpack, overload
 
 from jetmcp import _wire
 from jetmcp._wire import encode_notification
@@ -35,6 +35,7 @@ from jetmcp.server.caching import CacheScope, check_hint, combined
 from jetmcp.server.completion import CompletionHandler, PromptReference
 from jetmcp.server.context import Context, ResourceContents
 from jetmcp.server.listen import Subscriptions, supported_filters
+from jetmcp.server.options import ToolKeywords
 from jetmcp.server.prompts import Prompt
 from jetmcp.server.resources import Resource, ResourceTemplate, UriTemplate, contents_to_wire
 from jetmcp.server.serving import Serving, check_options
@@ -45,7 +46,7 @@ from jetmcp.server.tasks_ext import (
     declares_tasks,
     missing_tasks_extension,
 )
-from jetmcp.server.tools import TaskSupport, Tool, normalize_icons
+from jetmcp.server.tools import Tool, normalize_icons
 
 if TYPE_CHECKING:
     from jetmcp.core.principal import Principal, TokenVerifier
@@ -373,69 +374,14 @@ class Server(Serving):
     # -- decorators ---------------------------------------------------------------------------
 
     @overload
-    def tool(
-        self,
-        name_or_fn: F,
-        /,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: Any = None,
-        icons: list[Any] | None = None,
-        meta: dict[str, Any] | None = None,
-        structured_output: bool | None = None,
-        task_support: TaskSupport = "forbidden",
-        input_schema: dict[str, Any] | None = None,
-        defer_task: bool = False,
-        ttl_ms: int | None = None,
-        cache_scope: CacheScope | None = None,
-        timeout: float | None = None,
-        scopes: Iterable[str] | None = None,
-    ) -> F: ...
+    def tool(self, name_or_fn: F, /, **options: Unpack[ToolKeywords]) -> F: ...
 
     @overload
     def tool(
-        self,
-        name_or_fn: str | None = None,
-        /,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: Any = None,
-        icons: list[Any] | None = None,
-        meta: dict[str, Any] | None = None,
-        structured_output: bool | None = None,
-        task_support: TaskSupport = "forbidden",
-        input_schema: dict[str, Any] | None = None,
-        defer_task: bool = False,
-        ttl_ms: int | None = None,
-        cache_scope: CacheScope | None = None,
-        timeout: float | None = None,
-        scopes: Iterable[str] | None = None,
+        self, name_or_fn: str | None = None, /, **options: Unpack[ToolKeywords]
     ) -> Callable[[F], F]: ...
 
-    def tool(
-        self,
-        name_or_fn: Any = None,
-        /,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: Any = None,
-        icons: list[Any] | None = None,
-        meta: dict[str, Any] | None = None,
-        structured_output: bool | None = None,
-        task_support: TaskSupport = "forbidden",
-        input_schema: dict[str, Any] | None = None,
-        defer_task: bool = False,
-        ttl_ms: int | None = None,
-        cache_scope: CacheScope | None = None,
-        timeout: float | None = None,
-        scopes: Iterable[str] | None = None,
-    ) -> Any:
+    def tool(self, name_or_fn: Any = None, /, **options: Unpack[ToolKeywords]) -> Any:
         """Register a tool: ``@server.tool``, ``@server.tool()`` or ``@server.tool("name")``.
 
         The input schema comes from the signature (a ``Context`` parameter is injected, not
@@ -457,26 +403,10 @@ class Server(Serving):
         interrupted.
         """
         if isinstance(name_or_fn, str):
-            name = name_or_fn
+            options["name"] = name_or_fn
 
         def decorator(fn: F) -> F:
-            self.add_tool(
-                fn,
-                name=name,
-                title=title,
-                description=description,
-                annotations=annotations,
-                icons=icons,
-                meta=meta,
-                structured_output=structured_output,
-                task_support=task_support,
-                input_schema=input_schema,
-                defer_task=defer_task,
-                ttl_ms=ttl_ms,
-                cache_scope=cache_scope,
-                timeout=timeout,
-                scopes=scopes,
-            )
+            self.add_tool(fn, **options)
             return fn
 
         return decorator(name_or_fn) if callable(name_or_fn) else decorator
@@ -611,10 +541,10 @@ class Server(Serving):
 
     # -- the registries -----------------------------------------------------------------------
 
-    def add_tool(self, fn: Callable[..., Any] | Tool, **kw: Any) -> Tool:
+    def add_tool(self, fn: Callable[..., Any] | Tool, **options: Unpack[ToolKeywords]) -> Tool:
         """Register (or replace, keeping its place in the list) a tool; keywords as for
-        :meth:`tool`."""
-        tool = fn if isinstance(fn, Tool) else Tool(fn, **kw)
+        :meth:`tool` (:class:`~jetmcp.server.options.ToolOptions`)."""
+        tool = fn if isinstance(fn, Tool) else Tool(fn, **options)
         tool.mask_errors = self.mask_error_details
         tool.fast = self.fast_paths
         self._count_scoped("tools", self._tools.get(tool.name), tool)

@@ -7,8 +7,8 @@ import inspect
 import logging
 import types
 import typing
-from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Literal, Unpack
 
 import pydantic_core
 from pydantic import BaseModel, ValidationError
@@ -19,7 +19,7 @@ from jetmcp.errors import URL_ELICITATION_REQUIRED, McpError, from_sdk_error, is
 from jetmcp.protocol.modern import x_mcp_headers
 from jetmcp.protocol.revisions import Revision
 from jetmcp.server.access import check_scopes
-from jetmcp.server.caching import CacheScope, check_hint
+from jetmcp.server.caching import CacheScope
 from jetmcp.server.content import (
     TEXT_JSON_COMPACT,
     content_blocks,
@@ -31,6 +31,7 @@ from jetmcp.server.content import (
 )
 from jetmcp.server.context import Context
 from jetmcp.server.elicitation import UrlElicitationRequired
+from jetmcp.server.options import TaskSupport, ToolKeywords, ToolOptions
 from jetmcp.server.schema import (
     _REQUIRED,
     Arguments,
@@ -92,10 +93,6 @@ def is_async_callable(fn: Any) -> bool:
     )
 
 
-TaskSupport = Literal["forbidden", "optional", "required"]
-TASK_SUPPORT: tuple[str, ...] = ("forbidden", "optional", "required")
-
-
 def error_result(text: str) -> dict[str, Any]:
     return {"content": [text_block(text)], "isError": True}
 
@@ -125,6 +122,7 @@ class Tool:
         "meta",
         "model_out",
         "name",
+        "options",
         "output",
         "route",
         "scopes",
@@ -136,43 +134,19 @@ class Tool:
         "ttl_ms",
     )
 
-    def __init__(
-        self,
-        fn: Callable[..., Any],
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: Any = None,
-        icons: Any = None,
-        meta: dict[str, Any] | None = None,
-        structured_output: bool | None = None,
-        task_support: TaskSupport = "forbidden",
-        input_schema: dict[str, Any] | None = None,
-        defer_task: bool = False,
-        ttl_ms: int | None = None,
-        cache_scope: CacheScope | None = None,
-        timeout: float | None = None,
-        scopes: Iterable[str] | None = None,
-    ) -> None:
-        tool_name = component_name(fn, name, "tool")
-        if timeout is not None and (
-            isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0
-        ):
-            raise ValueError(f"timeout must be a number of seconds above 0, not {timeout!r}")
-        if task_support not in TASK_SUPPORT:
-            raise ValueError(f"task_support must be one of {TASK_SUPPORT}, not {task_support!r}")
-        if input_schema is not None and (
-            not isinstance(input_schema, dict) or input_schema.get("type") != "object"
-        ):
-            raise ValueError('an input_schema must be a dict with "type": "object"')
-        check_hint(ttl_ms, cache_scope)
-        if defer_task and task_support == "forbidden":
-            raise ValueError("defer_task needs task_support 'optional' or 'required'")
+    def __init__(self, fn: Callable[..., Any], **options: Unpack[ToolKeywords]) -> None:
+        opts = ToolOptions(**options)
+        #: What the tool was registered with (checked).
+        self.options = opts
+        tool_name = component_name(fn, opts.name, "tool")
+        input_schema = opts.input_schema
+        structured_output = opts.structured_output
+        description = opts.description
+        timeout = opts.timeout
         sig = signature(fn)
         self.fn = fn
         self.name: str = tool_name
-        self.title = title
+        self.title = opts.title
         self.description: str = description if description is not None else doc_whole(fn) or ""
         self.arguments: Arguments = build_arguments(
             fn, f"{tool_name}Arguments", sig=sig, allow_var_keyword=input_schema is not None
@@ -181,13 +155,13 @@ class Tool:
         self.input_schema: dict[str, Any] = (
             copy.deepcopy(input_schema) if input_schema is not None else self.arguments.schema
         )
-        self.task_support: TaskSupport = task_support
+        self.task_support: TaskSupport = opts.task_support
         #: 2026-07-28 tasks extension: run in the request (MRTR rounds allowed) until the
         #: function awaits ``ctx.start_task()``, instead of becoming a task at once.
-        self.defer_task = defer_task
+        self.defer_task = opts.defer_task
         #: Caching hints for ``tools/list`` (None: the server's defaults).
-        self.ttl_ms = ttl_ms
-        self.cache_scope: CacheScope | None = cache_scope
+        self.ttl_ms = opts.ttl_ms
+        self.cache_scope: CacheScope | None = opts.cache_scope
         #: Seconds a call may wait (None: the server's request timeout; ``math.inf``: none).
         self.timeout: float | None = float(timeout) if timeout is not None else None
         self.context_param = self.arguments.context_param
@@ -195,9 +169,9 @@ class Tool:
             tool_name, sig.return_annotation, structured_output
         )
         self.structured_output = structured_output
-        self.annotations = normalize_object(annotations, "tool annotations")
-        self.icons = normalize_icons(icons)
-        self.meta = meta
+        self.annotations = normalize_object(opts.annotations, "tool annotations")
+        self.icons = normalize_icons(opts.icons)
+        self.meta = opts.meta
         self.is_async = is_async_callable(fn)
         #: The declared return model, when an instance of exactly it is shaped as the
         #: general path would without its checks (see :func:`_plain_model`).
@@ -206,7 +180,7 @@ class Tool:
         #: :func:`_data_out`).
         self.data_out = _data_out(self.output, sig.return_annotation, structured_output)
         #: The OAuth scopes a principal needs to see and call it (see :mod:`.access`).
-        self.scopes = check_scopes(scopes)
+        self.scopes = check_scopes(opts.scopes)
         #: Whether unexpected exceptions answer "Error executing tool NAME" only (the
         #: server sets it from its ``mask_error_details``).
         self.mask_errors = False

@@ -32,7 +32,7 @@ from pydantic import (
 from pydantic.fields import FieldInfo
 from pydantic.json_schema import WithJsonSchema
 
-from jetmcp.server.content import Audio, EmbeddedResource, Image, ResourceLink
+from jetmcp.protocol.content import Audio, EmbeddedResource, Image, ResourceLink
 
 _EMPTY = inspect.Parameter.empty
 

@@ -16,11 +16,7 @@ from pydantic import BaseModel, ValidationError
 from jetmcp import _wire
 from jetmcp.core.call import Call, Result
 from jetmcp.errors import URL_ELICITATION_REQUIRED, McpError, from_sdk_error, is_tool_error
-from jetmcp.protocol.modern import x_mcp_headers
-from jetmcp.protocol.revisions import Revision
-from jetmcp.server.access import check_scopes
-from jetmcp.server.caching import CacheScope
-from jetmcp.server.content import (
+from jetmcp.protocol.content import (
     TEXT_JSON_COMPACT,
     content_blocks,
     is_content,
@@ -29,6 +25,11 @@ from jetmcp.server.content import (
     to_json_text,
     to_jsonable,
 )
+from jetmcp.protocol.modern import x_mcp_headers
+from jetmcp.protocol.revisions import Revision
+from jetmcp.protocol.tool_result import error_result, exception_text, sdk_tool_result
+from jetmcp.server.access import check_scopes
+from jetmcp.server.caching import CacheScope
 from jetmcp.server.context import Context
 from jetmcp.server.elicitation import UrlElicitationRequired
 from jetmcp.server.options import TaskSupport, ToolKeywords, ToolOptions
@@ -91,15 +92,6 @@ def is_async_callable(fn: Any) -> bool:
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
         getattr(fn, "__call__", None)  # noqa: B004
     )
-
-
-def error_result(text: str) -> dict[str, Any]:
-    return {"content": [text_block(text)], "isError": True}
-
-
-def exception_text(exc: BaseException) -> str:
-    text = str(exc)
-    return text if text else type(exc).__name__
 
 
 class Tool:
@@ -538,27 +530,6 @@ def _data_out(
     adapter = output.adapter
     check = (adapter.validator.validate_python, adapter.serializer.to_json, MODEL_JSON, output.wrap)
     return (pydantic_core.to_json, TEXT_JSON_COMPACT, True, check)
-
-
-def sdk_tool_result(value: Any) -> dict[str, Any] | None:
-    """The result a tool returned whole: the SDK's ``CallToolResult`` (its ``isError`` and
-    ``_meta`` kept) or fastmcp's ``ToolResult``; None for anything else."""
-    names = {c.__name__ for c in type(value).__mro__}
-    if "ToolResult" in names and hasattr(value, "to_mcp_result"):
-        value = value.to_mcp_result()
-        if isinstance(value, tuple) and len(value) == 2:
-            return {
-                "content": [to_jsonable(block) for block in value[0]],
-                "structuredContent": value[1],
-                "isError": False,
-            }
-        if isinstance(value, list):
-            return {"content": [to_jsonable(block) for block in value], "isError": False}
-        names = {c.__name__ for c in type(value).__mro__}
-    if "CallToolResult" in names and hasattr(value, "model_dump"):
-        dumped: dict[str, Any] = value.model_dump(by_alias=True, mode="json", exclude_none=True)
-        return dumped
-    return None
 
 
 def _positional(fn: Callable[..., Any], plain: tuple[tuple[str, type, Any, bool], ...]) -> bool:

@@ -1,6 +1,6 @@
 """jetmcp mounted in an ASGI application (Starlette), served by uvicorn: the quick start's
 server (quickstart.py, beside this file) at /mcp-server/mcp, next to the application's own
-routes.
+routes. Needs Starlette and uvicorn besides jetmcp: `pip install starlette uvicorn`.
 
     python examples/asgi_mount.py [PORT]          # http://127.0.0.1:8000/mcp-server/mcp
     python examples/quickstart_client.py http://127.0.0.1:8000/mcp-server/mcp

@@ -5,7 +5,7 @@ server sends to the client during the call; on 2026-07-28 they are input rounds 
 with `input_required`, the client answers and retries, and the tool runs again from the top with
 its questions answered), so ask deterministically and name each question with `key=`.
 
-    PYTHONPATH=examples jetmcp run elicitation:app
+    PYTHONPATH=examples jetmcp run elicitation:app --transport http
     python examples/elicitation_client.py
 """
 

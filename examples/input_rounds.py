@@ -8,7 +8,7 @@ again from the top with its questions now answered. So: ask deterministically, n
 with `key=`, ask several at once with `ctx.gather`, and keep what must survive the rounds in
 `ctx.request_state` (sealed and signed by the server; readable by the client, so no secrets).
 
-    PYTHONPATH=examples jetmcp run input_rounds:app
+    PYTHONPATH=examples jetmcp run input_rounds:app --transport http
     python examples/input_rounds_client.py
 """
 

@@ -1,6 +1,6 @@
 """Prompts, and completion of their arguments (and of resource template variables).
 
-PYTHONPATH=examples jetmcp run prompts:app
+PYTHONPATH=examples jetmcp run prompts:app --transport http
 python examples/prompts_client.py
 """
 

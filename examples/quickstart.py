@@ -1,6 +1,6 @@
 """Quick start: a server with one tool, one resource and one prompt.
 
-PYTHONPATH=examples jetmcp run quickstart:app                    # HTTP on :8000/mcp
+PYTHONPATH=examples jetmcp run quickstart:app --transport http   # HTTP on :8000/mcp
 PYTHONPATH=examples jetmcp run quickstart:app --transport stdio  # the same, over stdio
 python examples/quickstart_client.py                             # call it
 """

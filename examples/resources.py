@@ -1,6 +1,6 @@
 """Resources and resource templates: text, JSON, binary, and a template with two variables.
 
-PYTHONPATH=examples jetmcp run resources:app
+PYTHONPATH=examples jetmcp run resources:app --transport http
 python examples/resources_client.py
 """
 

@@ -4,7 +4,7 @@
 `params.task`; 2026-07-28: the `io.modelcontextprotocol/tasks` extension, where the server
 decides); called plainly, it runs in the request like any tool.
 
-    PYTHONPATH=examples jetmcp run tasks:app
+    PYTHONPATH=examples jetmcp run tasks:app --transport http
     python examples/tasks_client.py
 """
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The two entry points of the README (its Contributing section):
-#   bash scripts/dev.sh serve [jetmcp run args...]   build into .venv (release) and serve the demo app
+#   bash scripts/dev.sh serve [jetmcp run args...]   build into .venv (release) and serve the demo app over HTTP
 #   bash scripts/dev.sh test                         build into .venv (fast profile) and run every check
 # and, for packaging:
 #   bash scripts/dev.sh wheel                        a release wheel in dist/, manylinux2014 (see
@@ -87,7 +87,7 @@ case "$cmd" in
   serve)
     setup_venv
     build release
-    exec "$VENV/bin/jetmcp" run "$@"
+    exec "$VENV/bin/jetmcp" run --transport http "$@"
     ;;
   test)
     setup_venv
@@ -112,8 +112,8 @@ case "$cmd" in
     # Not --quiet: it hides the warnings that --strict counts, and the build then passes.
     NO_MKDOCS_2_WARNING=1 "$VENV/bin/mkdocs" build --strict --site-dir "$site"
     rm -rf "$site"
-    echo "== the TypeScript SDK for the real-client tests (npm, pinned by its lockfile)"
-    [ -d tests/clients/node_modules ] || \
+    echo "== the TypeScript SDK and the MCP Inspector for the real-client tests (npm, pinned by its lockfile)"
+    [ -x tests/clients/node_modules/.bin/mcp-inspector ] || \
       (cd tests/clients && npm ci --no-audit --no-fund --loglevel=error)
     echo "== the drop-in corpus and its second environment (pinned, into .cache/dropin)"
     bash scripts/dropin.sh

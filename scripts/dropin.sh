@@ -5,7 +5,9 @@
 #   - .venv gets requirements/dropin-v2.txt (fastmcp 4.x and published servers on mcp 2.x);
 #   - .cache/dropin/v1 is a second environment with requirements/dropin-v1.txt (mcp 1.30.0,
 #     fastmcp 2.14.7, published servers on mcp 1.x) and this checkout's jetmcp on its path
-#     (the extension built for .venv: same interpreter).
+#     (the extension built for .venv: same interpreter);
+#   - .cache/dropin/mcp-1.2.0 and mcp-1.6.0: old official SDKs (requirements/dropin-mcp-*.txt),
+#     with this checkout's jetmcp on their path too.
 # Idempotent: each step is skipped when its result is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,3 +44,19 @@ fi
 site=$("$V1/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 echo "$ROOT/python" > "$site/jetmcp-checkout.pth"
 "$V1/bin/python" -c 'import jetmcp._wire, mcp.server.fastmcp'
+
+# Old official SDKs (tests/dropin/test_old_sdk.py): the oldest jetmcp serves (1.2.0) and one
+# in the middle (1.6.0, before mcp.server.experimental), each in its own environment.
+for version in 1.2.0 1.6.0; do
+  OLD=$CACHE/mcp-$version
+  stamp=$OLD/.requirements
+  if [ ! -x "$OLD/bin/python" ] || ! cmp -s "requirements/dropin-mcp-$version.txt" "$stamp"; then
+    python3 -m venv "$OLD"
+    "$OLD/bin/python" -m pip install -q --disable-pip-version-check \
+      -r "requirements/dropin-mcp-$version.txt"
+    cp "requirements/dropin-mcp-$version.txt" "$stamp"
+  fi
+  site=$("$OLD/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  echo "$ROOT/python" > "$site/jetmcp-checkout.pth"
+  "$OLD/bin/python" -c 'import jetmcp._wire, mcp.server.fastmcp'
+done

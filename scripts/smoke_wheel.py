@@ -96,7 +96,7 @@ def check_http() -> None:
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
     proc = subprocess.Popen(
-        [str(BIN / "jetmcp"), "run", "--port", str(port)],
+        [str(BIN / "jetmcp"), "run", "--transport", "http", "--port", str(port)],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

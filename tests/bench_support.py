@@ -18,7 +18,18 @@ RUN_TIMEOUT = 120.0
 
 def serve_http(*extra: str) -> Iterator[ServerProcess]:
     port = free_port()
-    argv = [*jetmcp_command(), "run", APP, "--host", "127.0.0.1", "--port", str(port), *extra]
+    argv = [
+        *jetmcp_command(),
+        "run",
+        APP,
+        "--transport",
+        "http",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        *extra,
+    ]
     server = ServerProcess(argv, port, env=app_env(), cwd=str(ROOT))
     try:
         yield server

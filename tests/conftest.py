@@ -185,6 +185,8 @@ class AppServer:
                 *jetmcp_command(),
                 "run",
                 app,
+                "--transport",
+                "http",
                 "--host",
                 "127.0.0.1",
                 "--port",

@@ -662,7 +662,7 @@ def test_auth_settings_that_cannot_work_are_refused_at_start(flags: list[str], s
     from conftest import ROOT, _server_env, free_port, jetmcp_command
 
     done = subprocess.run(
-        [*jetmcp_command(), "run", APP, "--port", str(free_port()), *flags],
+        [*jetmcp_command(), "run", "--transport", "http", APP, "--port", str(free_port()), *flags],
         stdin=subprocess.DEVNULL,
         capture_output=True,
         env=_server_env(),

@@ -148,7 +148,17 @@ class ServerProcess:
     @classmethod
     def jetmcp(cls, *extra: str) -> ServerProcess:
         port = free_port()
-        argv = [*jetmcp_command(), "run", APP, "--host", "127.0.0.1", "--port", str(port)]
+        argv = [
+            *jetmcp_command(),
+            "run",
+            "--transport",
+            "http",
+            APP,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ]
         return cls([*argv, *extra], port, env=app_env(), cwd=str(ROOT))
 
     def stderr(self) -> str:

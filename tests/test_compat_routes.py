@@ -96,7 +96,7 @@ def _serve(folder: Path, target: str, by_itself: bool = False) -> Iterator[str]:
     command = (
         [sys.executable, target, str(port)]
         if by_itself
-        else [*jetmcp_command(), "run", target, "--port", str(port)]
+        else [*jetmcp_command(), "run", "--transport", "http", target, "--port", str(port)]
     )
     proc = subprocess.Popen(
         command,

@@ -287,7 +287,7 @@ def test_readme_quick_start_commands_serve_the_server() -> None:
     server = next(g.server for g in GROUPS if g.server is not None and g.server.name == name)
     assert server.where.startswith("README.md:")
     assert {"http", "stdio"} == {
-        argv[argv.index("--transport") + 1] if "--transport" in argv else "http"
+        argv[argv.index("--transport") + 1] if "--transport" in argv else "stdio"
         for argv in commands
     }
     with tempfile.TemporaryDirectory(prefix="jetmcp-readme-") as tmp:

@@ -57,13 +57,23 @@ def post_head(
 def test_a_second_server_on_the_same_port_fails(server: HttpServer) -> None:
     """Seen: a second ``jetmcp run --port P`` started and the kernel split the traffic."""
     proc = subprocess.run(
-        [*jetmcp_command(), "run", "--host", "127.0.0.1", "--port", str(server.port)],
+        [
+            *jetmcp_command(),
+            "run",
+            "--transport",
+            "http",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(server.port),
+        ],
         capture_output=True,
         timeout=30,
         env=_server_env(),
     )
     assert proc.returncode == 2, proc
     assert b"address in use" in proc.stderr, proc.stderr
+    assert b"serving" not in proc.stderr, proc.stderr  # no start-up line for a failed start
     assert proc.stdout == b""
     assert b"Traceback" not in proc.stderr
     status, body = raw(server.port, post_head(), PING)

@@ -120,6 +120,11 @@ def test_stdio_targets(project: Path, target: str, name: str) -> None:
         ("srv:LABEL", "not an MCP server"),
         ("broken.py", "No module named 'not_a_module_anywhere'"),
         ("srv:", "names no attribute"),
+        # Typos get the closest name (difflib).
+        ("srvv.py", "no such file: srvv.py (did you mean 'srv.py'?)"),
+        ("pkg/servr.py", "no such file: pkg/servr.py (did you mean 'pkg/server.py'?)"),
+        ("srvv", "no module named 'srvv' (did you mean 'srv'?)"),
+        ("srv:mpc", "module has no attribute 'mpc' (did you mean 'mcp'?)"),
     ],
 )
 @pytest.mark.parametrize("transport", ["stdio", "http"])
@@ -192,7 +197,8 @@ def test_a_target_that_raises_shows_its_traceback_only_at_debug(
     code, err = run()
     assert code == 2
     assert err.splitlines() == [
-        "jetmcp: 'broken.py' failed to load: RuntimeError: boom in helper"
+        "jetmcp: 'broken.py' failed to load: RuntimeError: boom in helper "
+        "(--log-level debug shows the traceback)"
     ], err
     code, err = run("--log-level", "debug")
     assert code == 2
@@ -214,7 +220,7 @@ def test_http_serves_a_file_target_from_the_working_directory(
     # to jetmcp's own module: the workers must still start.
     port = free_port()
     proc = subprocess.Popen(
-        [*jetmcp_command(), "run", target, "--port", str(port)],
+        [*jetmcp_command(), "run", "--transport", "http", target, "--port", str(port)],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

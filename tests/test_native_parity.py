@@ -257,7 +257,15 @@ def test_http_server_lifespan_per_worker(server_file: Path, tmp_path: Path, runn
     workers = 2 if "--workers 2" in runner else 1
     prefix = new_prefix()
     if runner.startswith("jetmcp"):
-        args = [*jetmcp_command(), "run", str(server_file), "--port", str(port)]
+        args = [
+            *jetmcp_command(),
+            "run",
+            "--transport",
+            "http",
+            str(server_file),
+            "--port",
+            str(port),
+        ]
         args += ["--workers", str(workers)]
         if workers > 1:
             # Several workers share their sessions through Redis (refused without it).

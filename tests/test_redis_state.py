@@ -382,7 +382,7 @@ def test_a_stream_resumes_on_another_host_after_its_host_is_killed() -> None:
 def test_unreachable_redis_at_start_is_a_clear_error() -> None:
     dead = f"redis://127.0.0.1:{_closed_port()}/0"
     proc = subprocess.run(
-        [*jetmcp_command(), "run", "--port", "1", "--redis", dead],
+        [*jetmcp_command(), "run", "--transport", "http", "--port", "1", "--redis", dead],
         capture_output=True,
         timeout=30,
         check=False,
@@ -395,7 +395,7 @@ def test_unreachable_redis_at_start_is_a_clear_error() -> None:
 def test_several_workers_without_shared_state_are_refused() -> None:
     env = {k: v for k, v in os.environ.items() if k != "JETMCP_REDIS_URL"}
     proc = subprocess.run(
-        [*jetmcp_command(), "run", "--port", "1", "--workers", "2"],
+        [*jetmcp_command(), "run", "--transport", "http", "--port", "1", "--workers", "2"],
         capture_output=True,
         timeout=30,
         check=False,

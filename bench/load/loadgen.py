@@ -64,8 +64,8 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         pin = ["taskset", "-c", core] if core else []
         self.proc = subprocess.Popen(
-            [*pin, *jetmcp(), "run", "jetmcp.demo:app", "--workers", str(workers),
-             "--stateless", "--port", str(self.port)],
+            [*pin, *jetmcp(), "run", "--transport", "http", "jetmcp.demo:app",
+             "--workers", str(workers), "--stateless", "--port", str(self.port)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
         )  # fmt: skip
         deadline = time.monotonic() + 30

@@ -1127,6 +1127,8 @@ def _overhead_run(
         str(jetmcp),
         "run",
         "jetmcp.demo:app",
+        "--transport",
+        "http",
         "--host",
         "127.0.0.1",
         "--port",

@@ -81,7 +81,17 @@ def _row(
     rclient: redis.Redis,
 ) -> dict[str, Any]:
     port = r.free_port()
-    cmd = [_jetmcp(r), "run", "jetmcp.demo:app", "--host", "127.0.0.1", "--port", str(port)]
+    cmd = [
+        _jetmcp(r),
+        "run",
+        "--transport",
+        "http",
+        "jetmcp.demo:app",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+    ]
     cmd += extra
     env = dict(r.os.environ, PYTHONUNBUFFERED="1")
     running = r.Running(cmd, r.TMP / f"state-{name}.log", env, args.nice, core=core)
@@ -214,7 +224,17 @@ def _count(rclient: redis.Redis, prefix: str) -> int:
 def _churn(r: ModuleType, args: Any, rclient: redis.Redis) -> dict[str, Any]:
     prefix = f"jetmcp-bench-{uuid.uuid4().hex[:8]}:"
     port = r.free_port()
-    cmd = [_jetmcp(r), "run", "jetmcp.demo:app", "--host", "127.0.0.1", "--port", str(port)]
+    cmd = [
+        _jetmcp(r),
+        "run",
+        "--transport",
+        "http",
+        "jetmcp.demo:app",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+    ]
     cmd += ["--redis", args.redis_url, "--redis-prefix", prefix]
     env = dict(r.os.environ, PYTHONUNBUFFERED="1")
     out: dict[str, Any] = {"sessions": args.churn, "command": " ".join(cmd[1:])}

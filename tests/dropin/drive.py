@@ -16,8 +16,9 @@ port given as ``{port}``. The two sides of an entry run at once; the output maps
 The transcript holds ``initialize``'s result, every listing, and the answer (result or
 JSON-RPC error) of: each tool called with arguments made up from its input schema and with
 none, each resource read, each prompt got with made-up arguments, an unknown tool, an
-unknown resource and an unknown prompt. Sampling and elicitation requests from the server
-are answered with fixed values and recorded; notifications are recorded in order per call.
+unknown resource, an unknown prompt, and ``logging/setLevel``. Sampling and elicitation
+requests from the server are answered with fixed values and recorded; notifications are
+recorded in order per call.
 """
 
 from __future__ import annotations
@@ -231,6 +232,9 @@ async def drive(
                     rec, session.get_prompt(prompt["name"], args)
                 )
             calls["prompt <unknown>"] = await answer(rec, session.get_prompt("no_such_prompt", {}))
+        # Last, so no level set changes what the calls above logged: -32601 from a server
+        # with no handler for it, {} from one with.
+        calls["logging/setLevel"] = await answer(rec, session.set_logging_level("info"))
     return out
 
 

@@ -123,6 +123,18 @@ def corpus() -> list[Entry]:
             work,
             ("stdio", "--allow-dir", str(work / "sheets")),
         ),
+        # Ours, as console scripts: low-level servers run with InitializationOptions that
+        # carry instructions, with no logging handler (setLevel: -32601); FastMCP and
+        # MCPServer imported only inside main() (captured by the import hook).
+        *(
+            Entry(env, f"jetmcp/{name}", f"servers.{name}:main", HERE, args)
+            for env, name, args in (
+                ("v1", "lowlevel_v1", ()),
+                ("v2", "lowlevel_v2", ()),
+                ("v1", "lazy_v1", ("--greeting", "Hello")),
+                ("v2", "lazy_v2", ("--greeting", "Hello")),
+            )
+        ),
         # Ours: a FastMCP 1.x and an MCPServer 2.x file whose lifted tools return every
         # kind of value.
         Entry("v1", "jetmcp/lifted_v1.py", "lifted_v1.py", HERE / "servers"),
@@ -185,7 +197,17 @@ def _sides(entry: Entry, transport: str) -> dict[str, list[str]]:
         }
     return {
         "sdk": [python, sdk_run, entry.target, "http", "{port}"],
-        "jetmcp": [python, "-m", "jetmcp", "run", entry.target, "--port", "{port}"],
+        "jetmcp": [
+            python,
+            "-m",
+            "jetmcp",
+            "run",
+            "--transport",
+            "http",
+            entry.target,
+            "--port",
+            "{port}",
+        ],
     }
 
 

@@ -28,6 +28,33 @@ _CLASSES: dict[tuple[str, str], str] = {
 }
 
 
+#: The oldest official SDK release jetmcp serves servers of (mcp 1.2 brought ``FastMCP`` and
+#: ``mcp.server.lowlevel``; tests/dropin/test_old_sdk.py serves files on 1.2.0 and 1.6.0).
+MIN_MCP = (1, 2, 0)
+
+
+def sdk_too_old() -> str | None:
+    """What to say when the installed official SDK (``mcp``) is older than :data:`MIN_MCP`,
+    None when it is recent enough or not installed (read from its metadata, not imported)."""
+    from importlib import metadata
+
+    try:
+        version = metadata.version("mcp")
+    except metadata.PackageNotFoundError:
+        return None
+    parts: list[int] = []
+    for piece in version.split(".")[:3]:
+        digits = "".join(c for c in piece if c.isdigit())
+        parts.append(int(digits) if digits else 0)
+    if tuple(parts) >= MIN_MCP:
+        return None
+    floor = ".".join(str(p) for p in MIN_MCP)
+    return (
+        f"mcp {version} is older than the oldest SDK jetmcp serves ({floor}): "
+        f"pip install 'mcp>={floor}'"
+    )
+
+
 def kind_of(obj: Any) -> Kind | None:
     """Which framework ``obj`` is a server of, or None when it is no server at all.
 
@@ -128,4 +155,4 @@ def custom_routes_of(obj: Any) -> list[Any]:
     return []
 
 
-__all__ = ["Kind", "adapt", "custom_routes_of", "kind_of"]
+__all__ = ["MIN_MCP", "Kind", "adapt", "custom_routes_of", "kind_of", "sdk_too_old"]

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Unpack
 
+from jetmcp.compat.capture import INIT_OPTIONS_ATTR
 from jetmcp.core.call import Call, Result
 from jetmcp.errors import McpError
 from jetmcp.protocol.revisions import Revision
@@ -41,6 +42,10 @@ class AdaptedServer(Server):
 
     #: The framework's name, for logs and errors.
     framework = "sdk"
+    #: ``logging/setLevel`` goes to the adapted server, which answers -32601 when it has no
+    #: handler for it (as its SDK does), not to jetmcp's built-in one; its instructions are
+    #: said at every revision, as its SDK says them.
+    adapted = True
 
     def __init__(self, sdk: Any, low: Any, *, name: str, version: str) -> None:
         super().__init__(name, version)
@@ -72,7 +77,12 @@ class AdaptedServer(Server):
 
     @property
     def instructions(self) -> str | None:
-        value = getattr(self.low, "instructions", None)
+        # The options a program passed to a low-level ``run(read, write, options)`` win, as
+        # they do on the SDK (jetmcp captured them where it started serving).
+        options = getattr(self.low, INIT_OPTIONS_ATTR, None)
+        value = getattr(options, "instructions", None)
+        if value is None:
+            value = getattr(self.low, "instructions", None)
         return value if isinstance(value, str) else None
 
     @instructions.setter

@@ -13,9 +13,12 @@ first reads nothing of the client's and writes nothing to it.
 from __future__ import annotations
 
 import contextlib
+import importlib.abc
+import importlib.machinery
 import io
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from types import ModuleType
 from typing import Any
 
 #: (module, class, methods that start serving) of every framework jetmcp adapts.
@@ -73,14 +76,13 @@ def _empty_stream() -> io.TextIOWrapper:
     return io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
 
 
-@contextlib.contextmanager
-def capturing(argv: list[str] | None = None) -> Iterator[None]:
-    """Within the block, starting a server raises :class:`Captured`; ``sys.argv`` is
-    ``argv`` (a console script parses its own arguments). Only frameworks already imported
-    (by the program's module) are patched: nothing is imported here."""
-    saved: list[tuple[Any, str, Any]] = []
-    for module_name, class_name, methods in ENTRY_POINTS:
-        module = sys.modules.get(module_name)
+def _patch(module_name: str, saved: list[tuple[Any, str, Any]]) -> None:
+    """Stand in for the entry points of ``module_name`` (once imported), noting what was
+    there in ``saved``."""
+    module = sys.modules.get(module_name)
+    for name, class_name, methods in ENTRY_POINTS:
+        if name != module_name:
+            continue
         cls = getattr(module, class_name, None) if module is not None else None
         if not isinstance(cls, type):
             continue
@@ -90,6 +92,58 @@ def capturing(argv: list[str] | None = None) -> Iterator[None]:
             if owner is not None and not any(o is owner and m == method for o, m, _ in saved):
                 saved.append((owner, method, owner.__dict__[method]))
                 setattr(owner, method, _stand_in(method))
+
+
+class _PatchingLoader(importlib.abc.Loader):
+    """A framework module's own loader, followed by :func:`_patch` once it has run."""
+
+    def __init__(self, loader: importlib.abc.Loader, saved: list[tuple[Any, str, Any]]) -> None:
+        self._loader = loader
+        self._saved = saved
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> Any:
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module: ModuleType) -> None:
+        self._loader.exec_module(module)
+        _patch(module.__name__, self._saved)
+
+
+class _OnImport(importlib.abc.MetaPathFinder):
+    """Patches a framework's entry points as the program imports it (a console script's
+    ``main()`` often imports its framework only when called)."""
+
+    def __init__(self, saved: list[tuple[Any, str, Any]]) -> None:
+        self._saved = saved
+        self._watched = {name for name, _, _ in ENTRY_POINTS}
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname not in self._watched:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None:
+                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                    spec.loader = _PatchingLoader(spec.loader, self._saved)
+                return spec
+        return None
+
+
+@contextlib.contextmanager
+def capturing(argv: list[str] | None = None) -> Iterator[None]:
+    """Within the block, starting a server raises :class:`Captured`; ``sys.argv`` is
+    ``argv`` (a console script parses its own arguments). Frameworks already imported are
+    patched at once, those the program imports within the block as they are imported;
+    nothing is imported here."""
+    saved: list[tuple[Any, str, Any]] = []
+    for module_name in dict.fromkeys(name for name, _, _ in ENTRY_POINTS):
+        _patch(module_name, saved)
+    hook = _OnImport(saved)
+    sys.meta_path.insert(0, hook)
     old = sys.argv, sys.stdin, sys.stdout
     if argv is not None:
         sys.argv = argv
@@ -98,6 +152,8 @@ def capturing(argv: list[str] | None = None) -> Iterator[None]:
         yield
     finally:
         sys.argv, sys.stdin, sys.stdout = old
+        if hook in sys.meta_path:
+            sys.meta_path.remove(hook)
         for owner, name, value in reversed(saved):
             setattr(owner, name, value)
 

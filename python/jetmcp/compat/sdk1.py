@@ -19,6 +19,7 @@ exceptions shaped as they shape them). Any other call goes to the SDK.
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
 import typing
 from collections.abc import AsyncIterator, Awaitable
@@ -131,7 +132,12 @@ class SdkServer1(AdaptedServer):
         # validator kept (compat/schemas.py).
         schemas.install(self._lowlevel)
         self._context_cls = _sdk("mcp.shared.context").RequestContext
-        self._experimental_cls = _sdk("mcp.server.experimental.request_context").Experimental
+        # What this SDK's RequestContext takes: mcp 1.23 added ``experimental`` (and the
+        # module defining it), older releases lack ``request`` too.
+        self._context_fields = _fields_of(self._context_cls)
+        self._experimental_cls = _optional_attr(
+            "mcp.server.experimental.request_context", "Experimental"
+        )
         self._session_cls = _session_class()
         self._init_options = init_options or low.create_initialization_options()
         self._request_models = request_models(self._types.ClientRequest)
@@ -148,10 +154,14 @@ class SdkServer1(AdaptedServer):
             serverInfo=types.Implementation(
                 name=opts.server_name,
                 version=opts.server_version,
-                websiteUrl=opts.website_url,
-                icons=opts.icons,
+                # Both fields came with mcp 1.16; an older SDK's handshake has neither.
+                **{
+                    key: getattr(opts, attr)
+                    for key, attr in (("websiteUrl", "website_url"), ("icons", "icons"))
+                    if getattr(opts, attr, None) is not None
+                },
             ),
-            instructions=opts.instructions,
+            instructions=getattr(opts, "instructions", None),  # mcp 1.3 on
         )
         dumped: dict[str, Any] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
         return dumped
@@ -196,19 +206,23 @@ class SdkServer1(AdaptedServer):
         session = self._session_cls(call, self._client_params(call), self._init_options)
         request_params = getattr(request, "params", None)
         client_params = session._client_params
-        context = self._context_cls(
-            call.request_id,
-            getattr(request_params, "meta", None) if request_params is not None else None,
-            session,
-            self.lifespan_context,
-            self._experimental_cls(
+        fields: dict[str, Any] = {
+            "request_id": call.request_id,
+            "meta": getattr(request_params, "meta", None) if request_params is not None else None,
+            "session": session,
+        }
+        if "lifespan_context" in self._context_fields:
+            fields["lifespan_context"] = self.lifespan_context
+        if self._experimental_cls is not None and "experimental" in self._context_fields:
+            fields["experimental"] = self._experimental_cls(
                 task_metadata=getattr(request_params, "task", None),
                 _client_capabilities=client_params.capabilities if client_params else None,
                 _session=session,
                 _task_support=None,
-            ),
-            request=None,
-        )
+            )
+        if "request" in self._context_fields:
+            fields["request"] = None
+        context = self._context_cls(**fields)
         token = self._lowlevel.request_ctx.set(context)
         try:
             response = await handler(request)
@@ -237,7 +251,8 @@ class SdkServer1(AdaptedServer):
         async with AsyncExitStack() as stack:
             if outer is not None:
                 await stack.enter_async_context(outer())
-            yield await stack.enter_async_context(self.low.lifespan(self.low))
+            lifespan = getattr(self.low, "lifespan", None)  # mcp 1.3 on
+            yield None if lifespan is None else await stack.enter_async_context(lifespan(self.low))
 
 
 class FastMcp1Adapter(SdkServer1):
@@ -255,7 +270,9 @@ class FastMcp1Adapter(SdkServer1):
         if tool.context_kwarg is not None or tool.is_async:
             return
         meta = tool.fn_metadata
-        output_schema = tool.output_schema
+        if not hasattr(meta, "convert_result"):
+            return  # an SDK before structured output (mcp < 1.10): the SDK runs every call
+        output_schema = getattr(tool, "output_schema", None)
         name = tool.name
         types = self._types
         # The low-level server's jsonschema (compat/schemas.py), for the output check.
@@ -336,6 +353,23 @@ class FastMcp1Adapter(SdkServer1):
             log.debug("tool %r stays on the SDK path", name, exc_info=True)
             return
         self.lift(lifted)
+
+
+def _optional_attr(module: str, name: str) -> Any:
+    """``module.name``, or None when this SDK release has no such module or name."""
+    try:
+        return getattr(importlib.import_module(module), name, None)
+    except ImportError:
+        return None
+
+
+def _fields_of(cls: Any) -> frozenset[str]:
+    """The field names of a dataclass (RequestContext), as this SDK release defines it."""
+    import dataclasses
+
+    if dataclasses.is_dataclass(cls):
+        return frozenset(f.name for f in dataclasses.fields(cls))
+    return frozenset(inspect.signature(cls).parameters)
 
 
 def request_models(union_root: Any) -> dict[str, Any]:

@@ -440,7 +440,10 @@ class LegacyRunner(Runner):
         super().__init__(shared)
         #: Where a stdio request that names a ``_meta`` protocol version goes.
         self.modern = modern_runner
-        self.builtins = {"ping": self._ping, "logging/setLevel": self._set_level}
+        self.builtins = {"ping": self._ping}
+        # An adapted server answers it with its SDK's handler, or -32601 without one.
+        if not getattr(self.server, "adapted", False):
+            self.builtins["logging/setLevel"] = self._set_level
 
     def request(
         self,
@@ -533,7 +536,9 @@ class LegacyRunner(Runner):
             "serverInfo": server.server_info(revision),
         }
         instructions = server.instructions
-        if instructions and revision.instructions:
+        if instructions and (revision.instructions or getattr(server, "adapted", False)):
+            # An adapted server says them at every revision, as its SDK does (the
+            # 2024-11-05 schema has no such field; SDK clients read it all the same).
             result["instructions"] = instructions
         return Reply(_encode_result(raw_id, result), OK, session=session)
 

@@ -17,9 +17,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from jetmcp.run import console, envflags
 from jetmcp.run.loader import (
     DEBUG_ENV,
     TARGET_ARGV_ENV,
+    WARNED_ENV,
     WORKDIR_ENV,
     LoadError,
     explain,
@@ -101,6 +103,9 @@ def _port_or_off(value: str) -> int:
     return 0 if _int(value) == 0 else _port(value)
 
 
+#: What ``--transport`` takes: ``sse`` is ``http`` (its server serves both HTTP transports).
+TRANSPORTS = ("stdio", "http", "sse")
+
 #: The levels ``--log-level`` takes, in any case.
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 
@@ -140,7 +145,13 @@ def _parser() -> argparse.ArgumentParser:
         "or a program's main: the server it runs is served)",
     )
 
-    run.add_argument("--transport", choices=("http", "stdio"), default="http")
+    run.add_argument(
+        "--transport",
+        choices=TRANSPORTS,
+        default="stdio",
+        help="stdio (the default, as fastmcp run and mcp run), or http: Streamable HTTP at "
+        "--path and the 2024-11-05 HTTP+SSE endpoints at --sse-path (sse: the same)",
+    )
     run.add_argument("--host", default=defaults.host)
     run.add_argument("--port", type=_port, default=defaults.port)
     run.add_argument("--path", default=defaults.path, help="the MCP endpoint path")
@@ -238,6 +249,8 @@ def _parser() -> argparse.ArgumentParser:
         default="warning",
         help=f"logs on stderr at this level or above: {', '.join(LOG_LEVELS)}",
     )
+    # Every flag above (and any added later) from JETMCP_<FLAG>, shown in --help.
+    envflags.apply(run)
     # Parsed by jetmcp.bench.cli (main() hands it the arguments); listed here for --help.
     sub.add_parser("bench", help="load-test any MCP server (HTTP or stdio)", add_help=False)
     check = sub.add_parser(
@@ -595,7 +608,7 @@ def _check_extras(settings: Settings) -> None:
         raise _refuse(f"--metrics-path {settings.metrics_path} is an MCP path")
 
 
-def _check_target(target: str) -> None:
+def _check_target(target: str) -> str:
     """Refuse a target that names no server before any worker starts (exit status 2).
 
     The workers import the app themselves; this check imports it once in a short-lived
@@ -609,8 +622,7 @@ def _check_target(target: str) -> None:
     check = subprocess.run(
         [sys.executable, "-m", "jetmcp.run.loader", target],
         stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        capture_output=True,
         check=False,
     )
     if check.returncode != 0:
@@ -621,6 +633,13 @@ def _check_target(target: str) -> None:
         else:
             sys.stderr.write((lines[-1] if lines else f"jetmcp: {target!r} failed to load") + "\n")
         raise SystemExit(EXIT_BAD_TARGET)
+    # What the target warned about while loading (a server offering nothing), as is.
+    warnings = check.stderr.decode(errors="replace").strip()
+    if warnings:
+        sys.stderr.write(warnings + "\n")
+    # The child's last stdout line is the server's name (python -m jetmcp.run.loader).
+    names = check.stdout.decode(errors="replace").strip().splitlines()
+    return names[-1] if names else target
 
 
 #: File descriptors a worker keeps for itself besides its connections (the listening
@@ -787,12 +806,13 @@ def _serve_stdio(settings: Settings) -> int:
 
     from jetmcp.transports.stdio import serve_stdio
 
+    out_fd = console.keep_stdout()
     try:
         server = load_or_explain(settings.app, "stdio")
     except LoadError as exc:
         explain(exc)
         raise SystemExit(EXIT_BAD_TARGET) from None
-    return 0 if uvloop.run(serve_stdio(server, settings)) else 1
+    return 0 if uvloop.run(serve_stdio(server, settings, out_fd)) else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -805,7 +825,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args[:1] == ["run"] and "--" in args:
         cut = args.index("--")
         args, target_args = args[:cut], args[cut + 1 :]
-    ns = _parser().parse_args(args)
+    try:
+        parser = _parser()
+    except envflags.EnvError as exc:
+        raise _refuse(f"{exc} (from the environment; see jetmcp run --help)") from None
+    ns = parser.parse_args(args)
     ns.argv = target_args
     if ns.command == "check":
         from jetmcp.run import selfcheck
@@ -835,8 +859,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings.export()
     # The app is imported by the worker processes only: this process supervises them,
     # and whatever it imported before they fork would be counted again in each of them.
-    _check_target(settings.app)
+    name = _check_target(settings.app)
+    os.environ[WARNED_ENV] = "1"
     _check_shared_state(settings)
+    if logging.getLogger().isEnabledFor(logging.WARNING):
+        check_port_free(settings.host, settings.port)  # not "serving" on a port in use
+        print(f"jetmcp: {console.startup_line(name, settings)}", file=sys.stderr, flush=True)
     _serve_http(settings, ns.log_level)
     return 0
 

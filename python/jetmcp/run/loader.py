@@ -35,6 +35,9 @@ if TYPE_CHECKING:
 WORKDIR_ENV = "JETMCP_WORKDIR"
 #: The arguments after ``--`` (JSON), the ``sys.argv[1:]`` a called target sees.
 TARGET_ARGV_ENV = "JETMCP_TARGET_ARGV"
+#: Set once ``jetmcp run`` has checked the target (and said what was wrong with it), so its
+#: HTTP workers, importing it again, do not repeat the warnings.
+WARNED_ENV = "JETMCP_TARGET_CHECKED"
 #: Attribute names tried, in order, when a target names no attribute.
 SERVER_NAMES = ("mcp", "server", "app")
 #: Factory names tried after them.
@@ -73,11 +76,49 @@ def _is_file(source: str) -> bool:
     return source.endswith(".py") or os.sep in source or "/" in source
 
 
+def _closest(word: str, candidates: list[str]) -> str:
+    """`` (did you mean 'x'?)`` for the candidate closest to ``word``, else ''."""
+    import difflib
+
+    found = difflib.get_close_matches(word, candidates, n=1, cutoff=0.6)
+    return f" (did you mean {found[0]!r}?)" if found else ""
+
+
+def _no_file(source: str) -> LoadError:
+    """No such file, with the closest file of its folder."""
+    path = Path(source)
+    folder = path.parent if str(path.parent) else Path(".")
+    try:
+        names = [p.name for p in folder.iterdir() if p.suffix == ".py" or p.is_dir()]
+    except OSError:
+        names = []
+    hint = _closest(path.name, names)
+    if hint and str(path.parent) not in ("", "."):
+        hint = hint.replace("'", f"'{path.parent}/", 1)
+    return LoadError(f"no such file: {source}{hint}")
+
+
+def _no_module(source: str) -> LoadError:
+    """No such module, with the closest module or file of the working directory."""
+    head, _, last = source.rpartition(".")
+    names: list[str] = []
+    if not head:
+        try:
+            for p in Path(".").iterdir():
+                if p.suffix == ".py":
+                    names.append(p.stem)
+                elif (p / "__init__.py").is_file():
+                    names.append(p.name)
+        except OSError:
+            pass
+    return LoadError(f"no module named {source!r}{_closest(last, names)}")
+
+
 def find_module(source: str) -> None:
     """Check, without importing anything, that ``source`` exists (for a quick refusal)."""
     if _is_file(source):
         if not Path(source).is_file():
-            raise LoadError(f"no such file: {source}")
+            raise _no_file(source)
         return
     _path_entries(None)
     try:
@@ -85,7 +126,7 @@ def find_module(source: str) -> None:
     except (ImportError, ValueError) as exc:
         raise LoadError(f"cannot import {source!r}: {exc}") from None
     if spec is None:
-        raise LoadError(f"no module named {source!r}")
+        raise _no_module(source)
 
 
 def import_source(source: str) -> ModuleType:
@@ -94,7 +135,7 @@ def import_source(source: str) -> ModuleType:
     if _is_file(source):
         file = Path(source)
         if not file.is_file():
-            raise LoadError(f"no such file: {source}")
+            raise _no_file(source)
         _path_entries(file)
         name = file.stem if file.stem.isidentifier() else "__jetmcp_target__"
         if name in sys.modules and getattr(sys.modules[name], "__file__", None) == str(
@@ -117,7 +158,7 @@ def import_source(source: str) -> ModuleType:
         return importlib.import_module(source)
     except ModuleNotFoundError as exc:
         if exc.name is not None and (source == exc.name or source.startswith(exc.name + ".")):
-            raise LoadError(f"no module named {source!r}") from None
+            raise _no_module(source) from None
         raise
 
 
@@ -203,7 +244,8 @@ def resolve(module: ModuleType, attr: str | None, target: str) -> Any:
             try:
                 obj = getattr(obj, part)
             except AttributeError:
-                raise LoadError(f"{target!r}: module has no attribute {name!r}") from None
+                hint = _closest(part, [n for n in dir(obj) if not n.startswith("_")])
+                raise LoadError(f"{target!r}: module has no attribute {name!r}{hint}") from None
         if factory is not None:
             obj = _call_factory(obj, f"{target!r}", factory[1], factory[2])
         elif callable(obj) and not is_server(obj) and not isinstance(obj, type):
@@ -246,27 +288,80 @@ def load_object(target: str) -> Any:
 
 def load_app(target: str, transport: str | None = None) -> Server:
     """The :class:`jetmcp.Server` serving ``target`` (SDK objects adapted for
-    ``transport``, ``"stdio"`` or ``"http"``)."""
+    ``transport``, ``"stdio"`` or ``"http"``); a warning when it offers nothing."""
     from jetmcp.compat import adapt
 
-    return adapt(load_object(target), transport)
+    obj = load_object(target)
+    server = adapt(obj, transport)
+    if not os.environ.get(WARNED_ENV) and offers_nothing(obj):
+        import logging
+
+        logging.getLogger("jetmcp").warning(
+            "%r serves no tools, resources or prompts: are they registered inside a function "
+            "(such as main()) that only runs when the file is run as a program? Name that "
+            "function as the target (module:main) or register them at import time",
+            target,
+        )
+    return server
+
+
+def offers_nothing(obj: Any) -> bool:
+    """Whether the server ``obj`` registered no tool, resource or prompt (False when that
+    cannot be told without serving it: a fastmcp server)."""
+    from jetmcp.server.app import Server
+
+    if isinstance(obj, Server):
+        if type(obj) is not Server and not obj.__class__.__module__.startswith("jetmcp."):
+            return False  # a subclass may answer the listings its own way
+        return not (obj._tools or obj._resources or obj._templates or obj._prompts)
+    tools: Any = getattr(obj, "_tool_manager", None)
+    resources: Any = getattr(obj, "_resource_manager", None)
+    prompts: Any = getattr(obj, "_prompt_manager", None)
+    if type(obj).__module__.startswith("mcp.") and tools and resources and prompts:
+        try:
+            return not (
+                tools.list_tools()
+                or resources.list_resources()
+                or resources.list_templates()
+                or prompts.list_prompts()
+            )
+        except Exception:
+            return False
+    if type(obj).__module__.startswith("mcp.server.lowlevel"):
+        wanted = {"tools/list", "resources/list", "resources/templates/list", "prompts/list"}
+        handlers = getattr(obj, "_request_handlers", None)  # mcp 2.x: by method
+        if isinstance(handlers, dict):
+            return not wanted.intersection(handlers)
+        handlers = getattr(obj, "request_handlers", None)  # mcp 1.x: by request class
+        if isinstance(handlers, dict):
+            names = {getattr(k, "__name__", "") for k in handlers}
+            listed = {"ListToolsRequest", "ListResourcesRequest", "ListPromptsRequest"}
+            return not listed.intersection(names) and "ListResourceTemplatesRequest" not in names
+    return False
 
 
 def load_or_explain(target: str, transport: str | None = None) -> Server:
     """:func:`load_app`, with any failure turned into a :class:`LoadError` of one line
     (an exception raised while importing the user's module included)."""
+    from jetmcp.compat import sdk_too_old
+
     try:
         return load_app(target, transport)
-    except LoadError:
-        raise
     except Exception as exc:
+        # A module or class of the SDK not found, where an SDK below the floor is installed.
+        missing = isinstance(exc, ImportError) and (exc.name or "").startswith("mcp.")
+        too_old = sdk_too_old() if missing or "not an MCP server" in str(exc) else None
+        if too_old is not None:
+            raise LoadError(f"{target!r}: {too_old}") from exc
+        if isinstance(exc, LoadError):
+            raise
         raise LoadError(f"{target!r} failed to load: {type(exc).__name__}: {exc}") from exc
 
 
-def check(target: str) -> None:
+def check(target: str) -> str:
     """Load ``target`` as :func:`load_app` would, without keeping it (``python -m``), and
-    check that the exported settings' auth can guard it."""
-    server = load_or_explain(target)
+    check that the exported settings' auth can guard it; the server's name."""
+    server = load_or_explain(target, "http")
     from jetmcp.auth.config import AuthSetupError, resource_server
     from jetmcp.settings import Settings
 
@@ -274,6 +369,7 @@ def check(target: str) -> None:
         resource_server(Settings.from_env(), server)
     except (AuthSetupError, ImportError, ValueError) as exc:
         raise LoadError(str(exc)) from None
+    return server.name
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -284,16 +380,23 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     # Run as ``-m``, this file is ``__main__``: the classes the adapters raise are the ones
     # of the imported module.
+    import logging
+
     from jetmcp.run import loader
 
+    # Warnings of loading (a server that offers nothing) on stderr, as jetmcp run shows them.
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="jetmcp: %(message)s")
     try:
-        loader.check(args[0])
+        name = loader.check(args[0])
     except loader.LoadError as exc:
         explain(exc)
         return 2
+    print(name)
     return 0
 
 
+#: What a target that raised while loading is told, to see where.
+DEBUG_HINT = "--log-level debug shows the traceback"
 #: Set (to anything) when ``--log-level debug`` asks for the traceback of a bad target.
 DEBUG_ENV = "JETMCP_DEBUG_TARGET"
 
@@ -307,7 +410,11 @@ def explain(exc: LoadError) -> None:
     cause = exc.__cause__
     if os.environ.get(DEBUG_ENV) and cause is not None:
         traceback.print_exception(cause, file=sys.stderr)
-    print(f"jetmcp: {exc}", file=sys.stderr)
+        print(f"jetmcp: {exc}", file=sys.stderr)
+    elif cause is not None:
+        print(f"jetmcp: {exc} ({DEBUG_HINT})", file=sys.stderr)
+    else:
+        print(f"jetmcp: {exc}", file=sys.stderr)
 
 
 if __name__ == "__main__":
@@ -316,6 +423,7 @@ if __name__ == "__main__":
 
 __all__ = [
     "DEBUG_ENV",
+    "WARNED_ENV",
     "LoadError",
     "explain",
     "load_app",

@@ -29,6 +29,7 @@ from pydantic import (
     ValidationError,
     create_model,
 )
+from pydantic.errors import PydanticUserError
 from pydantic.fields import FieldInfo
 from pydantic.json_schema import WithJsonSchema
 
@@ -396,6 +397,27 @@ def _json_alike(annotation: Any, seen: frozenset[type], in_union: bool = False) 
     return False
 
 
+def _unsupported(model_name: str, sig: inspect.Signature, exc: Exception) -> str:
+    """Which parameter has a type pydantic can make no schema of, for the error naming it
+    (rather than pydantic's message alone, whose last line is a URL)."""
+    owner = model_name.removesuffix("Arguments")
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    for param in sig.parameters.values():
+        annotation = param.annotation
+        if annotation is _EMPTY or _is_context_type(annotation):
+            continue
+        try:
+            TypeAdapter(annotation).json_schema()
+        except Exception:
+            shown = getattr(annotation, "__name__", None) or repr(annotation)
+            return (
+                f"{owner}: parameter {param.name!r} has type {shown}, which has no JSON "
+                "schema (use a plain type, a pydantic model, a dataclass or a TypedDict, or "
+                f"give an explicit input schema): {first}"
+            )
+    return f"{owner}: its parameters have no JSON schema: {first}"
+
+
 def build_arguments(
     fn: Callable[..., Any],
     model_name: str,
@@ -460,8 +482,11 @@ def build_arguments(
         else:
             fields[field_name] = (typed, param.default)
         names.append(param.name)
-    model: type[BaseModel] = create_model(model_name, __base__=ArgumentsBase, **fields)
-    schema = model.model_json_schema(by_alias=True)
+    try:
+        model: type[BaseModel] = create_model(model_name, __base__=ArgumentsBase, **fields)
+        schema = model.model_json_schema(by_alias=True)
+    except PydanticUserError as exc:
+        raise TypeError(_unsupported(model_name, sig, exc)) from exc
     descriptions = {
         name: prop["description"]
         for name, prop in schema.get("properties", {}).items()

@@ -461,11 +461,16 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-async def serve_stdio(server: Server, settings: Settings | None = None) -> bool:
-    """Serve ``server`` on this process's stdin and stdout until stdin ends; whether every
-    reply reached stdout (False when it broke)."""
+async def serve_stdio(
+    server: Server, settings: Settings | None = None, out_fd: int | None = None
+) -> bool:
+    """Serve ``server`` on this process's stdin and stdout (or ``out_fd``: where stdout was
+    before ``jetmcp run`` pointed fd 1 at stderr) until stdin ends; whether every reply
+    reached stdout (False when it broke)."""
     settings = settings or Settings()
-    in_fd, out_fd = sys.stdin.fileno(), sys.stdout.fileno()
+    in_fd = sys.stdin.fileno()
+    if out_fd is None:
+        out_fd = sys.stdout.fileno()
 
     async def attach(stdio: StdioServer) -> None:
         loop = asyncio.get_running_loop()

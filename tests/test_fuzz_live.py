@@ -592,8 +592,8 @@ def owed_on_stdio(data: bytes) -> Counter[Any]:
     return Counter() if raw is None else Counter([json.loads(raw)])
 
 
-#: Item 4 again, on stdio: the process must survive the line.
-#: Item 15: a line one byte over the limit is refused, as HTTP refuses such a body.
+#: A line one byte over the limit: the stdio process survives it and refuses it, as HTTP
+#: refuses such a body.
 OVER_LIMIT = b'{"jsonrpc":"2.0","id":"over","method":"ping"}'.ljust(MAX_BODY + 1)
 
 

@@ -11,7 +11,7 @@ Modes:
 - ``fixed``: the Granian ceiling's answer (``bodies.canned_reply``), framed by the extension:
   the cost of the socket, the loop and the framing, with no MCP.
 - ``python-fixed``: the same answer framed in plain Python (find the blank line, read
-  Content-Length): the uvloop floor of issue 39.
+  Content-Length): the uvloop floor (``bench/load/uvloop_floor.py``).
 - ``mcp``: ``bench/load/jetmcp_server.py``'s app, stateless. A POST to ``/mcp`` whose headers
   pass the usual checks (one Host the guard allows, no Origin, JSON in, an Accept that takes
   JSON, an exact legacy ``MCP-Protocol-Version``: judged once per set of values, then looked

@@ -1,4 +1,4 @@
-"""Synchronous tools in the thread pool, measured (issue 40, item 3; a benchmark, not a test).
+"""Synchronous tools in the thread pool, measured (a benchmark, not a test).
 
     .venv/bin/python bench/load/sync_tools.py --baseline /path/to/checkout-before
 

@@ -1,7 +1,7 @@
 """The uvloop floor: an ``asyncio.Protocol`` on uvloop answering the ceiling's canned reply,
 its requests framed in plain Python (keep-alive, ``Content-Length`` bodies only). What a
 server on this loop costs for the socket and the loop alone, with no MCP and no framing
-library: the floor jetmcp's native engine is measured against (issue 39).
+library: the floor jetmcp's native engine is measured against.
 
     .venv/bin/python bench/load/uvloop_floor.py --port 8000
 """

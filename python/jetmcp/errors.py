@@ -57,6 +57,22 @@ class McpError(Exception):
         return f"McpError({self.code}, {self.message!r})"
 
 
+class UrlElicitationError(McpError):
+    """The -32042 error (URL elicitation required) with its elicitations in wire form; raised
+    as :class:`~jetmcp.server.elicitation.UrlElicitationRequired`, which builds them. Revisions
+    before 2025-11-25 have no such error: a tool call then answers with :meth:`as_text`."""
+
+    def __init__(self, elicitations: list[dict[str, Any]], message: str) -> None:
+        super().__init__(URL_ELICITATION_REQUIRED, message, {"elicitations": elicitations})
+        self.elicitations = elicitations
+
+    def as_text(self) -> str:
+        """The error as prose, for revisions without URL elicitation."""
+        lines = [self.message]
+        lines += [f"- {item['message']}: {item['url']}" for item in self.elicitations]
+        return "\n".join(lines)
+
+
 class LoadError(Exception):
     """A ``jetmcp run`` target that names no server, or a server that cannot be served as it
     is (auth jetmcp cannot honour); the message is one line for the user."""

@@ -1,4 +1,4 @@
-"""Claims of the wrong type are refused as malformed (issue 40 item 6), against a real
+"""Claims of the wrong type are refused as malformed, against a real
 authorization server on 127.0.0.1 (tests/oauth_server.py): JWTs signed with its published
 key and checked against its JWKS, opaque tokens through its introspection endpoint, and the
 bearer guard in front of both (401 ``invalid_token``, nothing kept in the good-token cache).

@@ -734,7 +734,7 @@ def test_a_stuck_worker_is_killed_after_the_grace_period() -> None:
             wait_until_stuck(server.url)
             server.proc.send_signal(signal.SIGTERM)
             # Grace (0.5 s, rounded up to 1) and Granian's kill 5 s after it: a worker
-            # that had to be killed makes the exit status 1 (issue 40 item 9).
+            # that had to be killed makes the exit status 1.
             assert server.proc.wait(timeout=15.0) == 1, server.stderr()
         assert "had to be killed (SIGKILL)" in server.stderr()
     finally:

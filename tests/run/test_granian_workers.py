@@ -1,6 +1,6 @@
-"""``jetmcp run --workers 2`` on Granian, its processes killed for real (issue 40 items 1,
-2 and 9): a worker killed with SIGKILL is replaced while the other serves, no worker
-outlives a killed main process, and the exit status tells when a worker died."""
+"""``jetmcp run --workers 2`` on Granian, its processes killed for real: a worker killed with
+SIGKILL is replaced while the other serves, no worker outlives a killed main process, and
+the exit status tells when a worker died."""
 
 from __future__ import annotations
 

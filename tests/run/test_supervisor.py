@@ -1,6 +1,6 @@
 """jetmcp.run.supervisor under real faults: a supervisor process of its own
 (tests/apps/supervised.py) with workers that answer ``200 <pid>``, its processes killed
-with SIGKILL and stopped with SIGTERM (issue 39's ``--workers N``, issue 40 items 1, 2, 9)."""
+with SIGKILL and stopped with SIGTERM (``--workers N`` on jetmcp's own HTTP engine)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Synchronous tools never stall other requests (issue 40, item 3).
+"""Synchronous tools never stall other requests.
 
 Real ``jetmcp run`` processes over HTTP and stdio: a 2 s ``time.sleep`` tool in flight while
 20 concurrent ``add`` calls are answered (all of them before it: an ordering, not a timing

@@ -1,4 +1,4 @@
-"""Redis faults (issue 40 items 5 and 7), against real ``redis-server`` processes of the
+"""Redis faults (writes refused, Redis frozen), against real ``redis-server`` processes of the
 test's own: one that refuses writes (``maxmemory`` reached with ``noeviction``) and one
 frozen with SIGSTOP. Every server is a real ``jetmcp run`` process over HTTP.
 """
@@ -86,7 +86,7 @@ def fill(url: str) -> None:
 
 
 def test_subscribe_is_an_error_when_redis_refuses_writes(private_redis: PrivateRedis) -> None:
-    """Item 5: it answered 200 ``{}`` and stored nothing."""
+    """Seen: it answered 200 ``{}`` and stored nothing."""
     host = AppServer(
         APP, "--transport", "http", "--redis", private_redis.url, *PREFIX, label="host"
     )
@@ -123,7 +123,7 @@ def test_subscribe_is_an_error_when_redis_refuses_writes(private_redis: PrivateR
 
 
 def test_a_frozen_redis_answers_initialize_within_one_timeout(private_redis: PrivateRedis) -> None:
-    """Item 7: with Redis stopped (SIGSTOP), ``initialize`` took 4.0 s for a 2 s timeout:
+    """Seen: with Redis stopped (SIGSTOP), ``initialize`` took 4.0 s for a 2 s timeout:
     the command and its retry on a fresh connection each had the full timeout. One deadline
     now covers both: the 503 comes after about the timeout, well before twice it."""
     timeout = 3.0

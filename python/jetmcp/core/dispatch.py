@@ -3,7 +3,8 @@
 The flow runs one way::
 
     bytes -> frame (_wire.decode) -> plan (Routes.plan) -> run (Plans.run / a handler)
-          -> shape (Tool.shape, an era runner) -> encode (_wire.encode_*) -> transport
+          -> shape (protocol.tool_result's Tool.shape, an era runner)
+          -> encode (_wire.encode_*) -> transport
 
 Both transports call :meth:`Dispatcher.start`; they decide the revision and the session
 beforehand and write what it gives back afterwards, mapping a :class:`Reply`'s kind to an

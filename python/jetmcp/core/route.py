@@ -19,7 +19,7 @@ native
 outcome
     As native, but the value is one Python shapes, or the tool raised. Why: the extension
     calls, Python shapes what it does not write itself. Run by ``Runner.outcome``
-    (``Tool.shape``, ``Tool.failure``).
+    (``Tool.shape``, ``Tool.failure``: :class:`~jetmcp.protocol.tool_result.ToolShaping`).
 async
     As native, for an ``async`` tool: its coroutine, stepped once by the extension when the
     caller awaits in place (``Dispatcher.may_step``). Why: an ``async`` tool that returns

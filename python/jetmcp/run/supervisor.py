@@ -1,5 +1,5 @@
 """``--workers N`` without Granian: this process owns the listening socket and keeps N
-forked workers serving it (issue 39's supervisor; issue 40's faults).
+forked workers serving it, replacing any that dies or hangs.
 
 - The main process binds the socket and keeps it open for as long as it runs: a dead
   worker's place in the accept queue is taken by the others, a connection is never refused

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ValidationError, create_model
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
-from jetmcp.errors import URL_ELICITATION_REQUIRED, McpError
+from jetmcp.errors import UrlElicitationError
 
 T = TypeVar("T")
 
@@ -279,14 +279,15 @@ def _url_params(item: Any) -> dict[str, Any]:
     return params
 
 
-class UrlElicitationRequired(McpError):
+class UrlElicitationRequired(UrlElicitationError):
     """Raise from a tool (or any handler) when the request cannot go on until the user has
     completed URL-mode elicitations: the reply is the -32042 error with
     ``data.elicitations``.
 
     Items are :class:`UrlElicitation`, dicts in wire form, or the SDK's
     ``ElicitRequestURLParams``. On revisions before 2025-11-25, which have no such error, a
-    tool call answers with an ``isError`` result that names the URLs instead.
+    tool call answers with an ``isError`` result that names the URLs instead
+    (:meth:`~jetmcp.errors.UrlElicitationError.as_text`).
     """
 
     def __init__(self, elicitations: Sequence[Any], message: str | None = None) -> None:
@@ -294,17 +295,8 @@ class UrlElicitationRequired(McpError):
         if not items:
             raise ValueError("UrlElicitationRequired needs at least one elicitation")
         super().__init__(
-            URL_ELICITATION_REQUIRED,
-            message or "This request requires more information: open the given URL(s).",
-            {"elicitations": items},
+            items, message or "This request requires more information: open the given URL(s)."
         )
-        self.elicitations = items
-
-    def as_text(self) -> str:
-        """The error as prose, for revisions without URL elicitation."""
-        lines = [self.message]
-        lines += [f"- {item['message']}: {item['url']}" for item in self.elicitations]
-        return "\n".join(lines)
 
 
 #: The official SDK's name.

@@ -15,6 +15,7 @@ from jetmcp.core.call import Call
 from jetmcp.errors import INVALID_PARAMS, McpError, internal_error
 from jetmcp.protocol.content import to_json_text
 from jetmcp.protocol.revisions import Revision
+from jetmcp.protocol.tool_result import validation_message
 from jetmcp.server.access import check_scopes
 from jetmcp.server.caching import CacheScope, check_hint
 from jetmcp.server.context import Context, ResourceContents
@@ -24,7 +25,6 @@ from jetmcp.server.schema import (
     component_name,
     doc_whole,
     signature,
-    validation_message,
 )
 from jetmcp.server.tools import is_async_callable, normalize_icons, normalize_object
 

@@ -34,6 +34,7 @@ from pydantic.fields import FieldInfo
 from pydantic.json_schema import WithJsonSchema
 
 from jetmcp.protocol.content import Audio, EmbeddedResource, Image, ResourceLink
+from jetmcp.protocol.tool_result import Output
 
 _EMPTY = inspect.Parameter.empty
 
@@ -559,30 +560,6 @@ def _typeddict_for_pydantic(tp: Any) -> Any:
     return rebuilt
 
 
-@dataclasses.dataclass(slots=True)
-class Output:
-    """A tool's declared output: the published ``outputSchema`` and how to build
-    ``structuredContent`` from a return value."""
-
-    schema: dict[str, Any]
-    #: The value goes under ``{"result": ...}`` (primitives, lists, unions...).
-    wrap: bool
-    adapter: TypeAdapter[Any]
-    #: For wrapped primitives: values of exactly this type skip pydantic.
-    fast_type: type | None
-
-    def structured(self, value: Any) -> Any:
-        """``structuredContent`` for ``value``; raises ``ValidationError`` on a mismatch."""
-        if self.fast_type is not None and type(value) is self.fast_type:
-            return {"result": value}
-        if self.wrap:
-            value = {"result": value}
-        validated = self.adapter.validate_python(value)
-        if isinstance(validated, BaseModel):
-            return validated.model_dump(mode="json", by_alias=True)
-        return self.adapter.dump_python(validated, mode="json", by_alias=True)
-
-
 def _inline_root_ref(schema: dict[str, Any]) -> dict[str, Any]:
     """Give a schema whose root is a ``$ref`` into ``$defs`` an object root (the SDK's fix for
     self-referencing models)."""
@@ -678,23 +655,12 @@ def signature(fn: Callable[..., Any]) -> inspect.Signature:
     return _signature(fn)
 
 
-def validation_message(error: ValidationError) -> str:
-    """A one-line account of what is wrong with the arguments."""
-    parts = []
-    for item in error.errors(include_url=False):
-        loc = ".".join(str(p) for p in item["loc"])
-        parts.append(f"{loc}: {item['msg']}" if loc else str(item["msg"]))
-    return "; ".join(parts)
-
-
 __all__ = [
     "Arguments",
-    "Output",
     "build_arguments",
     "build_output",
     "doc_params",
     "doc_summary",
     "doc_whole",
     "signature",
-    "validation_message",
 ]

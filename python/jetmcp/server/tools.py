@@ -1,10 +1,10 @@
-"""Tools: registration (schema and validator built once) and the ``tools/call`` path."""
+"""Tools: registration (schema and validator built once) and the ``tools/call`` path up to
+the tool's value; shaping that value per revision is :mod:`jetmcp.protocol.tool_result`'s."""
 
 from __future__ import annotations
 
 import copy
 import inspect
-import logging
 import types
 import typing
 from collections.abc import Awaitable, Callable
@@ -16,50 +16,33 @@ from pydantic import BaseModel, ValidationError
 from jetmcp import _wire
 from jetmcp.core.call import Call, Result
 from jetmcp.core.threads import Mode, SyncCall, republish
-from jetmcp.errors import URL_ELICITATION_REQUIRED, McpError, from_sdk_error, is_tool_error
-from jetmcp.protocol.content import (
-    TEXT_JSON_COMPACT,
-    content_blocks,
-    is_content,
-    is_content_type,
-    text_block,
-    to_json_text,
-    to_jsonable,
-)
+from jetmcp.protocol.content import TEXT_JSON_COMPACT, is_content_type
 from jetmcp.protocol.modern import x_mcp_headers
 from jetmcp.protocol.revisions import Revision
-from jetmcp.protocol.tool_result import error_result, exception_text, sdk_tool_result
+from jetmcp.protocol.tool_result import Output, ToolShaping, error_result, validation_message
 from jetmcp.server.access import check_scopes
 from jetmcp.server.caching import CacheScope
 from jetmcp.server.context import Context
-from jetmcp.server.elicitation import UrlElicitationRequired
 from jetmcp.server.options import TaskSupport, ToolKeywords, ToolOptions
 from jetmcp.server.schema import (
     _REQUIRED,
     Arguments,
-    Output,
     build_arguments,
     build_output,
     component_name,
     doc_whole,
     signature,
     validates_json_alike,
-    validation_message,
 )
 
 if TYPE_CHECKING:
     from jetmcp.server.app import Server
 
-#: The serializer's ``to_python`` keyword arguments for a declared model's structured
-#: content (``model_dump(mode="json", by_alias=True)``).
-STRUCTURED_DUMP: dict[str, Any] = {"mode": "json", "by_alias": True}
 #: The serializer's ``to_json`` keyword arguments with which the extension writes a declared
 #: model once (``model_dump_json(by_alias=True)``): that JSON is the structured content, and
 #: indented as ``to_json(..., indent=2)`` indents it, the text. The same bytes as the two
 #: serializations of ``shape`` (the differential tests of ``test_model_tool_route.py``).
 MODEL_JSON: dict[str, Any] = {"by_alias": True}
-
-log = logging.getLogger("jetmcp")
 
 #: A tool's ``run_in_thread`` as the way its synchronous function runs.
 _MODES: dict[bool | None, Mode] = {None: "auto", True: "thread", False: "inline"}
@@ -98,8 +81,9 @@ def is_async_callable(fn: Any) -> bool:
     )
 
 
-class Tool:
-    """A registered tool."""
+class Tool(ToolShaping):
+    """A registered tool: what it takes and how it is called; its results and failures are
+    shaped by :class:`~jetmcp.protocol.tool_result.ToolShaping`."""
 
     __slots__ = (
         "annotations",
@@ -382,115 +366,9 @@ class Tool:
             return self.failure(exc, revision)
         return self.shape(value, revision)
 
-    def failure(self, exc: Exception, revision: Revision) -> dict[str, Any]:
-        """The ``tools/call`` result for an exception the function raised: a result with
-        ``isError: true``, except that an ``McpError`` (and a URL elicitation, where the
-        revision has it) is raised again, to be answered as a JSON-RPC error."""
-        if isinstance(exc, UrlElicitationRequired):
-            return _url_elicitation_error(exc, revision)
-        if isinstance(exc, McpError):
-            raise exc
-        sdk = from_sdk_error(exc)
-        if sdk is not None:
-            if sdk.code == URL_ELICITATION_REQUIRED and not revision.url_elicitation:
-                return error_result(sdk.message)
-            raise sdk
-        if self.mask_errors and not is_tool_error(exc):
-            log.error("tool %s raised", self.name, exc_info=exc)
-            return error_result(f"Error executing tool {self.name}")
-        return error_result(exception_text(exc))
-
-    def _unsendable(self, what: str, exc: Exception) -> dict[str, Any]:
-        """The tool error for a result that cannot be written (its detail only in the log
-        when errors are masked)."""
-        if self.mask_errors:
-            log.error("tool %s %s", self.name, what, exc_info=exc)
-            return error_result(f"Tool {self.name} {what}")
-        return error_result(f"Tool {self.name} {what}: {exc}")
-
-    def shape(self, value: Any, revision: Revision) -> dict[str, Any]:
-        """The ``tools/call`` result for a return value."""
-        kind = type(value)
-        if self.fast and (kind is int or kind is str or kind is bool):
-            # The usual primitive returns, shaped as the general path below would.
-            output = self.output
-            if output is None or output.fast_type is kind:
-                try:
-                    text = (
-                        value
-                        if kind is str
-                        else str(value)
-                        if kind is int
-                        else ("true" if value else "false")
-                    )
-                except ValueError:  # an int too long for str(): the general path says so
-                    pass
-                else:
-                    content = [{"type": "text", "text": text}]
-                    if (
-                        output is not None
-                        and revision.structured_output
-                        and self.structured_output is not False
-                    ):
-                        return {
-                            "content": content,
-                            "structuredContent": {"result": value},
-                            "isError": False,
-                        }
-                    return {"content": content, "isError": False}
-        if kind is self.model_out and self.fast:
-            # The declared model itself: its JSON as the text, its dump as the structured
-            # content, as below (validating an instance of exactly the class returns it).
-            content = [text_block(to_json_text(value))]
-            if revision.structured_output and self.structured_output is not False:
-                try:
-                    # model_dump's own call (the class keeps BaseModel's: _plain_model).
-                    dumped = kind.__pydantic_serializer__.to_python(value, **STRUCTURED_DUMP)
-                except ValidationError as exc:
-                    return error_result(
-                        f"Tool {self.name} returned a value that does not match its output "
-                        f"schema: {validation_message(exc)}"
-                    )
-                except Exception as exc:
-                    return self._unsendable("returned a value that cannot be serialized", exc)
-                return {"content": content, "structuredContent": dumped, "isError": False}
-            return {"content": content, "isError": False}
-        if kind is str:
-            content = [text_block(value)]
-        elif hasattr(value, "model_dump") or hasattr(value, "to_mcp_result"):
-            whole = sdk_tool_result(value)
-            if whole is not None:
-                return whole
-            content = content_blocks(value, revision)
-        else:
-            try:
-                content = content_blocks(value, revision)
-            except Exception as exc:
-                return self._unsendable("returned content that cannot be sent", exc)
-        if revision.structured_output and self.structured_output is not False:
-            output = self.output
-            structured: Any = None
-            if output is not None:
-                try:
-                    structured = output.structured(value)
-                except ValidationError as exc:
-                    return error_result(
-                        f"Tool {self.name} returned a value that does not match its output "
-                        f"schema: {validation_message(exc)}"
-                    )
-                except Exception as exc:
-                    return self._unsendable("returned a value that cannot be serialized", exc)
-            elif isinstance(value, dict) or (
-                isinstance(value, BaseModel) and not is_content(value)
-            ):
-                structured = to_jsonable(value)
-            if structured is not None:
-                return {"content": content, "structuredContent": structured, "isError": False}
-        return {"content": content, "isError": False}
-
 
 def _plain_model(output: Output | None, annotation: Any) -> type[BaseModel] | None:
-    """The return annotation when it is a pydantic model that :meth:`Tool.shape` may write
+    """The return annotation when it is a pydantic model that ``Tool.shape`` may write
     directly: structured output from it unwrapped, instances never revalidated, ``model_dump``
     BaseModel's own (its serializer is called as that does), and none of the kinds the
     general path treats apart (content, the SDK's and fastmcp's results)."""
@@ -578,11 +456,4 @@ def _positional(fn: Callable[..., Any], plain: tuple[tuple[str, type, Any, bool]
     )
 
 
-def _url_elicitation_error(exc: UrlElicitationRequired, revision: Revision) -> dict[str, Any]:
-    """-32042 where the revision has it; a tool error naming the URLs before that."""
-    if revision.url_elicitation:
-        raise exc
-    return error_result(exc.as_text())
-
-
-__all__ = ["TaskSupport", "Tool", "error_result", "normalize_icons", "normalize_object"]
+__all__ = ["Tool", "is_async_callable", "normalize_icons", "normalize_object"]

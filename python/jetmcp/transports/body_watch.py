@@ -6,8 +6,8 @@ at least half of the worker's connection cap (``max_connections``, Granian's
 ``backpressure``) is taken by body reads, a read is cancelled once it is older than
 ``header_timeout_seconds`` instead, oldest first: connections held by stalled or slow
 bodies are what keeps a new client out (Granian accepts no connection past the cap), and a
-new well-formed client must not wait longer than the header timeout for them (issue 40
-item 4: 64 slow-body sockets made one wait the whole 5 s body timeout).
+new well-formed client must not wait longer than the header timeout for them (without this,
+64 slow-body sockets made one wait the whole 5 s body timeout).
 """
 
 from __future__ import annotations

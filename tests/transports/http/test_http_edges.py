@@ -51,7 +51,7 @@ def post_head(
     return head + b"\r\nContent-Length: " + str(length).encode() + extra
 
 
-# --------------------------------------------------------------------------- item 8
+# ----------------------------------------------------------------------------- one port per server
 
 
 def test_a_second_server_on_the_same_port_fails(server: HttpServer) -> None:
@@ -80,7 +80,7 @@ def test_a_second_server_on_the_same_port_fails(server: HttpServer) -> None:
     assert status == 200 and body["result"] == {}
 
 
-# --------------------------------------------------------------------------- item 9
+# -------------------------------------------------------------------------------- a body cut short
 
 
 def test_a_truncated_body_is_a_400_and_nothing_on_stdout(server: HttpServer) -> None:
@@ -95,7 +95,7 @@ def test_a_truncated_body_is_a_400_and_nothing_on_stdout(server: HttpServer) -> 
     assert "Traceback" not in server.stderr()
 
 
-# --------------------------------------------------------------------------- item 17
+# ---------------------------------------------------------------------------------- logs on stderr
 
 
 def test_granian_logs_go_to_stderr(server: HttpServer) -> None:
@@ -105,7 +105,7 @@ def test_granian_logs_go_to_stderr(server: HttpServer) -> None:
     assert server.stdout() == b""
 
 
-# --------------------------------------------------------------------------- item 12
+# --------------------------------------------------------------------------------- Host and Origin
 
 
 @pytest.mark.parametrize(
@@ -171,7 +171,7 @@ def test_http2_authority_is_checked(h2_server: HttpServer) -> None:
         assert origin.status_code == 403, origin.text
 
 
-# --------------------------------------------------------------------------- item 13
+# ------------------------------------------------------------------------------ unreadable headers
 
 
 @pytest.mark.parametrize("name", [b"Mcp-Session-Id", b"MCP-Protocol-Version"])
@@ -188,7 +188,7 @@ def test_unreadable_session_and_version_headers_are_400(server: HttpServer, name
     assert status == 400, (status, body)
 
 
-# --------------------------------------------------------------------------- item 16
+# --------------------------------------------------------------- arrays under an unserved revision
 
 
 @pytest.mark.parametrize("payload", [b"[]", PING.join((b"[", b"]"))])

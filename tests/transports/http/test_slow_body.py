@@ -1,5 +1,5 @@
 """Slow or stalled request bodies never keep a new well-formed client out past the header
-timeout (issue 40 item 4), on a real ``jetmcp run`` (Granian) process: a bounded attack of
+timeout, on a real ``jetmcp run`` (Granian) process: a bounded attack of
 as many stalled-body sockets as the connection cap, then one ordinary client, timed.
 Before, it waited the whole body timeout (64 sockets, cap 64, 3 s header timeout, 5 s body
 timeout: 4.98 s)."""

@@ -1,4 +1,4 @@
-"""SIGTERM on ``jetmcp run --transport stdio`` drains like HTTP (issue 40 item 8): no more
+"""SIGTERM on ``jetmcp run --transport stdio`` drains like HTTP: no more
 input is read, requests in flight finish within ``--shutdown-grace-seconds`` and are
 answered, then the process exits 0; past the grace they are answered with an error, the
 loss is logged and the exit status is 1. Real processes, real signals."""

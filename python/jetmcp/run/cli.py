@@ -11,17 +11,15 @@ import math
 import os
 import shutil
 import socket
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from jetmcp.run import console, envflags
+from jetmcp.run import console, envflags, rundir
 from jetmcp.run.loader import (
     DEBUG_ENV,
     TARGET_ARGV_ENV,
-    WARNED_ENV,
     WORKDIR_ENV,
     LoadError,
     explain,
@@ -608,38 +606,16 @@ def _check_extras(settings: Settings) -> None:
         raise _refuse(f"--metrics-path {settings.metrics_path} is an MCP path")
 
 
-def _check_target(target: str) -> str:
-    """Refuse a target that names no server before any worker starts (exit status 2).
-
-    The workers import the app themselves; this check imports it once in a short-lived
-    child, so a bad attribute or a module that fails to import is one line here, not a
-    traceback per worker."""
+def _check_target(target: str) -> None:
+    """Refuse a target that is plainly not there (a missing file or module, a malformed
+    target) before any worker starts (exit status 2). Nothing is imported here: each HTTP
+    worker imports the target once, and that import is the check of the rest
+    (:mod:`jetmcp.run.rundir`)."""
     try:
         source, _ = split_target(target)
         find_module(source)
     except LoadError as exc:
         raise _refuse(str(exc)) from None
-    check = subprocess.run(
-        [sys.executable, "-m", "jetmcp.run.loader", target],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        check=False,
-    )
-    if check.returncode != 0:
-        text = check.stderr.decode(errors="replace").strip()
-        lines = text.splitlines()
-        if os.environ.get(DEBUG_ENV):
-            sys.stderr.write(text + "\n")  # the traceback too (--log-level debug)
-        else:
-            sys.stderr.write((lines[-1] if lines else f"jetmcp: {target!r} failed to load") + "\n")
-        raise SystemExit(EXIT_BAD_TARGET)
-    # What the target warned about while loading (a server offering nothing), as is.
-    warnings = check.stderr.decode(errors="replace").strip()
-    if warnings:
-        sys.stderr.write(warnings + "\n")
-    # The child's last stdout line is the server's name (python -m jetmcp.run.loader).
-    names = check.stdout.decode(errors="replace").strip().splitlines()
-    return names[-1] if names else target
 
 
 #: File descriptors a worker keeps for itself besides its connections (the listening
@@ -745,7 +721,8 @@ def _serve_http(settings: Settings, log_level: str) -> int:
 
     from jetmcp.run.granian_server import SupervisedGranian, granian_options
 
-    check_port_free(settings.host, settings.port)
+    check_port_free(settings.host, settings.port)  # not "serving" on a port in use
+    shared = _run_dir()
     metrics_dir = _start_metrics(settings)
     settings.export()
     # Granian resolves its import target against the working directory, and inside a Python
@@ -780,10 +757,29 @@ def _serve_http(settings: Settings, log_level: str) -> int:
     )
     try:
         granian.serve()
+        if granian.load_failed:
+            # Said last, after Granian's own shutdown logs: one line (the traceback too at
+            # --log-level debug), whatever the number of workers that failed.
+            said = rundir.load_failure(shared) or f"jetmcp: {settings.app!r} failed to load\n"
+            sys.stderr.write(said)
+            return EXIT_BAD_TARGET
     finally:
+        shutil.rmtree(shared, ignore_errors=True)
         if metrics_dir is not None:
             shutil.rmtree(metrics_dir, ignore_errors=True)
     return 1 if granian.unclean else 0
+
+
+def _run_dir() -> str:
+    """The directory the workers settle who says what in (exported to them); the start-up
+    line is claimed in advance when the log level hides it."""
+    import tempfile
+
+    directory = tempfile.mkdtemp(prefix="jetmcp-run-")
+    os.environ[rundir.RUN_DIR_ENV] = directory
+    if not logging.getLogger().isEnabledFor(logging.WARNING):
+        rundir.claim(rundir.ANNOUNCED)
+    return directory
 
 
 def _start_metrics(settings: Settings) -> str | None:
@@ -862,16 +858,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise _refuse("--metrics-*, --otel and --access-log observe HTTP only")
         return _serve_stdio(settings)
     _check_extras(settings)
-    # The target check below reads the exported settings too (their auth must fit the app).
-    settings.export()
-    # The app is imported by the worker processes only: this process supervises them,
-    # and whatever it imported before they fork would be counted again in each of them.
-    name = _check_target(settings.app)
-    os.environ[WARNED_ENV] = "1"
+    # The app is imported by the worker processes only, once each: this process supervises
+    # them, and whatever it imported before they fork would be counted again in each.
+    _check_target(settings.app)
     _check_shared_state(settings)
-    if logging.getLogger().isEnabledFor(logging.WARNING):
-        check_port_free(settings.host, settings.port)  # not "serving" on a port in use
-        print(f"jetmcp: {console.startup_line(name, settings)}", file=sys.stderr, flush=True)
     return _serve_http(settings, ns.log_level)
 
 

@@ -151,16 +151,17 @@ def test_http_imports_the_target_once_per_worker(
 
 def test_stdio_imports_the_target_once(project: Path, tmp_path: Path) -> None:
     log = tmp_path / "imports.log"
-    proc = subprocess.run(
+    proc = subprocess.Popen(
         [*jetmcp_command(), "run", "counted.py", "--transport", "stdio"],
         stdin=subprocess.DEVNULL,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         cwd=project,
         env=_env(log),
-        timeout=TIMEOUT,
-        check=False,
     )
-    assert proc.returncode == 0, proc.stderr.decode()
+    out, err = proc.communicate(timeout=TIMEOUT)
+    assert proc.returncode == 0, err.decode()
+    assert out == b""
     assert _imports(log) == [proc.pid]  # `jetmcp run` itself, with no helper process
 
 

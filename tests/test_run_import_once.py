@@ -229,3 +229,36 @@ def test_a_target_that_exits_while_loading_exits_2(project: Path, tmp_path: Path
     assert err.splitlines() == [
         "jetmcp: 'quits.py' exited while loading (status 0) (--log-level debug shows the traceback)"
     ], err
+
+
+def test_claims_go_to_the_first_process_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from jetmcp.run import rundir
+
+    monkeypatch.delenv(rundir.RUN_DIR_ENV, raising=False)
+    assert rundir.claim(rundir.WARNED) and rundir.claim(rundir.WARNED)  # outside jetmcp run
+    monkeypatch.setenv(rundir.RUN_DIR_ENV, str(tmp_path))
+    assert rundir.claim(rundir.WARNED)
+    assert not rundir.claim(rundir.WARNED)
+    assert rundir.claim(rundir.ANNOUNCED)
+    assert not rundir.failed_to_load(rundir.LOAD_FAILED_STATUS)  # no worker said so
+
+
+def test_a_load_failure_outside_a_worker_exits_2_saying_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from jetmcp.run import rundir
+
+    monkeypatch.delenv(rundir.RUN_DIR_ENV, raising=False)
+    with pytest.raises(SystemExit) as exited:
+        rundir.fail_worker("jetmcp: 'x.py' failed to load\n")
+    assert exited.value.code == 2
+    assert capsys.readouterr().err == "jetmcp: 'x.py' failed to load\n"
+    # In the main process of a run (the native engine's single worker) too.
+    monkeypatch.setenv(rundir.RUN_DIR_ENV, str(tmp_path))
+    monkeypatch.setenv(rundir.RUN_PID_ENV, str(os.getpid()))
+    with pytest.raises(SystemExit):
+        rundir.fail_worker("jetmcp: again\n")
+    assert capsys.readouterr().err == "jetmcp: again\n"
+    assert rundir.load_failure(str(tmp_path)) is None

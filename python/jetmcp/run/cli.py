@@ -773,10 +773,7 @@ def _serve_http(settings: Settings, log_level: str) -> int:
 def _run_dir() -> str:
     """The directory the workers settle who says what in (exported to them); the start-up
     line is claimed in advance when the log level hides it."""
-    import tempfile
-
-    directory = tempfile.mkdtemp(prefix="jetmcp-run-")
-    os.environ[rundir.RUN_DIR_ENV] = directory
+    directory = rundir.make_run_dir()
     if not logging.getLogger().isEnabledFor(logging.WARNING):
         rundir.claim(rundir.ANNOUNCED)
     return directory

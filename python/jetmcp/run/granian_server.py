@@ -22,7 +22,7 @@ from typing import Any
 from granian.server.mp import MPServer
 
 from jetmcp.run.lifeline import die_with_parent
-from jetmcp.run.rundir import FAILED, LOAD_FAILED_STATUS, run_dir
+from jetmcp.run.rundir import failed_to_load
 
 _log = logging.getLogger("jetmcp.run")
 
@@ -124,14 +124,11 @@ class SupervisedGranian(MPServer):
         return worker
 
     def _load_failed(self, code: int | None) -> bool:
-        """Whether the worker exited because the target did not load (it left its
-        explanation: :mod:`jetmcp.run.rundir`). Then every worker is stopped, none is
+        """Whether the worker exited because the target did not load
+        (:func:`jetmcp.run.rundir.failed_to_load`). Then every worker is stopped, none is
         respawned (each would fail the same way), and :attr:`load_failed` is set."""
-        directory = run_dir()
-        if code != LOAD_FAILED_STATUS or directory is None:
+        if not failed_to_load(code):
             return False
-        if not os.path.exists(os.path.join(directory, FAILED + ".lock")):
-            return False  # exited 3 for a reason of its own
         self.load_failed = True
         # What Granian's own SIGTERM handler does: its main loop stops every worker.
         self.interrupt_signal = True

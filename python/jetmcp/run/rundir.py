@@ -22,6 +22,8 @@ from typing import NoReturn
 
 #: The directory the workers of one ``jetmcp run`` share (made and removed by the main one).
 RUN_DIR_ENV = "JETMCP_RUN_DIR"
+#: The process id of that main process (a target loaded there fails it directly).
+RUN_PID_ENV = "JETMCP_RUN_PID"
 #: Claimed by the worker that prints the start-up line (made in advance to print none).
 ANNOUNCED = "announced"
 #: Claimed by the worker that logs the warnings of loading the target.
@@ -53,12 +55,26 @@ def claim(name: str) -> bool:
     return True
 
 
+def make_run_dir() -> str:
+    """A new shared directory, exported (with this process's id) to the workers to come."""
+    import tempfile
+
+    directory = tempfile.mkdtemp(prefix="jetmcp-run-")
+    os.environ[RUN_DIR_ENV] = directory
+    os.environ[RUN_PID_ENV] = str(os.getpid())
+    return directory
+
+
 def fail_worker(explanation: str) -> NoReturn:
     """End this worker because its target did not load: the explanation is left for the
-    main process (only the first failing worker's is kept), or, outside ``jetmcp run``,
-    printed here. Exits with :data:`LOAD_FAILED_STATUS` without running the exit hooks
-    of the half-imported target."""
+    main process (only the first failing worker's is kept), and the worker exits with
+    :data:`LOAD_FAILED_STATUS` without running the exit hooks of the half-imported target.
+    In the main process itself, or outside ``jetmcp run``, the explanation is printed and
+    :class:`SystemExit` (status 2) raised."""
     directory = run_dir()
+    if directory is None or os.environ.get(RUN_PID_ENV) == str(os.getpid()):
+        sys.stderr.write(explanation)
+        raise SystemExit(2)
     written = False
     if directory is not None and claim(FAILED + ".lock"):
         try:
@@ -70,13 +86,24 @@ def fail_worker(explanation: str) -> NoReturn:
             written = True
         except OSError:
             pass
-    elif directory is not None:
+    else:
         written = True  # another worker's explanation is already there
     if not written:
         sys.stderr.write(explanation)
     sys.stderr.flush()
     sys.stdout.flush()
     os._exit(LOAD_FAILED_STATUS)
+
+
+def failed_to_load(status: int | None) -> bool:
+    """Whether a worker that exited with ``status`` did so because its target did not load
+    (:func:`fail_worker`; a status of 3 of its own is not taken for one). Its supervisor
+    then stops every worker, respawns none, and ends with :func:`load_failure`'s text and
+    exit status 2."""
+    directory = run_dir()
+    if status != LOAD_FAILED_STATUS or directory is None:
+        return False
+    return os.path.exists(os.path.join(directory, FAILED + ".lock"))
 
 
 def load_failure(directory: str) -> str | None:
@@ -93,9 +120,12 @@ __all__ = [
     "FAILED",
     "LOAD_FAILED_STATUS",
     "RUN_DIR_ENV",
+    "RUN_PID_ENV",
     "WARNED",
     "claim",
     "fail_worker",
+    "failed_to_load",
     "load_failure",
+    "make_run_dir",
     "run_dir",
 ]

@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import quote
 
 from jetmcp.auth.fetch import Fetcher
-from jetmcp.auth.jwt import principal_from_claims
+from jetmcp.auth.jwt import malformed_claim, principal_from_claims
 from jetmcp.core.principal import AuthUnavailable, InvalidToken, Principal
 
 #: The environment variables holding the resource server's client credentials.
@@ -68,6 +68,9 @@ class IntrospectionVerifier:
             raise AuthUnavailable(f"{self.url} answered no 'active' member")
         if answer.get("active") is not True:
             raise InvalidToken("the token is not active")
+        why = malformed_claim(answer)
+        if why is not None:
+            raise InvalidToken(why)
         now = time.time()
         exp = _number(answer.get("exp"))
         if exp is not None and now > exp + self.leeway:

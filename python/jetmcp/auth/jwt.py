@@ -284,10 +284,42 @@ class JwtVerifier:
             raise InvalidToken("the token's signature does not verify") from None
         except jwt.PyJWTError as exc:
             raise InvalidToken(f"the token is invalid: {type(exc).__name__}") from None
+        why = malformed_claim(claims)
+        if why is not None:
+            raise InvalidToken(why)
         return principal_from_claims(claims, token)
 
     def close(self) -> None:
         self.fetcher.close()
+
+
+#: Claims that must be JSON numbers (RFC 7519 NumericDate) when present.
+_NUMERIC_CLAIMS = ("exp", "nbf", "iat")
+#: Claims that must be JSON strings when present.
+_STRING_CLAIMS = ("iss", "sub", "scope", "client_id", "azp")
+
+
+def malformed_claim(claims: dict[str, Any]) -> str | None:
+    """Why a token's claims (a JWT payload or an introspection answer) are malformed, or
+    None: ``exp``/``nbf``/``iat`` must be numbers (not strings, not booleans), ``iss``,
+    ``sub``, ``scope``, ``client_id`` and ``azp`` strings, ``aud`` and ``scp`` a string or a
+    list of strings. A token with a claim of the wrong type is refused as a whole, never
+    read leniently (a string ``exp`` must not turn into "no expiry")."""
+    for name in _NUMERIC_CLAIMS:
+        value = claims.get(name)
+        if name in claims and (not isinstance(value, int | float) or isinstance(value, bool)):
+            return f"the token's {name} claim is malformed (not a number)"
+    for name in _STRING_CLAIMS:
+        if name in claims and not isinstance(claims[name], str):
+            return f"the token's {name} claim is malformed (not a string)"
+    for name in ("aud", "scp"):
+        value = claims.get(name)
+        if name in claims and not (
+            isinstance(value, str)
+            or (isinstance(value, list) and all(isinstance(v, str) for v in value))
+        ):
+            return f"the token's {name} claim is malformed (not a string or list of strings)"
+    return None
 
 
 def principal_from_claims(claims: dict[str, Any], token: str) -> Principal:
@@ -315,6 +347,7 @@ __all__ = [
     "Jwks",
     "JwtVerifier",
     "check_algorithms",
+    "malformed_claim",
     "metadata_urls",
     "principal_from_claims",
     "require_pyjwt",

@@ -4,6 +4,7 @@ to the method handlers."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import secrets
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
@@ -23,6 +24,39 @@ if TYPE_CHECKING:
 Result = dict[str, Any] | Awaitable[dict[str, Any]]
 #: A method handler: params (``{}`` when absent) and the call, to a result.
 Handler = Callable[[dict[str, Any], "Call"], Result]
+
+
+def after_write(write: Awaitable[None] | None) -> Result:
+    """``{}``, once a shared store's ``write`` (if any) landed: a write the store refused
+    raises its McpError, which the request answers."""
+    if write is None:
+        return {}
+
+    async def landed() -> dict[str, Any]:
+        await write
+        return {}
+
+    return landed()
+
+
+#: Store writes nobody awaits (a notification's), kept referenced until they finish.
+_BACKGROUND: set[asyncio.Future[None]] = set()
+
+
+def _in_background(write: Awaitable[None] | None) -> None:
+    """Run a store write no request can await (``notifications/initialized`` has no answer
+    to carry an error): a failure is logged as a warning, never dropped silently."""
+    if write is None:
+        return
+    task = asyncio.ensure_future(write)
+    _BACKGROUND.add(task)
+    task.add_done_callback(_background_done)
+
+
+def _background_done(task: asyncio.Future[None]) -> None:
+    _BACKGROUND.discard(task)
+    if not task.cancelled() and task.exception() is not None:
+        logging.getLogger("jetmcp.state").warning("a session write was lost: %s", task.exception())
 
 
 class Timed:
@@ -141,7 +175,9 @@ class Session:
         #: Told of every change to :attr:`initialized`, :attr:`log_level` and the
         #: subscriptions (``sync(session, field, value)``) by a store shared between
         #: processes; None for a session that lives in one process only.
-        self.sync: Callable[[Session, str, Any], None] | None = None
+        #: It may return an awaitable: the write itself, which raises McpError when the store
+        #: refused it (awaited by the request that made the change, so its client learns).
+        self.sync: Callable[[Session, str, Any], Awaitable[None] | None] | None = None
         #: Where messages not tied to a request go: stdout on stdio, the session's GET
         #: streams over HTTP. The transport sets it; nowhere until then.
         self.outbound: Sink = NULL_SINK
@@ -161,8 +197,10 @@ class Session:
     @initialized.setter
     def initialized(self, value: bool) -> None:
         self._initialized = value
-        if self.sync is not None:
-            self.sync(self, "initialized", value)
+        _in_background(self._synced("initialized", value))
+
+    def _synced(self, field: str, value: Any) -> Awaitable[None] | None:
+        return self.sync(self, field, value) if self.sync is not None else None
 
     @property
     def log_level(self) -> str | None:
@@ -171,20 +209,24 @@ class Session:
 
     @log_level.setter
     def log_level(self, value: str | None) -> None:
+        _in_background(self.set_log_level(value))
+
+    def set_log_level(self, value: str | None) -> Awaitable[None] | None:
+        """``logging/setLevel``: what :attr:`log_level` does, returning the shared store's
+        write (None without one) for the request to await."""
         self._log_level = value
-        if self.sync is not None:
-            self.sync(self, "logLevel", value)
+        return self._synced("logLevel", value)
 
-    def subscribe(self, uri: str) -> None:
-        """``resources/subscribe``: updates of ``uri`` are sent to this session."""
+    def subscribe(self, uri: str) -> Result:
+        """``resources/subscribe``: updates of ``uri`` are sent to this session. Returns the
+        answer, ``{}``, once a shared store's write landed (awaitable then): a write the
+        store refused is the client's error, never a subscription silently lost."""
         self.subscriptions.add(uri)
-        if self.sync is not None:
-            self.sync(self, "subscribe", uri)
+        return after_write(self._synced("subscribe", uri))
 
-    def unsubscribe(self, uri: str) -> None:
+    def unsubscribe(self, uri: str) -> Result:
         self.subscriptions.discard(uri)
-        if self.sync is not None:
-            self.sync(self, "unsubscribe", uri)
+        return after_write(self._synced("unsubscribe", uri))
 
     def record(self) -> dict[str, str | bytes]:
         """The session as a flat record (field -> text or JSON bytes), for a store that

@@ -21,7 +21,17 @@ from typing import TYPE_CHECKING, Any
 from orjson import loads
 
 from jetmcp import _wire
-from jetmcp.core.call import LOG_RANK, Call, CallContext, EncodedResult, Handler, Outgoing, Timed
+from jetmcp.core.call import (
+    LOG_RANK,
+    Call,
+    CallContext,
+    EncodedResult,
+    Handler,
+    Outgoing,
+    Result,
+    Timed,
+    after_write,
+)
 from jetmcp.core.inflight import is_request_id
 from jetmcp.core.mrtr import InputRequired, InputRound, RoundCall
 from jetmcp.core.reply import FAILED, OK, Reply
@@ -558,12 +568,12 @@ class LegacyRunner(Runner):
     def _ping(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
         return {}
 
-    def _set_level(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+    def _set_level(self, params: dict[str, Any], call: Call) -> Result:
         level = params.get("level")
         if not isinstance(level, str) or level not in LOG_RANK:
             raise McpError(INVALID_PARAMS, f"Invalid params: unknown log level {level!r}")
         if call.session is not None:
-            call.session.log_level = level
+            return after_write(call.session.set_log_level(level))
         return {}
 
     # -- what the client sends without asking ---------------------------------------------

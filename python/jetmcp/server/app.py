@@ -453,8 +453,8 @@ class Server(Serving):
         the tool's caching hints for ``tools/list`` (see :mod:`jetmcp.server.caching`).
         ``timeout`` (seconds, the name fastmcp gives it): how long a call may wait before it
         is answered -32001, instead of the server's ``--request-timeout-seconds``
-        (``math.inf``: no limit). A synchronous tool runs on the event loop and is never
-        interrupted.
+        (``math.inf``: no limit). A synchronous tool runs in a thread pool, or inline once
+        measured fast (:mod:`jetmcp.core.threads`; ``add_tool(fn, run_in_thread=...)``).
         """
         if isinstance(name_or_fn, str):
             name = name_or_fn
@@ -1046,12 +1046,12 @@ class Server(Serving):
             raise McpError(INVALID_PARAMS, "Invalid params: uri must be a string")
         return uri
 
-    def _handle_subscribe(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+    def _handle_subscribe(self, params: dict[str, Any], call: Call) -> Result:
         uri = self._subscription_uri(params)
         # A resource the caller may not read is subscribed like an unknown URI: accepted,
         # and never announced.
         if call.session is not None and self._may_read(uri, call.auth):
-            call.session.subscribe(uri)
+            return call.session.subscribe(uri)
         return {}
 
     def _may_read(self, uri: str, principal: Principal | None) -> bool:
@@ -1065,10 +1065,10 @@ class Server(Serving):
         matched = [t for t in self._templates.values() if t.template.match(uri) is not None]
         return not matched or any(self.visible(t, principal) for t in matched)
 
-    def _handle_unsubscribe(self, params: dict[str, Any], call: Call) -> dict[str, Any]:
+    def _handle_unsubscribe(self, params: dict[str, Any], call: Call) -> Result:
         uri = self._subscription_uri(params)
         if call.session is not None:
-            call.session.unsubscribe(uri)
+            return call.session.unsubscribe(uri)
         return {}
 
     # -- tasks ---------------------------------------------------------------------------------

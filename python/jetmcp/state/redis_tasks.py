@@ -241,7 +241,9 @@ class RedisTasks:
 
     async def list(self, scope: str) -> list[dict[str, Any]]:
         try:
-            ids = await self.state.client.smembers(self.state.key(f"s:{scope}:tasks"))
+            ids = await self.state.bounded(
+                self.state.client.smembers(self.state.key(f"s:{scope}:tasks"))
+            )
         except Exception as exc:
             raise McpError(SERVER_ERROR, f"the session store is unavailable: {exc}") from None
         out: list[dict[str, Any]] = []

@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import signal
 import stat
 import sys
 import threading
@@ -264,6 +265,8 @@ class StdioServer:
         self._discarding = False
         self._eof = False
         self._done: asyncio.Future[None] | None = None
+        #: Set by :meth:`terminate` (SIGTERM): no more input is read, what runs is drained.
+        self.terminated = False
 
     def _revision(self) -> revisions.Revision:
         return self.session.revision if self.session is not None else revisions.HTTP_DEFAULT
@@ -422,6 +425,23 @@ class StdioServer:
         for task in self._tasks:
             task.cancel()
 
+    def terminate(self) -> None:
+        """SIGTERM: read no more input, and drain what is running as at the end of stdin
+        (within ``shutdown_grace_seconds``, then answered with an error; the process then
+        exits 1). A second SIGTERM changes nothing."""
+        if self.terminated or self._done is None or self._done.done():
+            return
+        self.terminated = True
+        log.info(
+            "SIGTERM: %d requests in flight get up to %g s to finish",
+            len(self._tasks),
+            self.settings.shutdown_grace_seconds,
+        )
+        self._inbox.clear()
+        if self.input is not None:
+            self.input.pause()
+        self._done.set_result(None)
+
     async def serve(self, attach: Callable[[StdioServer], Coroutine[Any, Any, None]]) -> bool:
         """Serve until stdin ends; ``attach`` connects ``self.input`` and ``self.stdout`` to
         the process's pipes. Whether every reply was delivered."""
@@ -431,6 +451,7 @@ class StdioServer:
         sink.on_broken = self._stop
         await attach(self)
         await self._done
+        late_after_sigterm = False
         if not sink.broken:
             # stdin ended: open subscriptions/listen requests end with their final result
             # (they would otherwise wait for ever), then every request still running is
@@ -442,10 +463,18 @@ class StdioServer:
                     set(self._tasks), timeout=self.settings.shutdown_grace_seconds
                 )
                 if late:
-                    self.dispatcher.deadlines.stop_all(STOP_SHUTDOWN)
+                    stopped = self.dispatcher.deadlines.stop_all(STOP_SHUTDOWN)
+                    log.warning(
+                        "shutdown grace (%g s) over: %d requests still running were "
+                        "stopped and answered with an error",
+                        self.settings.shutdown_grace_seconds,
+                        stopped,
+                    )
+                    late_after_sigterm = self.terminated
         while self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
-        return await sink.close()
+        delivered = await sink.close()
+        return delivered and not late_after_sigterm
 
 
 def _pollable(fd: int) -> bool:
@@ -485,6 +514,8 @@ async def serve_stdio(
             await loop.connect_read_pipe(lambda: pipe, os.fdopen(in_fd, "rb", 0))
         else:
             stdio.input = _ThreadInput(in_fd, stdio, loop)
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signal.SIGTERM, stdio.terminate)
 
     # The lifespan opens before the first line is read and closes at EOF, once every request
     # still running has finished.

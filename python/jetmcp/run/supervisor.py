@@ -158,6 +158,8 @@ class _Supervisor:
             self.load_failed = True
             self.stop_signal = self.stop_signal or signal.SIGTERM
             return
+        if self.load_failed and os.WIFSIGNALED(status) and os.WTERMSIG(status) == self.stop_signal:
+            return  # stopped, still importing, by the stop the failed load asked for
         if self.stop_signal:
             if status != 0:
                 self.unclean = True

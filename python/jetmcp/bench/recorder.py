@@ -98,7 +98,10 @@ class Recorder:
         """One answered body. The common case (HTTP 200, one JSON result, no error) costs a
         few byte searches; anything else is parsed and classified."""
         self.hists[label].record(latency_us)
-        cur = self._second(now_ns)
+        if (now_ns - self.started_ns) // 1_000_000_000 == self._sec:
+            cur = self._cur
+        else:
+            cur = self._second(now_ns)
         cur.hist.record(latency_us)
         cur.requests += 1
         self.replies[label] += 1

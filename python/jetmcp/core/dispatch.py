@@ -70,6 +70,7 @@ from jetmcp.core.runners import (
     LegacyRunner,
     ModernRunner,
     Pending,
+    Relayed,
     Runner,
     carries_modern_meta,
     resume,
@@ -283,7 +284,9 @@ class Dispatcher:
             if entry.kind == _INVALID and reply is not None:
                 return Reply(reply, INVALID)
             return reply
-        return self._wait(reply, entry, ex)
+        if type(reply) is _Coroutine:
+            return reply  # a relayed answer or cancellation: delivered before the 202
+        return self._wait(reply, entry, ex)  # type: ignore[arg-type]
 
     def _batch(self, frame: _wire.Frame, ex: Exchange) -> Started:
         """Every entry of an array in request order: planned calls run by the extension
@@ -298,6 +301,7 @@ class Dispatcher:
                 self.fast += len(plans)
                 return done
         slots: list[Any] = []
+        relayed: list[Relayed] = []
         waiting = False
         if self.fast_entries is not None:
             self.fast_entries = []
@@ -326,11 +330,27 @@ class Dispatcher:
                 continue
             if isinstance(reply, bytes):
                 slots.append(reply)
+            elif type(reply) is _Coroutine:
+                relayed.append(reply)
             else:
                 waiting = True
                 slots.append((reply, entry, self._register(entry, ex)))
+        if relayed:
+            return self._after_relayed(relayed, slots, waiting, ex)
         if waiting:
             return self._gather(slots, ex)
+        return _wire.encode_batch(slots) if slots else None
+
+    async def _after_relayed(
+        self, relayed: list[Relayed], slots: list[Any], waiting: bool, ex: Exchange
+    ) -> bytes | None:
+        """A batch that carried answers or cancellations for other workers: each delivered
+        first; one that did not land adds its error (id null) to the batch's reply."""
+        for failed in await asyncio.gather(*relayed):
+            if failed is not None:
+                slots.append(bytes(failed))
+        if waiting:
+            return await self._gather(slots, ex)
         return _wire.encode_batch(slots) if slots else None
 
     def _plan(self, frame: _wire.Frame, ex: Exchange) -> _wire.Plans | None:

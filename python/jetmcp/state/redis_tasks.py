@@ -84,7 +84,12 @@ class RedisTasks:
         return created
 
     def _mirror(self, task: SharedTask) -> None:
-        self.state.spawn(self._write(task))
+        # A change of the running task: no client waits for it (tasks/get in any worker
+        # reads it from Redis), so a refused write is logged with what the others miss.
+        self.state.spawn(
+            self._write(task),
+            f"task {task.id} is now {task.status} (other workers see its previous state)",
+        )
 
     async def _write(self, task: SharedTask) -> None:
         entry = self.local.get(task.id)
@@ -204,7 +209,11 @@ class RedisTasks:
             sinks.remove(sink)
             if not sinks:
                 del self._sinks[task_id]
-                self.state.spawn(self.state.run("task_sink", task_id, worker, "0"))
+                self.state.spawn(
+                    self.state.run("task_sink", task_id, worker, "0"),
+                    f"the end of the wait for task {task_id}'s messages here (they are "
+                    "sent to this worker, which drops them, until the task ends)",
+                )
 
     def deliver(self, task_id: str, message: bytes) -> None:
         """A message of a task running elsewhere, for the ``tasks/result`` waiting here."""

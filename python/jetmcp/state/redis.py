@@ -330,9 +330,13 @@ class RedisSessionStore:
         try:
             await self.state.publish(message)
         except StateUnavailable as exc:
+            # A command Redis did not answer in time may still run once it does: the
+            # client cannot be told it was lost, only that it may have been. Sending it
+            # again is harmless (an answer resolves its request once, a cancel is idempotent).
             raise McpError(
                 SERVER_ERROR,
-                f"{what} was not relayed to the session's other workers: {exc}; send it again",
+                f"{what} may not have reached the session's other workers: {exc}; "
+                "send it again (a repeat is harmless)",
             ) from None
 
     # -- Fanout --------------------------------------------------------------------------

@@ -28,7 +28,6 @@ RUST_CAP = 1300
 OVERSIZED: dict[str, int] = {
     "python/jetmcp/client/session.py": 1216,
     "python/jetmcp/server/app.py": 1170,
-    "python/jetmcp/transports/http.py": 933,
 }
 
 

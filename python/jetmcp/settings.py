@@ -17,6 +17,12 @@ _ENV = "JETMCP_SETTINGS"
 REQUEST_TIMEOUT_SECONDS = 300.0
 MAX_INFLIGHT = 1024
 MAX_SESSION_INFLIGHT = 256
+#: Synchronous tools (:mod:`jetmcp.core.threads`): threads of the pool (anyio's default
+#: limiter, what the official SDK and fastmcp run them with), consecutive fast calls that
+#: promote one to run inline, and the milliseconds a fast call takes at most.
+SYNC_TOOL_THREADS = 40
+SYNC_TOOL_PROMOTE_AFTER = 20
+SYNC_TOOL_FAST_MS = 1.0
 
 
 def _state_key() -> str:
@@ -34,6 +40,12 @@ class Settings:
     #: The Streamable HTTP endpoint.
     path: str = "/mcp"
     workers: int = 1
+    #: The HTTP server: "native" (jetmcp's own HTTP/1.1 engine on uvloop, the default) or
+    #: "granian" (Granian's RSGI server; HTTP/2 too).
+    server: str = "native"
+    #: TLS (HTTPS) with this certificate chain and private key (PEM files); both or none.
+    ssl_certfile: str = ""
+    ssl_keyfile: str = ""
     #: HTTP versions Granian speaks: "1" (HTTP/1.1, the fastest), "2" (h2c only) or
     #: "auto" (both, told apart per connection).
     http: str = "1"
@@ -98,6 +110,12 @@ class Settings:
     #: Seconds a client has to send a request's body once its headers are in; past it the
     #: request is answered 408 and the connection closed.
     body_timeout_seconds: float = 30.0
+    #: Seconds a keep-alive connection may sit idle between requests before it is closed
+    #: (native engine); 0: ``header_timeout_seconds``, which is that time under Granian.
+    idle_timeout_seconds: float = 0.0
+    #: A connection's unsent response bytes above which it is not read until its client
+    #: reads (backpressure; native engine).
+    max_write_buffer_bytes: int = 256 * 1024
     #: Open GET event streams (Streamable HTTP) per worker, all sessions together; more is
     #: 503 with ``Retry-After``.
     max_streams: int = 1000
@@ -123,6 +141,16 @@ class Settings:
     #: running get to finish; then each is answered -32000 and the server exits. A worker
     #: whose event loop is stuck is killed a few seconds later.
     shutdown_grace_seconds: float = 30.0
+    #: Threads per worker (HTTP) or process (stdio) that synchronous tools run in (0: none,
+    #: they run on the event loop); a call past its deadline is answered while its thread
+    #: runs on, holding its slot until the function returns.
+    sync_tool_threads: int = SYNC_TOOL_THREADS
+    #: Consecutive calls of a synchronous tool, each at most ``sync_tool_fast_ms``, after
+    #: which it runs inline on the event loop (0: never); its first slower call sends it
+    #: back to the pool.
+    sync_tool_promote_after: int = SYNC_TOOL_PROMOTE_AFTER
+    #: Milliseconds a synchronous tool's call may take and count as fast.
+    sync_tool_fast_ms: float = SYNC_TOOL_FAST_MS
     #: The key that seals 2026-07-28 ``requestState`` tokens (HMAC-SHA256). By default the
     #: ``JETMCP_STATE_KEY`` environment variable, else one drawn per ``jetmcp run`` that every
     #: Granian worker shares (it travels in the exported settings). Servers on several hosts

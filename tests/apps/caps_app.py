@@ -1,4 +1,4 @@
-"""The app of the connection, stream and time cap tests (tests/test_caps.py): tools that
+"""The app of the connection, stream and time cap tests (tests/core/test_caps.py): tools that
 wait (with the server's deadline, their own, or none, or until a gate opens) and one that
 blocks its event loop."""
 
@@ -37,13 +37,11 @@ async def patient(ms: int) -> str:
     return f"slept {ms} ms"
 
 
-@app.tool()
 def echo(text: str) -> str:
     """Answer at once"""
     return text
 
 
-@app.tool()
 def block(seconds: float) -> str:
     """Block the event loop (a synchronous tool gone wrong)"""
     time.sleep(seconds)
@@ -57,8 +55,14 @@ async def wait_gate(name: str) -> str:
     return f"{name} opened"
 
 
-@app.tool()
 def open_gate(name: str) -> str:
     """Open gate ``name`` (answered at once: it never waits, so no cap refuses it)"""
     _gates.setdefault(name, asyncio.Event()).set()
     return name
+
+
+# Pinned to the event loop, not the thread pool (jetmcp.core.threads): these answer without
+# waiting, so no cap refuses them; ``block`` stalls the loop on purpose; ``open_gate`` sets
+# an asyncio.Event, which only the loop's own thread may do.
+for _fn in (echo, block, open_gate):
+    app.add_tool(_fn, run_in_thread=False)

@@ -51,6 +51,7 @@ from collections.abc import Awaitable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from jetmcp import _wire
+from jetmcp.core import threads
 from jetmcp.core.call import Outgoing, Timed
 from jetmcp.core.deadlines import NO_DEADLINE, STOP_TIMEOUT, Deadlines
 from jetmcp.core.exchange import Exchange, LazyExchange, Started
@@ -165,7 +166,10 @@ class Dispatcher:
 
     @classmethod
     def from_settings(cls, server: Server, settings: Settings) -> Dispatcher:
-        """The dispatcher of a transport, with the limits ``settings`` give."""
+        """The dispatcher of a transport, with the limits ``settings`` give (and the
+        ``--sync-tool-*`` ones set on this process's pool of synchronous tools, which
+        serves the server's synchronous tools from now on)."""
+        threads.serve(server, settings)
         return cls(
             server,
             modern_batch=settings.modern_batch,

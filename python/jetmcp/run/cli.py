@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from jetmcp.run import console, envflags
+from jetmcp.run import console, envflags, native
 from jetmcp.run.loader import (
     DEBUG_ENV,
     TARGET_ARGV_ENV,
@@ -102,6 +102,12 @@ def _seconds_upto(high: float, zero: bool) -> Callable[[str], float]:
     return parse
 
 
+def _ms(value: str) -> float:
+    if not 0 <= (number := _float(value)) < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be 0 or a number of milliseconds, not {value}")
+    return number
+
+
 def _port(value: str) -> int:
     number = _int(value)
     if not 1 <= number <= 65535:
@@ -170,8 +176,9 @@ def _parser() -> argparse.ArgumentParser:
         "--http",
         choices=("1", "2", "auto"),
         default=defaults.http,
-        help="HTTP versions to speak: 1 (HTTP/1.1, fastest), 2 (h2c), auto (both)",
+        help="HTTP versions to speak under --server granian: 1 (HTTP/1.1), 2 (h2c), auto (both)",
     )
+    native.add_engine_arguments(run, defaults)
     run.add_argument("--stateless", action="store_true", help="mint no sessions")
     run.add_argument(
         "--require-session",
@@ -304,6 +311,7 @@ def _add_caps(run: argparse.ArgumentParser, defaults: Settings) -> None:
         default=defaults.body_timeout_seconds,
         help="time to send a request's body (408 after it; 0: no limit)",
     )
+    native.add_cap_arguments(caps, defaults, _seconds_or_zero, _positive_int)
     caps.add_argument(
         "--max-streams",
         type=_positive_int,
@@ -352,6 +360,15 @@ def _add_caps(run: argparse.ArgumentParser, defaults: Settings) -> None:
         default=defaults.shutdown_grace_seconds,
         help="time running requests get to finish after SIGTERM or the end of stdin",
     )
+    for flag, kind, default, text in (  # synchronous tools: jetmcp.core.threads
+        ("threads", _non_negative, defaults.sync_tool_threads, "threads synchronous tools run "
+         "in, per worker or stdio process (0: none, they run on the event loop)"),
+        ("promote-after", _non_negative, defaults.sync_tool_promote_after, "a synchronous "
+         "tool runs inline after N calls in a row as fast as --sync-tool-fast-ms (0: never)"),
+        ("fast-ms", _ms, defaults.sync_tool_fast_ms, "milliseconds a synchronous tool's call "
+         "may take and count as fast"),
+    ):  # fmt: skip
+        caps.add_argument(f"--sync-tool-{flag}", type=kind, default=default, help=text)
 
 
 def _add_redis(run: argparse.ArgumentParser, defaults: Settings) -> None:
@@ -551,6 +568,9 @@ def _settings(ns: argparse.Namespace) -> Settings:
         path=ns.path,
         workers=ns.workers,
         http=ns.http,
+        server=ns.server,
+        ssl_certfile=ns.ssl_certfile,
+        ssl_keyfile=ns.ssl_keyfile,
         stateless=ns.stateless,
         require_session=ns.require_session,
         max_body_bytes=ns.max_body_bytes,
@@ -575,6 +595,8 @@ def _settings(ns: argparse.Namespace) -> Settings:
         max_connections=ns.max_connections,
         header_timeout_seconds=ns.header_timeout_seconds,
         body_timeout_seconds=ns.body_timeout_seconds,
+        idle_timeout_seconds=ns.idle_timeout_seconds,
+        max_write_buffer_bytes=ns.max_write_buffer_bytes,
         max_streams=ns.max_streams,
         max_session_streams=ns.max_session_streams,
         max_sse_streams=ns.max_sse_streams,
@@ -583,6 +605,9 @@ def _settings(ns: argparse.Namespace) -> Settings:
         max_inflight=ns.max_inflight,
         max_session_inflight=ns.max_session_inflight,
         shutdown_grace_seconds=ns.shutdown_grace_seconds,
+        sync_tool_threads=ns.sync_tool_threads,
+        sync_tool_promote_after=ns.sync_tool_promote_after,
+        sync_tool_fast_ms=ns.sync_tool_fast_ms,
         redis_url=ns.redis_url,
         redis_prefix=ns.redis_prefix,
         redis_timeout_seconds=ns.redis_timeout_seconds,
@@ -661,49 +686,6 @@ def _check_target(target: str) -> str:
     return names[-1] if names else target
 
 
-#: File descriptors a worker keeps for itself besides its connections (the listening
-#: socket, pipes, the event loop's, the app's own files).
-_SPARE_FDS = 64
-
-
-def raise_open_files_limit() -> int:
-    """Raise this process's soft limit on open files to its hard limit (the soft one is
-    often 1,024, which caps connections well below what the hard one allows); Granian's
-    workers inherit it. Returns the soft limit now in force (0 when it cannot be read)."""
-    try:
-        import resource
-    except ImportError:  # not a Unix
-        return 0
-    try:
-        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    except (OSError, ValueError):
-        return 0
-    target = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 20)
-    if soft != resource.RLIM_INFINITY and soft < target:
-        try:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
-            soft = target
-        except (OSError, ValueError) as exc:
-            logging.getLogger("jetmcp").warning("cannot raise the open files limit: %s", exc)
-    return int(soft) if soft != resource.RLIM_INFINITY else 1 << 30
-
-
-def _connections(settings: Settings) -> int:
-    """``max_connections``, lowered to what the open files limit leaves room for."""
-    limit = raise_open_files_limit()
-    wanted = settings.max_connections
-    if limit and wanted > limit - _SPARE_FDS:
-        fitted = max(1, limit - _SPARE_FDS)
-        logging.getLogger("jetmcp").warning(
-            "--max-connections %d exceeds the open files limit (%d): using %d",
-            wanted,
-            limit,
-            fitted,
-        )
-        return fitted
-    return wanted
-
-
 #: Granian's own logs (its default sends them to stdout): stderr, like every jetmcp log, so
 #: a host that reads stdout never sees them.
 GRANIAN_LOGGING: dict[str, Any] = {
@@ -767,7 +749,7 @@ def _serve_http(settings: Settings, log_level: str) -> int:
     check_port_free(settings.host, settings.port)
     metrics_dir = _start_metrics(settings)
     # The workers' body watch measures pressure against the cap in force (issue 40).
-    settings.max_connections = _connections(settings)
+    settings.max_connections = native.fitted_connections(settings)
     settings.export()
     # Granian resolves its import target against the working directory, and inside a Python
     # package (a folder with __init__.py) it prefixes the package's name to it. The workers
@@ -789,6 +771,7 @@ def _serve_http(settings: Settings, log_level: str) -> int:
         log_level=LogLevels(log_level),
         backlog=settings.backlog,
         backpressure=settings.max_connections,
+        **native.granian_tls(settings),
         http1_settings=HTTP1Settings(
             header_read_timeout=max(1, round(settings.header_timeout_seconds * 1000)),
             keep_alive=True,
@@ -890,9 +873,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     name = _check_target(settings.app)
     os.environ[WARNED_ENV] = "1"
     _check_shared_state(settings)
+    if settings.ssl_keyfile and not settings.ssl_certfile:
+        raise _refuse("--ssl-keyfile needs --ssl-certfile")
     if logging.getLogger().isEnabledFor(logging.WARNING):
         check_port_free(settings.host, settings.port)  # not "serving" on a port in use
         print(f"jetmcp: {console.startup_line(name, settings)}", file=sys.stderr, flush=True)
+    if native.native_wanted(settings):
+        check_port_free(settings.host, settings.port)
+        settings.max_connections = native.fitted_connections(settings)
+        settings.export()
+        return native.serve_native(
+            settings, math.ceil(settings.shutdown_grace_seconds) + _KILL_AFTER_GRACE
+        )
     return _serve_http(settings, ns.log_level)
 
 

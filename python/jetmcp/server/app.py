@@ -453,8 +453,8 @@ class Server(Serving):
         the tool's caching hints for ``tools/list`` (see :mod:`jetmcp.server.caching`).
         ``timeout`` (seconds, the name fastmcp gives it): how long a call may wait before it
         is answered -32001, instead of the server's ``--request-timeout-seconds``
-        (``math.inf``: no limit). A synchronous tool runs on the event loop and is never
-        interrupted.
+        (``math.inf``: no limit). A synchronous tool runs in a thread pool, or inline once
+        measured fast (:mod:`jetmcp.core.threads`; ``add_tool(fn, run_in_thread=...)``).
         """
         if isinstance(name_or_fn, str):
             name = name_or_fn

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from jetmcp import _wire
 from jetmcp.core.call import Call, Result
+from jetmcp.core.threads import Mode, SyncCall, republish
 from jetmcp.errors import URL_ELICITATION_REQUIRED, McpError, from_sdk_error, is_tool_error
 from jetmcp.protocol.modern import x_mcp_headers
 from jetmcp.protocol.revisions import Revision
@@ -53,10 +54,13 @@ STRUCTURED_DUMP: dict[str, Any] = {"mode": "json", "by_alias": True}
 #: The serializer's ``to_json`` keyword arguments with which the extension writes a declared
 #: model once (``model_dump_json(by_alias=True)``): that JSON is the structured content, and
 #: indented as ``to_json(..., indent=2)`` indents it, the text. The same bytes as the two
-#: serializations of ``shape`` (the differential tests of ``test_model_route.py``).
+#: serializations of ``shape`` (the differential tests of ``test_model_tool_route.py``).
 MODEL_JSON: dict[str, Any] = {"by_alias": True}
 
 log = logging.getLogger("jetmcp")
+
+#: A tool's ``run_in_thread`` as the way its synchronous function runs.
+_MODES: dict[bool | None, Mode] = {None: "auto", True: "thread", False: "inline"}
 
 
 def normalize_object(value: Any, what: str) -> dict[str, Any] | None:
@@ -120,6 +124,7 @@ class Tool:
         "fn",
         "icons",
         "input_schema",
+        "invoke",
         "is_async",
         "mask_errors",
         "meta",
@@ -130,6 +135,7 @@ class Tool:
         "scopes",
         "startable",
         "structured_output",
+        "sync",
         "task_support",
         "timeout",
         "title",
@@ -154,8 +160,11 @@ class Tool:
         cache_scope: CacheScope | None = None,
         timeout: float | None = None,
         scopes: Iterable[str] | None = None,
+        run_in_thread: bool | None = None,
     ) -> None:
         tool_name = component_name(fn, name, "tool")
+        if run_in_thread is not None and not isinstance(run_in_thread, bool):
+            raise ValueError(f"run_in_thread must be True, False or None, not {run_in_thread!r}")
         if timeout is not None and (
             isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0
         ):
@@ -198,7 +207,23 @@ class Tool:
         self.annotations = normalize_object(annotations, "tool annotations")
         self.icons = normalize_icons(icons)
         self.meta = meta
-        self.is_async = is_async_callable(fn)
+        declared_async = is_async_callable(fn)
+        #: How a synchronous function is called (the thread pool, or inline once measured
+        #: fast: :mod:`jetmcp.core.threads`); None for an ``async`` one.
+        # One that takes a Context runs inline unless told: its Context works on the event
+        # loop (a thread has none).
+        if run_in_thread is None and self.context_param is not None:
+            run_in_thread = False
+        self.sync: SyncCall | None = (
+            None
+            if declared_async
+            else SyncCall(fn, tool_name, _MODES[run_in_thread], self._switched)
+        )
+        #: What a call calls: the function itself, or its :attr:`sync` way now.
+        self.invoke: Callable[..., Any] = fn if self.sync is None else self.sync.current
+        #: Whether a call gives back an awaitable (an ``async`` function, or a synchronous
+        #: one run in the pool: see :meth:`_switched`).
+        self.is_async = declared_async
         #: The declared return model, when an instance of exactly it is shaped as the
         #: general path would without its checks (see :func:`_plain_model`).
         self.model_out = _plain_model(self.output, sig.return_annotation)
@@ -220,6 +245,17 @@ class Tool:
         #: How the extension calls this tool by itself (see :meth:`_route`); None when the
         #: Python path must.
         self.route: _wire.ToolRoute | None = self._route()
+
+    def _switched(self) -> None:
+        """A synchronous tool was promoted or demoted: calls, and the extension's route of
+        it in every served route table that holds it, take its new way from now on."""
+        sync = self.sync
+        assert sync is not None
+        self.invoke = sync.current
+        self.is_async = not sync.inline_now
+        old = self.route
+        self.route = self._route()
+        republish(self.name, old, self.route)
 
     def _route(self) -> _wire.ToolRoute | None:
         """A route when a call needs nothing but the function (and a Context, which the
@@ -245,7 +281,7 @@ class Tool:
             model_out = self.model_out
             return _wire.ToolRoute(
                 self,
-                self.fn,
+                self.invoke,
                 [],
                 _REQUIRED,
                 [],
@@ -264,7 +300,7 @@ class Tool:
             # Python reads the arguments and calls the tool (Tool.call); the extension
             # plans single calls of it, sparing them the general path's steps.
             return _wire.ToolRoute(
-                self, self.fn, [], _REQUIRED, [], False, False, modern, None, True
+                self, self.invoke, [], _REQUIRED, [], False, False, modern, None, True
             )
         if output is None:
             fast: list[type] = [int, str, bool, float]
@@ -272,7 +308,7 @@ class Tool:
             fast = [output.fast_type] if output.fast_type in (int, str, bool, float) else []
         return _wire.ToolRoute(
             self,
-            self.fn,
+            self.invoke,
             list(plain),
             _REQUIRED,
             fast,
@@ -367,7 +403,7 @@ class Tool:
             assert call is not None, "a tool that takes a Context is started with its Call"
             kwargs[self.context_param] = Context(call, server)
         try:
-            value = self.fn(**kwargs)
+            value = self.invoke(**kwargs)
         except Exception as exc:
             return self.failure(exc, revision)
         if self.is_async:

@@ -16,8 +16,10 @@ the pool on its first call over ``fast_ms``. Each switch is logged once at info 
 ``run_in_thread=False`` runs it inline for good (the behaviour before the pool).
 
 :class:`SyncCall` is one tool's state: what the tool (and the extension's route of it) calls
-is :meth:`SyncCall.threaded` (a coroutine function) or :meth:`SyncCall.timed` (the function,
-timed); :attr:`SyncCall.inline_now` says which, and the tool swaps its route when it changes.
+is :meth:`SyncCall.threaded` (a coroutine function) or the function itself, timed by its
+caller against :attr:`SyncCall.watch_ns` (the extension in Rust, ``Tool.start`` inline), a
+slow call reported to :meth:`SyncCall.slow_ns`; :attr:`SyncCall.inline_now` says which, and
+the tool swaps its route when it changes.
 """
 
 from __future__ import annotations
@@ -210,7 +212,7 @@ class SyncCall:
         #: as a promoted one does (a dispatcher driven without a transport may have no
         #: event loop to await a thread with), and is never demoted.
         self.served = False
-        #: Whether calls run inline now (:meth:`timed`) rather than in the pool.
+        #: Whether calls run inline now (the function itself) rather than in the pool.
         self.inline_now = True
         #: Consecutive fast calls measured in the pool.
         self.streak = 0
@@ -220,7 +222,7 @@ class SyncCall:
         """What a call of the tool calls now."""
         if self.mode == "inline":
             return self.fn
-        return self.timed() if self.inline_now else self.threaded
+        return self.fn if self.inline_now else self.threaded
 
     def serve(self) -> None:
         """A transport serves the tool: from now on it runs in the pool (unless it is
@@ -253,28 +255,20 @@ class SyncCall:
             return value
         raise value
 
-    def timed(self) -> Callable[..., Any]:
-        """The function called on the loop, timed: a call over the threshold (returning or
-        raising) demotes the tool. A closure over what each call reads, as cheap as a
-        Python wrapper can be (the promoted tool's whole cost over the function)."""
-        fn = self.fn
-        limit = self.policy.fast_seconds
-        slow = self._slow
-        clock = perf_counter
+    @property
+    def watch_ns(self) -> int | None:
+        """The nanoseconds over which an inline call demotes the tool (its caller reports
+        it: :meth:`slow_ns`), or None when inline calls are not timed (pinned inline, not
+        yet served, no pool, or in the pool now). The extension times the call in Rust
+        (``ToolRoute(slow_ns=, on_slow=)``) and ``Tool.start`` with one ``perf_counter_ns``
+        pair: no wrapper around the function."""
+        if self.mode == "auto" and self.inline_now and self.served and self.policy.threads:
+            return round(self.policy.fast_seconds * 1e9)
+        return None
 
-        def inline(*args: Any, **kwargs: Any) -> Any:
-            start = clock()
-            try:
-                value = fn(*args, **kwargs)
-            except BaseException:
-                if clock() - start > limit:
-                    slow(clock() - start)
-                raise
-            if clock() - start > limit:
-                slow(clock() - start)
-            return value
-
-        return inline
+    def slow_ns(self, took_ns: int) -> None:
+        """An inline call took ``took_ns`` nanoseconds, over :attr:`watch_ns`: demote."""
+        self._slow(took_ns / 1e9)
 
     def _slow(self, took: float) -> None:
         if self.served and self.mode == "auto":

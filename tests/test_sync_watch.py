@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -126,8 +127,12 @@ def test_python_start_times_a_promoted_tool(served: tuple[Server, Dispatcher]) -
     asyncio.run(run())
 
 
-def test_a_route_reports_only_slow_calls_and_an_on_slow_error_is_not_the_outcome() -> None:
+def test_a_route_reports_only_slow_calls_and_an_on_slow_error_is_not_the_outcome(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     seen: list[int] = []
+    unraisable: list[BaseException | None] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: unraisable.append(u.exc_value))
 
     def report(took: int) -> None:
         seen.append(took)
@@ -163,3 +168,4 @@ def test_a_route_reports_only_slow_calls_and_an_on_slow_error_is_not_the_outcome
     fast, slow = asyncio.run(run())
     assert fast == slow and fast["content"][0]["text"] == "7" and not fast["isError"]
     assert len(seen) == 1 and seen[0] > FAST_MS * 1e6
+    assert len(unraisable) == 1 and isinstance(unraisable[0], RuntimeError)

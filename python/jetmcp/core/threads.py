@@ -26,10 +26,12 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import contextvars
 import logging
 import os
 import queue
+import sys
 import threading
 import weakref
 from collections.abc import Callable
@@ -119,6 +121,11 @@ class ThreadPolicy:
             self._pid = pid
         return pool
 
+    def running(self) -> int:
+        """Synchronous tool calls running in this process's pool threads now."""
+        pool = self._pool
+        return pool.running if pool is not None and self._pid == os.getpid() else 0
+
     def shutdown(self) -> None:
         """Stop taking calls; threads still running finish on their own."""
         if self._pool is not None and self._pid == os.getpid():
@@ -137,7 +144,7 @@ class DaemonPool:
     joins at exit, a thread stuck in a tool never keeps the process from exiting once the
     server is done (its shutdown grace over)."""
 
-    __slots__ = ("_idle", "_jobs", "_lock", "_name", "_size", "_started")
+    __slots__ = ("_idle", "_jobs", "_lock", "_name", "_running", "_size", "_started")
 
     def __init__(self, size: int, name: str) -> None:
         self._size = size
@@ -148,6 +155,12 @@ class DaemonPool:
         self._idle = threading.Semaphore(0)
         self._lock = threading.Lock()
         self._started = 0
+        self._running = 0
+
+    @property
+    def running(self) -> int:
+        """Calls running in a thread now."""
+        return self._running
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> concurrent.futures.Future[Any]:
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()
@@ -168,12 +181,17 @@ class DaemonPool:
                 return
             future, fn, args = job
             if future.set_running_or_notify_cancel():
+                with self._lock:
+                    self._running += 1
                 try:
                     result = fn(*args)
                 except BaseException as exc:
                     future.set_exception(exc)
                 else:
                     future.set_result(result)
+                finally:
+                    with self._lock:
+                        self._running -= 1
             del job, future, fn, args
             self._idle.release()
 
@@ -368,6 +386,38 @@ def _serve_tools(server: Any) -> None:
             sync.serve()
 
 
+def abandoned_at_exit(where: str) -> bool:
+    """Whether synchronous tool calls are still running in this process's pool threads as
+    it exits (its shutdown grace over): they are abandoned (daemon threads, stopped with the
+    process), which is logged at error; the exit status must then say so (non-zero), as a
+    worker killed at shutdown does (``run/granian_server.py``, ``run/supervisor.py``)."""
+    stuck = POLICY.running()
+    if stuck:
+        log.error(
+            "%s: %d synchronous tool call(s) still running in threads past the shutdown "
+            "grace were abandoned at exit",
+            where,
+            stuck,
+        )
+    return stuck > 0
+
+
+#: The exit status of a server worker that abandoned running synchronous tool calls.
+EXIT_ABANDONED = 1
+
+
+def exit_if_abandoned(where: str) -> None:
+    """In a server worker that has stopped serving: when :func:`abandoned_at_exit`, end the
+    process now with :data:`EXIT_ABANDONED` (logs flushed), for its supervisor to count the
+    exit as unclean (``Granian`` workers return no status of their own)."""
+    if abandoned_at_exit(where):
+        logging.shutdown()
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(EXIT_ABANDONED)
+
+
 def republish(name: str, old: Any, new: Any) -> None:
     """Put a switched tool's ``new`` route (None: none) where its ``old`` one is published."""
     if old is None:
@@ -385,10 +435,13 @@ __all__ = [
     "DEFAULT_FAST_MS",
     "DEFAULT_PROMOTE_AFTER",
     "DEFAULT_THREADS",
+    "EXIT_ABANDONED",
     "POLICY",
     "Mode",
     "SyncCall",
     "ThreadPolicy",
+    "abandoned_at_exit",
+    "exit_if_abandoned",
     "republish",
     "serve",
 ]

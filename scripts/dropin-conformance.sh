@@ -57,7 +57,7 @@ start() {  # $1 = name, rest = command ({port} replaced); writes its URL to $WOR
   exit 2
 }
 
-start sdk "$PY" "$ROOT/tests/dropin/sdk_run.py" "$TARGET" http "{port}"
+start sdk "$PY" "$ROOT/tests/compat/dropin/sdk_run.py" "$TARGET" http "{port}"
 start jetmcp "$ROOT/.venv/bin/jetmcp" run "$TARGET" --port "{port}"
 SDK_URL=$(cat "$WORK/sdk.url")
 JET_URL=$(cat "$WORK/jetmcp.url")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sets up what tests/dropin needs, pinned, under .cache/dropin/ (nothing third-party is
+# Sets up what tests/compat/dropin needs, pinned, under .cache/dropin/ (nothing third-party is
 # committed: the corpus is downloaded from PyPI at test time):
 #   - the official SDK's and fastmcp's example servers, from their sdists (with licences);
 #   - .venv gets requirements/dropin-v2.txt (fastmcp 4.x and published servers on mcp 2.x);
@@ -45,7 +45,7 @@ site=$("$V1/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purel
 echo "$ROOT/python" > "$site/jetmcp-checkout.pth"
 "$V1/bin/python" -c 'import jetmcp._wire, mcp.server.fastmcp'
 
-# Old official SDKs (tests/dropin/test_old_sdk.py): the oldest jetmcp serves (1.2.0) and one
+# Old official SDKs (tests/compat/dropin/test_old_sdk.py): the oldest jetmcp serves (1.2.0) and one
 # in the middle (1.6.0, before mcp.server.experimental), each in its own environment.
 for version in 1.2.0 1.6.0; do
   OLD=$CACHE/mcp-$version

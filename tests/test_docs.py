@@ -44,9 +44,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from conftest import ROOT, AppServer, jetmcp_command
+from harness.runnable import SCRIPT_TIMEOUT, served
+from harness.servers import ROOT, AppServer, jetmcp_command
 from jetmcp import Client
-from runnable import SCRIPT_TIMEOUT, served
 
 PLACEHOLDER_URL = "http://127.0.0.1:8000/mcp"
 _MARKER = re.compile(r"^<!-- runnable: (server|client|script)(?: ([A-Za-z_][A-Za-z0-9_]*))? -->$")

@@ -13,8 +13,8 @@ import anyio
 import httpx
 from mcp.client import Client as SdkClient
 
-from conftest import ROOT, free_port
-from runnable import run_script, served
+from harness.runnable import run_script, served
+from harness.servers import ROOT, free_port
 
 EXAMPLES = ROOT / "examples"
 

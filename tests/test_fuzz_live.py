@@ -29,18 +29,16 @@ import pytest
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
-from conftest import (
+from harness.http import open_session
+from harness.messages import (
     META_CLIENT_CAPABILITIES,
     META_PROTOCOL_VERSION,
-    READ_TIMEOUT,
-    AppServer,
-    StdioServer,
     initialize_request,
     modern_routing,
     notification,
-    open_session,
     request,
 )
+from harness.servers import READ_TIMEOUT, AppServer, StdioServer
 from jetmcp import _wire
 from jetmcp.protocol import revisions
 

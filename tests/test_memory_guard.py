@@ -27,7 +27,11 @@ def test_grows() -> None:
 
 def test_a_runaway_test_is_named_and_stops_the_run(tmp_path: Path) -> None:
     (tmp_path / "test_runaway.py").write_text(GROWING)
-    env = dict(os.environ, JETMCP_TEST_MAX_RSS_MB="300", PYTHONPATH=str(ROOT))
+    env = dict(
+        os.environ,
+        JETMCP_TEST_MAX_RSS_MB="300",
+        PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "tests")]),
+    )
     done = subprocess.run(
         [
             sys.executable,

@@ -5,6 +5,12 @@ whole server (Granian, CPython, the extension, pydantic) that a noisy VM's req/s
     .venv/bin/python bench/load/callgrind_live.py --server floor --workload pydantic-2026
     .venv/bin/python bench/load/callgrind_live.py --server ceiling --workload call-0618
     .venv/bin/python bench/load/callgrind_live.py --server native-mcp --workload call-0618
+    .venv/bin/python bench/load/callgrind_live.py --server jetmcp-granian --workload call-0618
+    .venv/bin/python bench/load/callgrind_live.py --server uvloop-floor --workload call-0618
+
+``jetmcp`` (``jetmcp-native``) is ``jetmcp run`` on its native engine, the default;
+``jetmcp-granian`` the same app under ``--server granian``; ``uvloop-floor`` the fixed body
+answered by ``uvloop_floor.py`` (an ``asyncio.Protocol`` framing in plain Python).
 
 ``native-*`` are the uvloop prototypes of ``native_proto.py`` (the extension's HTTP/1.1
 framing answering inside ``data_received``): ``native-fixed`` and ``native-python`` answer
@@ -46,11 +52,17 @@ STEP = 1000
 
 def command(server: str, port: int) -> list[str]:
     """The load benchmark's command for ``server`` (see peers.py)."""
-    if server == "jetmcp":
+    engines = {"jetmcp": "native", "jetmcp-native": "native", "jetmcp-granian": "granian"}
+    if server in engines:
         return [
             *(str(BIN / "jetmcp"), "run", str(LOAD / "jetmcp_server.py") + ":app"),
             *("--transport", "http", "--host", "127.0.0.1", "--port", str(port)),
-            *("--workers", "1", "--stateless"),
+            *("--workers", "1", "--stateless", "--server", engines[server]),
+        ]
+    if server == "uvloop-floor":
+        return [
+            *(sys.executable, str(LOAD / "uvloop_floor.py")),
+            *("--host", "127.0.0.1", "--port", str(port)),
         ]
     native = {"native-fixed": "fixed", "native-python": "python-fixed", "native-mcp": "mcp"}
     if server in native:
@@ -166,7 +178,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description="instructions per request of a live server")
     parser.add_argument(
         "--server",
-        choices=("jetmcp", "floor", "ceiling", "native-fixed", "native-python", "native-mcp"),
+        choices=(
+            "jetmcp",
+            "jetmcp-native",
+            "jetmcp-granian",
+            "uvloop-floor",
+            "floor",
+            "ceiling",
+            "native-fixed",
+            "native-python",
+            "native-mcp",
+        ),
         required=True,
     )
     # Stateless servers only: the session workload needs an initialize first.

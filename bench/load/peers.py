@@ -325,6 +325,11 @@ def servers() -> list[Server]:
     bench_app = str(LOAD / "jetmcp_server.py") + ":app"
     rsgi = granian_cmd("rsgi", "ceiling:rsgi_app")
     floor = granian_cmd("rsgi", "floor:rsgi_app")
+
+    def uvloop_floor(port: int) -> list[str]:
+        script = str(LOAD / "uvloop_floor.py")
+        return [sys.executable, script, "--host", host, "--port", str(port)]
+
     return [
         Server(
             key="mcp-sdk-installed",
@@ -408,7 +413,8 @@ def servers() -> list[Server]:
             http=jetmcp_cmd("jetmcp.demo:app", "--stateless"),
             stdio=[str(jetmcp), "run", "jetmcp.demo:app", "--transport", "stdio"],
             missing=_need(jetmcp, "install jetmcp into the project venv"),
-            how="jetmcp run jetmcp.demo:app --transport http --workers 1 --stateless",
+            how="jetmcp run jetmcp.demo:app --transport http --workers 1 --stateless "
+            "(the native engine)",
             variants={
                 "bench": jetmcp_cmd(bench_app, "--stateless"),
                 "stateful": jetmcp_cmd(bench_app),
@@ -504,6 +510,32 @@ def servers() -> list[Server]:
             "MCP: the most any MCP server on Granian can reach here",
             variants={"bench": floor, "stateful": floor},
             base=False,
+        ),
+        Server(
+            key="uvloop-floor",
+            label="floor: uvloop asyncio.Protocol",
+            role="ceiling",
+            http=uvloop_floor,
+            stdio=None,
+            missing=_need_module("uvloop", "uvloop is a jetmcp dependency"),
+            how="bench/load/uvloop_floor.py: an asyncio.Protocol on uvloop framing requests in "
+            "plain Python, canned reply, no MCP (what the socket and the loop cost)",
+            variants={"bench": uvloop_floor, "stateful": uvloop_floor},
+            base=False,
+        ),
+        Server(
+            key="jetmcp-granian",
+            label="jetmcp on Granian (1 worker)",
+            role="jetmcp",
+            http=jetmcp_cmd("jetmcp.demo:app", "--stateless", "--server", "granian"),
+            stdio=None,
+            missing=_need(jetmcp, "install jetmcp into the project venv"),
+            how="jetmcp run jetmcp.demo:app --transport http --workers 1 --stateless "
+            "--server granian",
+            variants={
+                "bench": jetmcp_cmd(bench_app, "--stateless", "--server", "granian"),
+                "stateful": jetmcp_cmd(bench_app, "--server", "granian"),
+            },
         ),
         Server(
             key="granian-asgi",

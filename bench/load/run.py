@@ -1064,10 +1064,10 @@ OVERHEAD_VARIANTS: dict[str, list[str]] = {
 def measure_overhead(args: argparse.Namespace) -> dict[str, Any]:
     """tools/call on jetmcp with each of :data:`OVERHEAD_VARIANTS`, each in a fresh process,
     one right after the other (the order turned each round, so drift favours none),
-    ``args.overhead`` rounds. A real authorization server (tests/oauth_server.py) runs in
+    ``args.overhead`` rounds. A real authorization server (tests/harness/oauth_server.py) runs in
     this process for the auth variants; wrk sends a token it signed."""
     sys.path.insert(0, str(ROOT / "tests"))
-    from oauth_server import AuthorizationServer
+    from harness.oauth_server import AuthorizationServer
 
     jetmcp = peers.MAIN_BIN / "jetmcp"
     names = list(OVERHEAD_VARIANTS)

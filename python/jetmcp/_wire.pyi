@@ -39,7 +39,7 @@ CONTEXT_SLOTS: Final[tuple[str, ...]]
 """The slots of ``jetmcp.server.context.Context`` that :meth:`Plans.run_context` sets, in
 order, on a Context it makes as ``object.__new__(Context)`` does (no ``__init__`` runs):
 ``_made`` (None), ``_plan`` (the plans, the frame, the exchange, the revision), ``_server``
-and ``_state`` (None). ``tests/test_context_slots.py`` holds them to ``Context.__slots__``."""
+and ``_state`` (None). ``tests/wire/test_context_slots.py`` holds them to ``Context.__slots__``."""
 
 @final
 class Entry:

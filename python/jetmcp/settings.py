@@ -40,6 +40,12 @@ class Settings:
     #: The Streamable HTTP endpoint.
     path: str = "/mcp"
     workers: int = 1
+    #: The HTTP server: "native" (jetmcp's own HTTP/1.1 engine on uvloop, the default) or
+    #: "granian" (Granian's RSGI server; HTTP/2 too).
+    server: str = "native"
+    #: TLS (HTTPS) with this certificate chain and private key (PEM files); both or none.
+    ssl_certfile: str = ""
+    ssl_keyfile: str = ""
     #: HTTP versions Granian speaks: "1" (HTTP/1.1, the fastest), "2" (h2c only) or
     #: "auto" (both, told apart per connection).
     http: str = "1"
@@ -104,6 +110,12 @@ class Settings:
     #: Seconds a client has to send a request's body once its headers are in; past it the
     #: request is answered 408 and the connection closed.
     body_timeout_seconds: float = 30.0
+    #: Seconds a keep-alive connection may sit idle between requests before it is closed
+    #: (native engine); 0: ``header_timeout_seconds``, which is that time under Granian.
+    idle_timeout_seconds: float = 0.0
+    #: A connection's unsent response bytes above which it is not read until its client
+    #: reads (backpressure; native engine).
+    max_write_buffer_bytes: int = 256 * 1024
     #: Open GET event streams (Streamable HTTP) per worker, all sessions together; more is
     #: 503 with ``Retry-After``.
     max_streams: int = 1000

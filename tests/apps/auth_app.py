@@ -1,4 +1,4 @@
-"""The app of the auth tests (tests/test_auth.py): who is calling, components that need
+"""The app of the auth tests (tests/auth/test_auth.py): who is calling, components that need
 scopes, components an ``authorize`` hook hides, and components that fail."""
 
 from __future__ import annotations

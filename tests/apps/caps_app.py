@@ -1,4 +1,4 @@
-"""The app of the connection, stream and time cap tests (tests/test_caps.py): tools that
+"""The app of the connection, stream and time cap tests (tests/core/test_caps.py): tools that
 wait (with the server's deadline, their own, or none, or until a gate opens) and one that
 blocks its event loop."""
 

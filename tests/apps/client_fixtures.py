@@ -1,4 +1,5 @@
-"""The app the real-client tests drive (tests/test_clients.py): the conformance fixtures plus
+"""The app the real-client tests drive (tests/interop/test_sdk_clients.py): the conformance
+fixtures plus
 tools that make cancellation observable and one that asks for the client's roots.
 
 ``wait_for_cancel`` sleeps until it is cancelled and notes what happened to it under a tag;

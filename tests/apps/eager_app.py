@@ -1,4 +1,5 @@
-"""The app of tests/test_eager.py's HTTP check: an ``async`` tool whose first step (run
+"""The app of tests/parity/test_eager_first_step.py's HTTP check: an ``async`` tool whose first
+step (run
 inside ``Dispatcher.start`` over HTTP) sends a notification before it returns."""
 
 from __future__ import annotations

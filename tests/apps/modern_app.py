@@ -1,5 +1,6 @@
-"""The app the 2026-07-28 wire tests drive (tests/test_modern_http.py, test_modern_stdio.py,
-test_modern_batch.py): a tool with ``x-mcp-header`` properties, a slow tool that records its
+"""The app the 2026-07-28 wire tests drive (tests/transports/http/test_modern_http.py,
+transports/stdio/test_modern_stdio.py, core/test_modern_batch.py): a tool with ``x-mcp-header``
+properties, a slow tool that records its
 cancellation, one that needs a client capability, one that streams, one that tries a
 server-to-client request, tools that change the tool list and count the open listen
 streams, and handlers that set their own ``_meta`` / ``resultType``."""

@@ -1,4 +1,4 @@
-"""The app of the tracing tests (tests/test_observe.py): an OpenTelemetry SDK set up the way
+"""The app of the tracing tests (tests/observe/test_observe.py): an OpenTelemetry SDK set up the way
 an application does, exporting to memory, and a tool that hands back what was exported."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The app of tests/test_redis_state.py: the streaming app's tools (messages to the session's
+"""The app of tests/state/test_redis_state.py: the streaming app's tools (messages to the session's
 standalone stream, requests to the client, early close) plus tools that change the tool list,
 announce a resource update, wait to be cancelled, and run as tasks, so that each can be
 started on one host and observed on another."""

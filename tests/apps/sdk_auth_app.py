@@ -1,6 +1,6 @@
 """An official SDK server (mcp 2.x ``MCPServer``) set up as an OAuth resource server the SDK
 way: ``auth=AuthSettings(...)`` and a ``token_verifier`` of its own. jetmcp serves it with
-that auth (tests/test_auth_compat.py). The issuer comes from ``AUTH_TEST_ISSUER``; the
+that auth (tests/auth/test_auth_compat.py). The issuer comes from ``AUTH_TEST_ISSUER``; the
 resource URL is the one ``jetmcp run`` serves (its exported settings)."""
 
 from __future__ import annotations

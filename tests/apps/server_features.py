@@ -1,4 +1,4 @@
-"""The app of the stdio end-to-end test in tests/test_server_features.py: a tool that elicits
+"""The app of the stdio end-to-end test in tests/server/test_legacy_features.py: a tool that elicits
 then samples, and a task-capable tool."""
 
 from __future__ import annotations

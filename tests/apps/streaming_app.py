@@ -1,5 +1,5 @@
-"""The app the HTTP streaming tests drive (tests/test_http_streaming.py,
-tests/test_http_sse_legacy.py): tools that stream before their result, one that ends its
+"""The app the HTTP streaming tests drive (tests/transports/http/test_http_streaming.py,
+tests/transports/http/test_sse_legacy.py): tools that stream before their result, one that ends its
 stream early, one that talks to the session's standalone stream, and one that reports the
 server's stream bookkeeping so the tests can see nothing leaks."""
 

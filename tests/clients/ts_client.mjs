@@ -1,4 +1,4 @@
-// The official TypeScript SDK as a client of jetmcp, for tests/test_clients.py.
+// The official TypeScript SDK as a client of jetmcp, for tests/interop/test_sdk_clients.py.
 //
 //   node ts_client.mjs URL SCENARIO
 //

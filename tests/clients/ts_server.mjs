@@ -1,4 +1,4 @@
-// The official TypeScript SDK as a server for the jetmcp client tests (tests/test_client_peers.py).
+// The official TypeScript SDK as a server for the jetmcp client tests (tests/client/test_client_peers.py).
 //
 //   node ts_server.mjs stdio
 //   node ts_server.mjs http PORT        (Streamable HTTP on 127.0.0.1:PORT/mcp, one transport per session)

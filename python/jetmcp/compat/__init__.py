@@ -29,7 +29,7 @@ _CLASSES: dict[tuple[str, str], str] = {
 
 
 #: The oldest official SDK release jetmcp serves servers of (mcp 1.2 brought ``FastMCP`` and
-#: ``mcp.server.lowlevel``; tests/dropin/test_old_sdk.py serves files on 1.2.0 and 1.6.0).
+#: ``mcp.server.lowlevel``; tests/compat/dropin/test_old_sdk.py serves files on 1.2.0 and 1.6.0).
 MIN_MCP = (1, 2, 0)
 
 

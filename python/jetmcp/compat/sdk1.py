@@ -378,7 +378,7 @@ def request_models(union_root: Any) -> dict[str, Any]:
     The session validates a request against the whole union (about 36 µs, most of it
     trying the members whose ``method`` literal does not match); only one member can
     accept a given method, so validating against it alone gives the same object, or
-    fails where the union fails (``tests/dropin/test_request_models.py`` holds the two
+    fails where the union fails (``tests/compat/dropin/test_request_models.py`` holds the two
     equal)."""
     models: dict[str, Any] = {}
     root = union_root.model_fields["root"].annotation

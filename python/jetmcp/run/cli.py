@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from jetmcp.run import console, envflags
+from jetmcp.run import console, envflags, native
 from jetmcp.run.loader import (
     DEBUG_ENV,
     TARGET_ARGV_ENV,
@@ -166,8 +166,9 @@ def _parser() -> argparse.ArgumentParser:
         "--http",
         choices=("1", "2", "auto"),
         default=defaults.http,
-        help="HTTP versions to speak: 1 (HTTP/1.1, fastest), 2 (h2c), auto (both)",
+        help="HTTP versions to speak under --server granian: 1 (HTTP/1.1), 2 (h2c), auto (both)",
     )
+    native.add_engine_arguments(run, defaults)
     run.add_argument("--stateless", action="store_true", help="mint no sessions")
     run.add_argument(
         "--require-session",
@@ -300,6 +301,7 @@ def _add_caps(run: argparse.ArgumentParser, defaults: Settings) -> None:
         default=defaults.body_timeout_seconds,
         help="time to send a request's body (408 after it; 0: no limit)",
     )
+    native.add_cap_arguments(caps, defaults, _seconds_or_zero, _positive_int)
     caps.add_argument(
         "--max-streams",
         type=_positive_int,
@@ -549,6 +551,9 @@ def _settings(ns: argparse.Namespace) -> Settings:
         path=ns.path,
         workers=ns.workers,
         http=ns.http,
+        server=ns.server,
+        ssl_certfile=ns.ssl_certfile,
+        ssl_keyfile=ns.ssl_keyfile,
         stateless=ns.stateless,
         require_session=ns.require_session,
         max_body_bytes=ns.max_body_bytes,
@@ -573,6 +578,8 @@ def _settings(ns: argparse.Namespace) -> Settings:
         max_connections=ns.max_connections,
         header_timeout_seconds=ns.header_timeout_seconds,
         body_timeout_seconds=ns.body_timeout_seconds,
+        idle_timeout_seconds=ns.idle_timeout_seconds,
+        max_write_buffer_bytes=ns.max_write_buffer_bytes,
         max_streams=ns.max_streams,
         max_session_streams=ns.max_session_streams,
         max_sse_streams=ns.max_sse_streams,
@@ -660,49 +667,6 @@ def _check_target(target: str) -> str:
     return names[-1] if names else target
 
 
-#: File descriptors a worker keeps for itself besides its connections (the listening
-#: socket, pipes, the event loop's, the app's own files).
-_SPARE_FDS = 64
-
-
-def raise_open_files_limit() -> int:
-    """Raise this process's soft limit on open files to its hard limit (the soft one is
-    often 1,024, which caps connections well below what the hard one allows); Granian's
-    workers inherit it. Returns the soft limit now in force (0 when it cannot be read)."""
-    try:
-        import resource
-    except ImportError:  # not a Unix
-        return 0
-    try:
-        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    except (OSError, ValueError):
-        return 0
-    target = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 20)
-    if soft != resource.RLIM_INFINITY and soft < target:
-        try:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
-            soft = target
-        except (OSError, ValueError) as exc:
-            logging.getLogger("jetmcp").warning("cannot raise the open files limit: %s", exc)
-    return int(soft) if soft != resource.RLIM_INFINITY else 1 << 30
-
-
-def _connections(settings: Settings) -> int:
-    """``max_connections``, lowered to what the open files limit leaves room for."""
-    limit = raise_open_files_limit()
-    wanted = settings.max_connections
-    if limit and wanted > limit - _SPARE_FDS:
-        fitted = max(1, limit - _SPARE_FDS)
-        logging.getLogger("jetmcp").warning(
-            "--max-connections %d exceeds the open files limit (%d): using %d",
-            wanted,
-            limit,
-            fitted,
-        )
-        return fitted
-    return wanted
-
-
 #: Granian's own logs (its default sends them to stdout): stderr, like every jetmcp log, so
 #: a host that reads stdout never sees them.
 GRANIAN_LOGGING: dict[str, Any] = {
@@ -785,7 +749,8 @@ def _serve_http(settings: Settings, log_level: str) -> int:
         factory=True,
         log_level=LogLevels(log_level),
         backlog=settings.backlog,
-        backpressure=_connections(settings),
+        backpressure=native.fitted_connections(settings),
+        **native.granian_tls(settings),
         http1_settings=HTTP1Settings(
             header_read_timeout=max(1, round(settings.header_timeout_seconds * 1000)),
             keep_alive=True,
@@ -889,9 +854,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     name = _check_target(settings.app)
     os.environ[WARNED_ENV] = "1"
     _check_shared_state(settings)
+    if settings.ssl_keyfile and not settings.ssl_certfile:
+        raise _refuse("--ssl-keyfile needs --ssl-certfile")
     if logging.getLogger().isEnabledFor(logging.WARNING):
         check_port_free(settings.host, settings.port)  # not "serving" on a port in use
         print(f"jetmcp: {console.startup_line(name, settings)}", file=sys.stderr, flush=True)
+    if native.native_wanted(settings):
+        check_port_free(settings.host, settings.port)
+        settings.max_connections = native.fitted_connections(settings)
+        settings.export()
+        return native.serve_native(
+            settings, math.ceil(settings.shutdown_grace_seconds) + _KILL_AFTER_GRACE
+        )
     return _serve_http(settings, ns.log_level)
 
 

@@ -20,7 +20,8 @@ answers at once (:meth:`~jetmcp.core.dispatch.Dispatcher.answer`) goes back with
 :class:`~jetmcp.core.exchange.Exchange` made. Anything else on that way (a batch,
 ``initialize``, a session not held here, a tool whose reply Python shapes) continues exactly
 where the general path would be (:meth:`~jetmcp.core.dispatch.Dispatcher.resume`,
-:meth:`McpHttpApp._post_frame`); ``tests/test_http_lane.py`` holds both to the same bytes."""
+:meth:`McpHttpApp._post_frame`); ``tests/parity/test_http_usual_post.py``
+holds both to the same bytes."""
 
 from __future__ import annotations
 
@@ -39,7 +40,6 @@ from jetmcp.core.deadlines import STOP_SHUTDOWN
 from jetmcp.core.dispatch import Dispatcher
 from jetmcp.core.exchange import Exchange, LazyExchange, Started
 from jetmcp.core.reply import Reply
-from jetmcp.core.runners import resume
 from jetmcp.core.threads import exit_if_abandoned
 from jetmcp.errors import INTERNAL_ERROR, INVALID_REQUEST, SERVER_ERROR
 from jetmcp.protocol import modern, revisions
@@ -69,13 +69,21 @@ from jetmcp.transports._http import (
     method_not_allowed,
     post_flags,
     post_refusal,
-    reply_status,
-    status_headers,
     unreadable,
 )
 from jetmcp.transports.auth import AuthRefusal, BearerGuard
 from jetmcp.transports.body_watch import evict_stalled
 from jetmcp.transports.health import HEALTH_PATHS, serve_health
+from jetmcp.transports.http_reply import (
+    answered,
+    asks_for_auth,
+    cancelling,
+    chained,
+    legacy_initialize,
+    owned,
+    respond,
+    revision_of,
+)
 from jetmcp.transports.origin import OriginGuard
 from jetmcp.transports.sse import PostStream, hold_open
 
@@ -92,12 +100,23 @@ _decode = _wire.decode
 _FRAME_SINGLE = _wire.FRAME_SINGLE
 _FRAME_PARSE_ERROR = _wire.FRAME_PARSE_ERROR
 #: ``MCP-Protocol-Version`` values that name a legacy revision exactly as written.
-_LEGACY_EXACT: dict[str, revisions.Revision] = {r.version: r for r in revisions.LEGACY}
+LEGACY_EXACT: dict[str, revisions.Revision] = {r.version: r for r in revisions.LEGACY}
+_LEGACY_EXACT = LEGACY_EXACT
 #: ... and those that name a 2026-07-28-era revision exactly.
-_MODERN_EXACT = frozenset(r.version for r in revisions.MODERN)
+MODERN_EXACT = frozenset(r.version for r in revisions.MODERN)
+_MODERN_EXACT = MODERN_EXACT
 _encode_error = _wire.encode_error
 _GONE = GONE
 _MODERN = revisions.R2026_07_28
+
+
+async def later(
+    call: Callable[..., Coroutine[Any, Any, None] | None], args: tuple[Any, ...]
+) -> None:
+    """``call(*args)`` from inside the task that awaits this, then what it returns."""
+    rest = call(*args)
+    if rest is not None:
+        await rest
 
 
 class McpHttpApp:
@@ -135,7 +154,7 @@ class McpHttpApp:
         self.guard = OriginGuard(
             self.settings.allowed_hosts, self.settings.allowed_origins, self.settings.host
         )
-        if guard is None and _asks_for_auth(self.settings, server):
+        if guard is None and asks_for_auth(self.settings, server):
             # Fail closed: an app built without the guard its auth settings ask for would
             # serve everyone.
             raise ValueError(
@@ -191,93 +210,153 @@ class McpHttpApp:
             # an initialize, or a session this process cannot vouch for now, goes on as in
             # _post from the decoded body. Inline: every usual POST pays for
             # a coroutine of its own.
-            accept, revision, routing, headers = usual
-            settings = self.settings
-            # _read_sized, inline too.
+            # _read_sized, inline.
             reading = proto()
             watch = self._reading
             watch[reading] = self._clock
             try:
                 body: bytes = await reading
             except asyncio.CancelledError:
-                if _cancelling():
+                if cancelling():
                     raise
                 raise self._body_refusal() from None
             except RuntimeError:  # granian's RSGIProtocolClosed: the body was cut short
                 raise incomplete_body() from None
             finally:
                 watch.pop(reading, None)
-            frame = _decode(body, settings.max_depth, settings.max_batch)
-            if frame.initialize:
-                await self._post_frame(headers, proto, frame, accept, None)
-                return
-            dispatcher = self.dispatcher
-            session = None
-            inflight = None
-            if revision is None:
-                revision = _MODERN
-            elif not settings.stateless:
-                session_id = headers.get("mcp-session-id")
-                if session_id is not None:
-                    held = self.store.held(session_id)
-                    if (
-                        held is None
-                        or held.session.principal is not None
-                        or held.session.revision is not revision
-                    ):
-                        await self._post_frame(headers, proto, frame, accept, None)
-                        return
-                    session = held.session
-                    inflight = held.inflight
-                elif settings.require_session or "mcp-session-id" in headers:
-                    await self._post_frame(headers, proto, frame, accept, None)
-                    return
-            if frame.kind == _FRAME_SINGLE:
-                step = dispatcher.can_step(inflight)
-                done = dispatcher.answer(frame, revision, routing, step)
-                if type(done) is bytes:
-                    proto.response_bytes(200, _JSON, done)
-                    return
-                # Its exchange is made only if something asks: a tool that takes a Context
-                # and touches nothing of its call answers with none made.
-                later = LazyExchange(
-                    revision,
-                    self._exchange,
-                    (revision, session, accept, inflight, routing, None, proto),
-                )
-                pending = dispatcher.resume(frame, later, done, step)
-                if later.made is None and type(pending) is bytes:
-                    later.answered = True
-                    proto.response_bytes(200, _JSON, pending)
-                    return
-                ex = later.exchange()
-            else:
-                # An array or a parse error: as _post_frame would (an exact 2026-07-28
-                # version names a served revision, so an array is not refused whole).
-                ex = self._exchange(revision, session, accept, inflight, routing, None, proto)
-                pending = dispatcher.start(frame, ex)
-            rest = self._reply(proto, pending, ex)
+            rest = self.lane_post(usual, body, proto)
             if rest is not None:
                 await rest
-        except AuthRefusal as denied:
-            proto.response_bytes(denied.status, denied.headers, denied.body)
-        except HttpError as exc:
+        except Exception as exc:
+            self.refuse(exc, scope.method, scope.path, proto)
+
+    def refuse(self, exc: Exception, method: str, path: str, proto: Any) -> None:
+        """Answer a request that raised ``exc`` (either engine): an auth refusal or an
+        :class:`HttpError` as it says, the store being down 503, a bug of ours 500 (the
+        detail logged)."""
+        if isinstance(exc, AuthRefusal):
+            proto.response_bytes(exc.status, exc.headers, exc.body)
+        elif isinstance(exc, HttpError):
             exc.send(proto)
-        except StateUnavailable as exc:
-            log.warning("%s %s: %s", scope.method, scope.path, exc)
+        elif isinstance(exc, StateUnavailable):
+            log.warning("%s %s: %s", method, path, exc)
             with contextlib.suppress(RuntimeError):  # unless the response already started
                 proto.response_bytes(
                     503,
                     [*_JSON, RETRY_AFTER],
                     _encode_error(None, SERVER_ERROR, "Session store unavailable; retry later"),
                 )
-        except Exception:
+        else:
             # A bug of ours: the client gets a JSON-RPC error, the log (stderr) the detail.
-            log.exception("%s %s failed", scope.method, scope.path)
+            log.error("%s %s failed", method, path, exc_info=exc)
             with contextlib.suppress(RuntimeError):  # unless the response already started
                 proto.response_bytes(
                     500, _JSON, _encode_error(None, INTERNAL_ERROR, "Internal error")
                 )
+
+    def lane_post(
+        self,
+        usual: tuple[int, revisions.Revision | None, Any, Any],
+        body: bytes,
+        proto: Any,
+        in_task: bool = True,
+    ) -> Coroutine[Any, Any, None] | None:
+        """The usual POST once its body is read, for either engine: answered at once
+        (None), or else what the caller awaits to finish it. ``usual`` is what the gate
+        (:class:`jetmcp._wire.Gate` or :meth:`_usual`) judged of its headers. A single call
+        the extension answers at once goes straight back (no Exchange is made); an
+        initialize, or a session this process cannot vouch for now, goes on as in
+        :meth:`_post` from the decoded body. Raises what :meth:`__rsgi__` answers.
+
+        ``in_task`` False (the native engine, in a socket callback): only a call the
+        extension answers at once is answered here; whatever would run a handler's async
+        steps is left whole to the returned coroutine, which the caller runs as a task
+        (handlers count on running inside one: ``asyncio.timeout``, ``current_task``)."""
+        accept, revision, routing, headers = usual
+        settings = self.settings
+        frame = _decode(body, settings.max_depth, settings.max_batch)
+        if frame.initialize:
+            return self._post_frame(headers, proto, frame, accept, None)
+        dispatcher = self.dispatcher
+        session = None
+        inflight = None
+        if revision is None:
+            revision = _MODERN
+        elif not settings.stateless:
+            session_id = headers.get("mcp-session-id")
+            if session_id is not None:
+                held = self.store.held(session_id)
+                if (
+                    held is None
+                    or held.session.principal is not None
+                    or held.session.revision is not revision
+                ):
+                    return self._post_frame(headers, proto, frame, accept, None)
+                session = held.session
+                inflight = held.inflight
+            elif settings.require_session or "mcp-session-id" in headers:
+                return self._post_frame(headers, proto, frame, accept, None)
+        if frame.kind == _FRAME_SINGLE:
+            # Outside a task no handler's coroutine is stepped: the task steps it.
+            step = in_task and dispatcher.can_step(inflight)
+            done = dispatcher.answer(frame, revision, routing, step)
+            if type(done) is bytes:
+                proto.response_bytes(200, _JSON, done)
+                return None
+            args = (frame, revision, session, accept, inflight, routing, proto, done, step)
+            if not in_task:
+                return later(self.lane_resume, args)
+            return self.lane_resume(*args)
+        # An array or a parse error: as _post_frame would (an exact 2026-07-28 version
+        # names a served revision, so an array is not refused whole).
+        args = (frame, revision, session, accept, inflight, routing, proto, None, False)
+        if not in_task:
+            return later(self.lane_start, args)
+        return self.lane_start(*args)
+
+    def lane_resume(
+        self,
+        frame: _wire.Frame,
+        revision: revisions.Revision,
+        session: Session | None,
+        accept: int,
+        inflight: InFlight | None,
+        routing: Any,
+        proto: Any,
+        done: Any,
+        step: bool,
+    ) -> Coroutine[Any, Any, None] | None:
+        """:meth:`lane_post` for a single call the extension did not answer at once."""
+        # Its exchange is made only if something asks: a tool that takes a Context and
+        # touches nothing of its call answers with none made.
+        later = LazyExchange(
+            revision,
+            self._exchange,
+            (revision, session, accept, inflight, routing, None, proto),
+        )
+        pending = self.dispatcher.resume(frame, later, done, step)
+        if later.made is None and type(pending) is bytes:
+            later.answered = True
+            proto.response_bytes(200, _JSON, pending)
+            return None
+        ex = later.exchange()
+        return self._reply(proto, pending, ex)
+
+    def lane_start(
+        self,
+        frame: _wire.Frame,
+        revision: revisions.Revision,
+        session: Session | None,
+        accept: int,
+        inflight: InFlight | None,
+        routing: Any,
+        proto: Any,
+        done: Any,
+        step: bool,
+    ) -> Coroutine[Any, Any, None] | None:
+        """:meth:`lane_post` for an array or a parse error."""
+        ex = self._exchange(revision, session, accept, inflight, routing, None, proto)
+        return self._reply(proto, self.dispatcher.start(frame, ex), ex)
 
     async def _route(self, scope: Any, proto: Any) -> None:
         """Every request but a usual POST (:meth:`_usual`) or a probe: Host, Origin checked,
@@ -336,7 +415,7 @@ class McpHttpApp:
         for signum in (signal.SIGTERM, signal.SIGINT):
             try:
                 previous = signal.getsignal(signum)
-                signal.signal(signum, _chained(previous, loop, self.shutdown))
+                signal.signal(signum, chained(previous, loop, self.shutdown))
             except (ValueError, OSError):  # not the main thread: nothing to hook
                 return
 
@@ -405,7 +484,7 @@ class McpHttpApp:
         try:
             body: bytes = await reading
         except asyncio.CancelledError:
-            if _cancelling():
+            if cancelling():
                 raise
             raise self._body_refusal() from None
         except RuntimeError:  # granian's RSGIProtocolClosed: the body was cut short
@@ -530,7 +609,7 @@ class McpHttpApp:
             header_rev = None
             unreadable(headers, "mcp-protocol-version")
         if header_rev is None and (version in _MODERN_EXACT or modern.is_modern_version(version)):
-            if not (frame.initialize and _legacy_initialize(frame)):
+            if not (frame.initialize and legacy_initialize(frame)):
                 rest = self._post_modern(headers, proto, frame, accept, version, principal)
                 if rest is not None:
                     await rest
@@ -554,7 +633,7 @@ class McpHttpApp:
         if header_rev is not None and (session is None or header_rev is session.revision):
             revision = header_rev  # what _revision finds for a header that names it exactly
         else:
-            revision = _revision(version, session)
+            revision = revision_of(version, session)
 
         if (
             session is None
@@ -603,7 +682,7 @@ class McpHttpApp:
         """Answer a POST with what the dispatcher gave back: at once (None), or else what
         the caller awaits to finish it (:meth:`_reply_later`)."""
         # The usual answer, given at once (unless a handler's first step began a stream).
-        if type(pending) is bytes and (ex.opened is None or _answered(ex)):
+        if type(pending) is bytes and (ex.opened is None or answered(ex)):
             ex.opener = None  # a handler still running sends into NULL_SINK from now on
             proto.response_bytes(200, _JSON, pending)
             return None
@@ -634,7 +713,7 @@ class McpHttpApp:
             stream = ex.sink  # made now, if not yet: it must name the new session
             if type(stream) is PostStream:
                 stream.session_id = new.id
-        await _respond(proto, pending, ex, out_headers)
+        await respond(proto, pending, ex, out_headers)
 
     def _open_stream(self, ex: Exchange) -> PostStream:
         """The sink of a POST whose client takes SSE (``ex.channel``: its RSGI protocol)."""
@@ -680,7 +759,7 @@ class McpHttpApp:
         if session_id is None:
             raise HttpError(400, INVALID_REQUEST, "Missing Mcp-Session-Id header")
         session = owned(await self.store.get(session_id), principal)
-        _revision(header(headers, "mcp-protocol-version"), session)
+        revision_of(header(headers, "mcp-protocol-version"), session)
         hub = session.outbound
         if not isinstance(hub, SessionStreams) or hub.closed:
             raise HttpError(404, INVALID_REQUEST, "Session not found")
@@ -753,176 +832,3 @@ class McpHttpApp:
         if not await self.store.remove(session_id):
             raise HttpError(404, INVALID_REQUEST, "Session not found")
         proto.response_empty(204, [])
-
-
-def owned(session: Session | None, principal: Principal | None) -> Session:
-    """``session`` when it exists and belongs to ``principal``; else the 404 an unknown
-    session gets (another principal learns nothing of it, not even that it exists)."""
-    if session is None or session.principal != (principal.key if principal is not None else None):
-        raise HttpError(404, INVALID_REQUEST, "Session not found")
-    return session
-
-
-def _cancelling() -> bool:
-    """Whether the current task is being cancelled. A body read that raised CancelledError
-    while it is not was cancelled itself, by the body watch."""
-    task = asyncio.current_task()
-    return task is not None and task.cancelling() > 0
-
-
-def _chained(previous: Any, loop: Any, action: Callable[[], None]) -> Callable[[int, Any], None]:
-    """A signal handler that schedules ``action`` on ``loop``, then runs ``previous`` (the
-    event loop's own handler, through which granian learns it must stop)."""
-
-    def handler(signum: int, frame: Any) -> None:
-        with contextlib.suppress(RuntimeError):  # the loop is already closed
-            loop.call_soon_threadsafe(action)
-        if callable(previous):
-            previous(signum, frame)
-        elif previous == signal.SIG_DFL:
-            signal.signal(signum, signal.SIG_DFL)
-            signal.raise_signal(signum)
-
-    return handler
-
-
-def _revision(version: str | None, session: Session | None) -> revisions.Revision:
-    """The revision of a request: its session's, checked against the header; else the
-    header's; else the spec's default for HTTP."""
-    if version is not None:
-        header_rev = revisions.lookup(version.strip())
-        if header_rev is None:
-            raise HttpError(400, INVALID_REQUEST, f"Unsupported protocol version: {version}")
-        if session is not None and header_rev is not session.revision:
-            raise HttpError(
-                400,
-                INVALID_REQUEST,
-                f"MCP-Protocol-Version {version} does not match the session's "
-                f"{session.revision.version}",
-            )
-        return header_rev
-    if session is not None:
-        return session.revision
-    return revisions.HTTP_DEFAULT
-
-
-def _stream(ex: Exchange) -> PostStream | None:
-    """The SSE stream a POST's handlers opened, if they did."""
-    sink = ex.opened
-    return sink if type(sink) is PostStream else None
-
-
-def _answered(ex: Exchange) -> bool:
-    """Whether a POST's reply goes out as plain JSON now (no handler began a stream); if
-    so, what is sent from here on has nowhere to go."""
-    sink = ex.opened
-    if sink is None:
-        ex.opener = None  # a handler still running sends into NULL_SINK from now on
-        return True
-    if type(sink) is PostStream:
-        if sink.streaming:
-            return False
-        sink.mark_done()
-    return True
-
-
-async def _respond(
-    proto: Any,
-    pending: Started,
-    ex: Exchange,
-    headers: list[tuple[str, str]],
-) -> None:
-    """Send what :meth:`Dispatcher.start` gave back for a POST, awaiting it first when it
-    has to wait: the final event of the stream when the reply became one, else a JSON body
-    with the status its kind calls for (202 and none when nothing is owed). At a revision
-    without sessions (2026-07-28) a client that goes away meanwhile cancels the request
-    (there is no session to resume its stream in), which is then answered with nothing;
-    at one with ``error_status`` a failed request says so in its status."""
-    revision = ex.revision
-    if pending is not None and not isinstance(pending, bytes):
-        try:
-            reply = await (pending if revision.sessions else _unless_disconnected(pending, proto))
-        except BaseException as exc:
-            stream = _stream(ex)
-            if stream is not None:
-                stream.abandon()
-            ex.opener = None
-            if isinstance(exc, _ClientGone):
-                return
-            raise
-    else:
-        reply = pending
-    stream = _stream(ex)
-    if stream is not None and stream.streaming:
-        # A handler sent something first: the reply ends the stream it began.
-        await stream.finish(reply)
-        return
-    _answered(ex)
-    if reply is None:
-        proto.response_empty(202, [])
-        return
-    status = reply_status(reply, revision.error_status)
-    proto.response_bytes(status, status_headers(status, headers), reply)
-
-
-class _ClientGone(Exception):
-    """The client of a request disconnected before its reply."""
-
-
-async def _unless_disconnected(
-    pending: Coroutine[Any, Any, bytes | None], proto: Any
-) -> bytes | None:
-    """Run ``pending`` to its reply in this task; if the client disconnects first, cancel
-    it (at 2026-07-28 closing the response is how a client cancels, and ends a
-    ``subscriptions/listen``), let it unwind, and raise :class:`_ClientGone`.
-
-    Its first step runs at once: a reply that needed no waiting costs no watcher. Only once
-    it waits is the disconnect watched, and the watch cancels this very task, so the
-    handler keeps running in the task it started in (what ``asyncio.timeout`` and anyio's
-    cancel scopes inside it rely on)."""
-    try:
-        first = pending.send(None)
-    except StopIteration as done:
-        reply: bytes | None = done.value
-        return reply
-    task = asyncio.current_task()
-    assert task is not None
-    gone = False
-
-    def on_gone(watch: asyncio.Future[Any]) -> None:
-        nonlocal gone
-        if watch.cancelled():
-            return
-        watch.exception()  # retrieved: a failed watch means the client is gone too
-        gone = True
-        task.cancel()
-
-    watcher = asyncio.ensure_future(proto.client_disconnect())
-    watcher.add_done_callback(on_gone)
-    try:
-        result: bytes | None = await resume(pending, first)
-        return result
-    except asyncio.CancelledError:
-        if gone and task.uncancel() == 0:
-            raise _ClientGone from None
-        raise  # this request is being cancelled otherwise too (shutdown): not ours to swallow
-    finally:
-        watcher.remove_done_callback(on_gone)
-        watcher.cancel()
-
-
-def _legacy_initialize(frame: _wire.Frame) -> bool:
-    """An ``initialize`` without a ``_meta`` protocol version is the legacy handshake,
-    whatever ``MCP-Protocol-Version`` says (the version is negotiated in its body)."""
-    return frame.initialize and not modern.has_modern_meta(frame.entries[0].params())
-
-
-def _asks_for_auth(settings: Settings, server: Server) -> bool:
-    """Whether ``settings`` or ``server`` turn auth on (the bearer guard is then due)."""
-    return bool(
-        settings.auth_issuer
-        or settings.auth_jwks_url
-        or settings.auth_introspection_url
-        or getattr(server, "auth", None) is not None
-        or getattr(server, "token_verifier", None) is not None
-    )

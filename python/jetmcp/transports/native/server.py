@@ -1,0 +1,307 @@
+"""The native engine's server: the listening socket on uvloop, the connections it holds, the
+usual POST's header verdicts, the caps and timeouts of every connection, and the drain.
+
+- **Connections** (``max_connections``): when a new client comes in with every slot taken,
+  the connection stalled longest reading a request head or body is closed (408) to make
+  room, else the one idle longest between requests; with neither, the new client is
+  answered 503 at once. A slow or stalled body never makes a new client wait.
+- **Timeouts**, watched every quarter second: a request head that takes longer than
+  ``header_timeout_seconds`` or a body longer than ``body_timeout_seconds`` is answered
+  408 and the connection closed; a connection idle between requests past
+  ``idle_timeout_seconds`` (and a new one that sends nothing within the header timeout)
+  is closed.
+- **Drain** (:meth:`NativeServer.drain`, on SIGTERM/SIGINT): no new connections, idle ones
+  closed, every response from then on closes its connection; the app's own shutdown ends
+  the SSE streams and, after ``shutdown_grace_seconds``, answers what still runs. The
+  server returns once every connection is closed (a little after the grace at the latest).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import ssl
+import time
+from typing import Any
+
+from jetmcp import _wire
+from jetmcp.settings import Settings
+from jetmcp.transports._http import post_flags
+from jetmcp.transports.http import LEGACY_EXACT, MODERN_EXACT, McpHttpApp, later
+from jetmcp.transports.native.connection import (
+    HttpConnection,
+    NativeProto,
+    NativeScope,
+    RequestHeaders,
+    _text,
+)
+
+log = logging.getLogger("jetmcp.http")
+
+#: The headers a usual POST's verdict depends on.
+_GATE = (b"host", b"content-type", b"accept", b"origin", b"mcp-protocol-version")
+_POST = b"POST"
+#: Verdicts kept (sets of header values; clients send the same few again and again).
+_MAX_VERDICTS = 4096
+_IDLE = _wire.HTTP1_IDLE
+_decode = _wire.decode
+_FRAME_SINGLE = _wire.FRAME_SINGLE
+_JSON_FIELDS = _wire.Http1Fields([(b"content-type", b"application/json")])
+_HEAD = _wire.HTTP1_HEAD
+_BODY = _wire.HTTP1_BODY
+#: Seconds between two looks of the timeout watch (at most).
+_TICK = 0.25
+#: Seconds past the grace a drain waits for connections before it closes them.
+_DRAIN_MARGIN = 2.0
+
+
+class NativeServer:
+    """Serves ``target`` (the RSGI app ``jetmcp run`` builds: :class:`McpHttpApp`, its
+    observed subclass, or either with custom routes) on uvloop."""
+
+    def __init__(self, target: Any, app: McpHttpApp, settings: Settings) -> None:
+        self.target = target
+        self.settings = settings
+        self.loop = asyncio.get_running_loop()
+        #: The app whose usual POST is answered in the callback, or None when every request
+        #: goes through ``target`` (auth, observers, which must see each request).
+        self.lane: McpHttpApp | None = app if type(app) is McpHttpApp and app.lane else None
+        self.path = settings.path.encode("latin-1")
+        self.path_text = settings.path
+        self.stateless = settings.stateless
+        self.max_depth = settings.max_depth
+        self.max_batch = settings.max_batch
+        self.connections: set[HttpConnection] = set()
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.clock = time.monotonic()
+        self.draining = False
+        self.scheme = "http"
+        #: A connection's write buffer above which it is not read (backpressure).
+        self.write_high = settings.max_write_buffer_bytes
+        self._verdicts: dict[bytes, tuple[int, Any] | None] = {}
+        self._listener: asyncio.AbstractServer | None = None
+        self._idle = asyncio.Event()
+        self._watch: asyncio.TimerHandle | None = None
+
+    def new_state_machine(self) -> _wire.Http1Connection:
+        return _wire.Http1Connection(max_body=self.settings.max_body_bytes)
+
+    # -- serving -------------------------------------------------------------------------
+
+    async def serve(self, sock: socket.socket, tls: ssl.SSLContext | None = None) -> None:
+        """Serve on ``sock`` (bound and listening) until :meth:`drain` has finished."""
+        if tls is not None:
+            self.scheme = "https"
+        self._listener = await self.loop.create_server(
+            lambda: HttpConnection(self),
+            sock=sock,
+            ssl=tls,
+            backlog=self.settings.backlog,
+        )
+        self._watch = self.loop.call_later(_TICK, self._tick)
+        try:
+            await self._listener.wait_closed()
+            await self._idle.wait()
+        finally:
+            if self._watch is not None:
+                self._watch.cancel()
+
+    def drain(self) -> None:
+        """Stop gracefully (see the module docs); a second call changes nothing."""
+        if self.draining:
+            return
+        self.draining = True
+        if self._listener is not None:
+            self._listener.close()
+        for connection in list(self.connections):
+            if connection.busy is None and connection.conn.phase == _IDLE:
+                connection.transport.close()
+        grace = self.settings.shutdown_grace_seconds + _DRAIN_MARGIN
+        self.loop.call_later(grace, self._abort_all)
+        self._check_idle()
+
+    def _abort_all(self) -> None:
+        for connection in list(self.connections):
+            connection.transport.abort()
+        self._idle.set()
+
+    def _check_idle(self) -> None:
+        if self.draining and not self.connections:
+            self._idle.set()
+
+    # -- connections ---------------------------------------------------------------------
+
+    def admit(self, connection: HttpConnection) -> None:
+        """Take a new connection, making room for it when every slot is taken."""
+        connection.since = self.clock
+        if len(self.connections) >= self.settings.max_connections:
+            victim = self._victim()
+            if victim is None:
+                connection.expire(503, "Too many connections; retry later")
+                return
+            victim.expire(408 if victim.stalled else 0, "Request not received in time")
+            self.connections.discard(victim)
+        self.connections.add(connection)
+
+    def _victim(self) -> HttpConnection | None:
+        """The connection stalled longest reading a request, else the one idle longest."""
+        stalled: HttpConnection | None = None
+        idle: HttpConnection | None = None
+        for c in self.connections:
+            if c.busy is not None:
+                continue
+            phase = c.conn.phase
+            if phase in (_HEAD, _BODY):
+                if stalled is None or c.since < stalled.since:
+                    stalled = c
+            elif phase == _IDLE and (idle is None or c.since < idle.since):
+                idle = c
+        return stalled or idle
+
+    def forget(self, connection: HttpConnection) -> None:
+        self.connections.discard(connection)
+        self._check_idle()
+
+    def _tick(self) -> None:
+        """The timeout watch (see the module docs)."""
+        now = self.clock = time.monotonic()
+        s = self.settings
+        for c in list(self.connections):
+            mark = (c.conn.phase, c.served)
+            if mark != c.mark:
+                c.mark = mark
+                c.since = now
+                continue
+            if c.busy is not None:
+                continue
+            waited = now - c.since
+            phase = mark[0]
+            if phase == _HEAD:
+                if waited > s.header_timeout_seconds:
+                    c.expire(
+                        408,
+                        f"Request header not received within {s.header_timeout_seconds:g} seconds",
+                    )
+            elif phase == _BODY:
+                if s.body_timeout_seconds > 0 and waited > s.body_timeout_seconds:
+                    c.expire(
+                        408, f"Request body not received within {s.body_timeout_seconds:g} seconds"
+                    )
+            elif phase == _IDLE:
+                limit = s.header_timeout_seconds
+                if c.served and s.idle_timeout_seconds > 0:
+                    limit = s.idle_timeout_seconds
+                if waited > limit:
+                    c.expire(0, "")
+        self._watch = self.loop.call_later(_TICK, self._tick)
+
+    # -- requests ------------------------------------------------------------------------
+
+    def answer(self, connection: HttpConnection, request: _wire.Http1Request) -> bool:
+        """Answer ``request``: True when it was answered in the callback, False when a task
+        finishes it (:meth:`HttpConnection.later`)."""
+        proto = NativeProto(connection, request.body, request.method == b"HEAD")
+        lane = self.lane
+        if lane is not None and request.method == _POST and request.target == self.path:
+            verdict = self.verdict(request)
+            if verdict is not None:
+                accept, revision = verdict
+                if revision is not None and self.stateless:
+                    return self._plain(lane, connection, request, accept, revision)
+                headers = RequestHeaders(request)
+                routing = None if revision is not None else _wire.Headers.from_map(headers)
+                try:
+                    rest = lane.lane_post(
+                        (accept, revision, routing, headers), request.body, proto, False
+                    )
+                except Exception as exc:
+                    lane.refuse(exc, "POST", self.path_text, proto)
+                    return True
+                if rest is None:
+                    return True
+                return connection.later(self._finish(lane, rest, proto), proto)
+        scope = NativeScope(request, connection.client, connection.here, self.scheme)
+        return connection.later(self.target.__rsgi__(scope, proto), proto)
+
+    def _plain(
+        self,
+        lane: McpHttpApp,
+        connection: HttpConnection,
+        request: _wire.Http1Request,
+        accept: int,
+        revision: Any,
+    ) -> bool:
+        """:meth:`McpHttpApp.lane_post` in short for the most usual POST of all (stateless,
+        a legacy revision named exactly): a single call the extension answers at once is
+        written back with no object of the RSGI shape made; anything else goes on from
+        the decoded frame exactly where ``lane_post`` would."""
+        frame = _decode(request.body, self.max_depth, self.max_batch)
+        if frame.kind == _FRAME_SINGLE and not frame.initialize:
+            done = lane.dispatcher.answer(frame, revision, None, False)
+            if type(done) is bytes:
+                data = connection.conn.respond(200, _JSON_FIELDS, done, self.draining)
+                connection.transport.write(data)
+                return True
+            proto = NativeProto(connection, request.body, False)
+            args = (frame, revision, None, accept, None, None, proto, done, False)
+            return connection.later(self._finish(lane, later(lane.lane_resume, args), proto), proto)
+        proto = NativeProto(connection, request.body, False)
+        if frame.initialize:
+            rest = lane.lane_post(
+                (accept, revision, None, RequestHeaders(request)), request.body, proto, False
+            )
+            if rest is None:
+                return True
+            return connection.later(self._finish(lane, rest, proto), proto)
+        args = (frame, revision, None, accept, None, None, proto, None, False)
+        return connection.later(self._finish(lane, later(lane.lane_start, args), proto), proto)
+
+    async def _finish(self, lane: McpHttpApp, rest: Any, proto: NativeProto) -> None:
+        try:
+            await rest
+        except Exception as exc:
+            lane.refuse(exc, "POST", self.path_text, proto)
+
+    def verdict(self, request: _wire.Http1Request) -> tuple[int, Any] | None:
+        """What a POST's headers say, judged once per set of values: its accept flags and
+        revision (None: a 2026-07-28 one) when it is a usual one, else None."""
+        key = request.header_key(_GATE)
+        verdicts = self._verdicts
+        if key in verdicts:
+            return verdicts[key]
+        found = self._judge(request)
+        if len(verdicts) < _MAX_VERDICTS:
+            verdicts[key] = found
+        return found
+
+    def _judge(self, request: _wire.Http1Request) -> tuple[int, Any] | None:
+        """:meth:`McpHttpApp._usual` on the parsed header bytes: one allowed Host, no
+        Origin, JSON in, an Accept that takes a reply and an ``MCP-Protocol-Version`` that
+        names a served revision exactly (the body's size the state machine checked)."""
+        lane = self.lane
+        assert lane is not None
+        hosts = request.header_all(b"host")
+        if len(hosts) != 1 or request.header(b"origin") is not None:
+            return None
+        host = _text(hosts[0])
+        if host is None or not lane.guard.host_allowed(host):
+            return None
+        raw = (request.header(b"content-type"), request.header(b"accept"))
+        texts = [None if v is None else _text(v) for v in raw]
+        if any(v is not None and t is None for v, t in zip(raw, texts, strict=True)):
+            return None
+        accept = post_flags(texts[0], texts[1])
+        if accept <= 0:
+            return None
+        version_raw = request.header(b"mcp-protocol-version")
+        version = None if version_raw is None else _text(version_raw)
+        if version is None:
+            return None
+        revision = LEGACY_EXACT.get(version)
+        if revision is None and version not in MODERN_EXACT:
+            return None
+        return accept, revision
+
+
+__all__ = ["NativeServer"]

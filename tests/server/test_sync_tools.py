@@ -257,17 +257,20 @@ def test_a_thread_stuck_in_a_tool_does_not_keep_the_server_from_exiting() -> Non
         server.stop()
 
 
-def test_http_a_thread_abandoned_at_exit_makes_the_exit_status_non_zero() -> None:
+@pytest.mark.parametrize("engine", ["native", "granian"])
+def test_http_a_thread_abandoned_at_exit_makes_the_exit_status_non_zero(engine: str) -> None:
     """SIGTERM while a sync tool sleeps for an hour: the call is answered -32000 once the
     1 s grace is over, and the worker that abandons the thread exits non-zero, so ``jetmcp
     run`` does (1) and logs it; a server stopped with nothing running still exits 0."""
-    idle = HttpServer("--shutdown-grace-seconds", "1", app=APP)
+    idle = HttpServer("--shutdown-grace-seconds", "1", app=APP, engine=engine)
     try:
         idle.proc.send_signal(signal.SIGTERM)
         assert idle.proc.wait(READ) == 0
     finally:
         idle.stop()
-    server = HttpServer("--log-level", "info", "--shutdown-grace-seconds", "1", app=APP)
+    server = HttpServer(
+        "--log-level", "info", "--shutdown-grace-seconds", "1", app=APP, engine=engine
+    )
     try:
         with concurrent.futures.ThreadPoolExecutor(1) as pool, httpx.Client(timeout=READ) as c:
             stuck = pool.submit(post, c, server.url, call("sleep", {"seconds": 3600}, "stuck"))
@@ -277,6 +280,7 @@ def test_http_a_thread_abandoned_at_exit_makes_the_exit_status_non_zero() -> Non
         assert server.proc.wait(READ) == 1
         log = server.stderr()
         assert "1 synchronous tool call(s) still running in threads" in log, log
-        assert "died while stopping: status 1" in log, log
+        if engine == "granian":  # the worker's status, counted by Granian's supervision
+            assert "died while stopping: status 1" in log, log
     finally:
         server.stop()

@@ -12,7 +12,7 @@ import os
 import shutil
 import socket
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -88,6 +88,16 @@ def _seconds_or_zero(value: str) -> float:
     if not number >= 0:
         raise argparse.ArgumentTypeError(f"must be 0 or a number of seconds, not {value}")
     return number
+
+
+def _seconds_upto(high: float, zero: bool) -> Callable[[str], float]:
+    def parse(value: str) -> float:  # seconds above 0 (or 0 too, with zero), at most high
+        if not (0 <= (number := _float(value)) <= high and (zero or number > 0)):
+            least = "0" if zero else "above 0"
+            raise argparse.ArgumentTypeError(f"must be {least} and at most {high:g}, not {value}")
+        return number
+
+    return parse
 
 
 def _ms(value: str) -> float:
@@ -388,6 +398,13 @@ def _add_redis(run: argparse.ArgumentParser, defaults: Settings) -> None:
         default=defaults.redis_connections,
         help="connections to Redis per worker",
     )
+    for flag, high, what in (
+        ("--ready-cache-seconds", 60, "GET /readyz: seconds its verdict on Redis is kept"),
+        ("--ready-ping-seconds", 30, "GET /readyz: the most its Redis PING may take"),
+    ):
+        dest = flag[2:].replace("-", "_")
+        kind = _seconds_upto(high, zero=dest == "ready_cache_seconds")
+        group.add_argument(flag, type=kind, default=getattr(defaults, dest), help=what)
 
 
 def _check_shared_state(settings: Settings) -> None:
@@ -593,6 +610,8 @@ def _settings(ns: argparse.Namespace) -> Settings:
         redis_prefix=ns.redis_prefix,
         redis_timeout_seconds=ns.redis_timeout_seconds,
         redis_connections=ns.redis_connections,
+        ready_cache_seconds=ns.ready_cache_seconds,
+        ready_ping_seconds=ns.ready_ping_seconds,
         public_url=ns.public_url,
         auth_issuer=ns.auth_issuer,
         auth_audience=ns.auth_audience,
@@ -706,6 +725,8 @@ def _serve_http(settings: Settings, log_level: str) -> int:
     check_port_free(settings.host, settings.port)  # not "serving" on a port in use
     shared = _run_dir()
     metrics_dir = _start_metrics(settings)
+    # The workers' body watch measures pressure against the cap in force (issue 40).
+    settings.max_connections = native.fitted_connections(settings)
     settings.export()
     # Granian resolves its import target against the working directory, and inside a Python
     # package (a folder with __init__.py) it prefixes the package's name to it. The workers
@@ -726,7 +747,7 @@ def _serve_http(settings: Settings, log_level: str) -> int:
         factory=True,
         log_level=LogLevels(log_level),
         backlog=settings.backlog,
-        backpressure=native.fitted_connections(settings),
+        backpressure=settings.max_connections,
         **native.granian_tls(settings),
         http1_settings=HTTP1Settings(
             header_read_timeout=max(1, round(settings.header_timeout_seconds * 1000)),
@@ -800,9 +821,10 @@ _KILL_AFTER_GRACE = 5
 
 
 def _serve_stdio(settings: Settings) -> int:
-    """Serve until stdin ends; 1 when stdout broke and some reply was lost."""
+    """Serve until stdin ends; 1 when stdout broke (a reply lost) or a tool thread was left."""
     import uvloop
 
+    from jetmcp.core.threads import abandoned_at_exit
     from jetmcp.transports.stdio import serve_stdio
 
     out_fd = console.keep_stdout()
@@ -811,7 +833,8 @@ def _serve_stdio(settings: Settings) -> int:
     except LoadError as exc:
         explain(exc)
         raise SystemExit(EXIT_BAD_TARGET) from None
-    return 0 if uvloop.run(serve_stdio(server, settings, out_fd)) else 1
+    ok = uvloop.run(serve_stdio(server, settings, out_fd))
+    return 0 if ok and not abandoned_at_exit("stdio") else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -88,7 +88,7 @@ def free_port() -> int:
 def connect(port: int, timeout: float) -> http.client.HTTPConnection:
     deadline = time.monotonic() + timeout
     while True:
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
         try:
             conn.connect()
             return conn
@@ -160,7 +160,7 @@ def run(server: str, workload: str, requests: int, work: Path) -> list[int]:
         start_new_session=True,
     )
     try:
-        conn = connect(port, timeout=180)
+        conn = connect(port, timeout=600)
         for _ in range(requests):
             conn.request("POST", "/mcp", body=w.body, headers=headers)
             reply = conn.getresponse()

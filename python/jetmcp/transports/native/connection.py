@@ -324,9 +324,10 @@ class HttpConnection(asyncio.Protocol):
         """Answer ``request`` and the pipelined ones after it, in order, until one needs a
         task (its reply then continues from :meth:`_ended`) or writing must wait."""
         conn = self.conn
+        answer = self.server.answer
         while request is not None:
             self.served += 1
-            if not self.server.answer(self, request):
+            if not answer(self, request):
                 return
             if self.gone or self.write_paused:
                 return
@@ -335,7 +336,16 @@ class HttpConnection(asyncio.Protocol):
             except _Http1Error as refused:
                 self.refuse(refused)
                 return
-        self.settle()
+        # settle(), inline for the usual keep-alive case.
+        if conn.closed or self.server.draining:
+            self.transport.close()
+            return
+        interim = conn.take_continue()
+        if interim is not None:
+            self.transport.write(interim)
+        if self.read_paused and not self.write_paused and not conn.wants_pause:
+            self.read_paused = False
+            self.transport.resume_reading()
 
     def proceed(self) -> None:
         """Go on with held input once the previous reply is written."""

@@ -119,13 +119,17 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
             time.sleep(0.2)
 
 
-def totals(directory: Path) -> list[int]:
-    """The instruction total of each process's callgrind file in ``directory``."""
+def totals(directory: Path) -> list[tuple[str, int]]:
+    """The command and instruction total of each process's callgrind file in
+    ``directory``, in the order the processes started."""
     found = []
-    for out in sorted(directory.glob("callgrind.*")):
+    for out in sorted(directory.glob("callgrind.*"), key=lambda p: int(p.suffix[1:])):
+        cmd = "?"
         for line in out.read_text(errors="replace").splitlines():
-            if line.startswith("summary:"):
-                found.append(int(line.split()[1]))
+            if line.startswith("cmd:"):
+                cmd = line[4:].strip()
+            elif line.startswith("summary:"):
+                found.append((cmd, int(line.split()[1])))
                 break
         else:
             raise RuntimeError(f"{out} is incomplete")
@@ -134,7 +138,7 @@ def totals(directory: Path) -> list[int]:
     return found
 
 
-def run(server: str, workload: str, requests: int, work: Path) -> list[int]:
+def run(server: str, workload: str, requests: int, work: Path) -> list[tuple[str, int]]:
     """The instructions of each server process, for ``requests`` requests."""
     w = REQUEST_SHAPES[workload]
     headers = {
@@ -207,7 +211,9 @@ def main() -> int:
         )
     # Start-up and shutdown cost the same in both runs, in every process (the app loader's
     # check, Granian's supervisor): the difference is the worker's 1,000 requests.
-    per = (sum(second) - sum(first)) / STEP
+    per = (sum(n for _, n in second) - sum(n for _, n in first)) / STEP
+    for (cmd, before), (_, after) in zip(first, second, strict=True):
+        print(f"  {(after - before) / STEP:>12,.0f}  {cmd[:100]}", file=sys.stderr)
     print(f"{args.server} {args.workload}: {per:,.0f} instructions per request")
     return 0
 

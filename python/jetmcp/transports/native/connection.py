@@ -22,6 +22,7 @@ import asyncio
 import logging
 import re
 from collections.abc import AsyncIterator, Coroutine, Iterator
+from functools import partial
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
@@ -190,6 +191,17 @@ class NativeProto:
     def response_bytes(self, status: int, headers: Any, body: bytes) -> None:
         if self.started:
             raise RuntimeError("the response already started")
+        owner = self._owner
+        if headers is JSON_HEADERS and owner.busy is self:
+            # The usual answer of a task (write_response in short): the connection goes on
+            # once the task yields.
+            data = owner.conn.respond(status, _JSON_FIELDS, body, owner.server.draining)
+            self.started = True
+            if not owner.gone:
+                owner.transport.write(data)
+            owner.busy = None
+            owner.loop.call_soon(owner.proceed)
+            return
         if headers is not JSON_HEADERS and any(k.lower() == "content-length" for k, _ in headers):
             # The state machine writes Content-Length; a HEAD answer names the GET's own.
             length = next(v for k, v in headers if k.lower() == "content-length")
@@ -382,11 +394,11 @@ class HttpConnection(asyncio.Protocol):
         (the request was not answered in the callback)."""
         self.busy = proto
         task = self.loop.create_task(work)
-        task.add_done_callback(lambda done: self._ended(done, proto))
+        task.add_done_callback(partial(self._ended, proto))
         self.server.tasks.add(task)
         return False
 
-    def _ended(self, task: asyncio.Task[None], proto: NativeProto) -> None:
+    def _ended(self, proto: NativeProto, task: asyncio.Task[None]) -> None:
         """A request's task is over: a streamed response ends now, a missing one is 500."""
         self.server.tasks.discard(task)
         if not task.cancelled():

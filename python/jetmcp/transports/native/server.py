@@ -23,13 +23,14 @@ import logging
 import socket
 import ssl
 import time
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from jetmcp import _wire
 from jetmcp.protocol.revisions import R2026_07_28 as _MODERN
 from jetmcp.settings import Settings
 from jetmcp.transports._http import post_flags
-from jetmcp.transports.http import LEGACY_EXACT, MODERN_EXACT, McpHttpApp, later
+from jetmcp.transports.http import LEGACY_EXACT, MODERN_EXACT, McpHttpApp
 from jetmcp.transports.native.connection import (
     HttpConnection,
     NativeProto,
@@ -290,7 +291,23 @@ class NativeServer:
         if frame.kind == _FRAME_SINGLE:
             step = lane.lane_resume
         args = (frame, revision, None, accept, None, routing, proto, done, False)
-        return connection.later(self._finish(lane, later(step, args), proto), proto)
+        return connection.later(self._step(lane, step, args, proto), proto)
+
+    async def _step(
+        self,
+        lane: McpHttpApp,
+        step: Callable[..., Coroutine[Any, Any, None] | None],
+        args: tuple[Any, ...],
+        proto: NativeProto,
+    ) -> None:
+        """``step(*args)`` inside the request's task, then what it returns (one coroutine:
+        :func:`~jetmcp.transports.http.later` and :meth:`_finish` together)."""
+        try:
+            rest = step(*args)
+            if rest is not None:
+                await rest
+        except Exception as exc:
+            lane.refuse(exc, "POST", self.path_text, proto)
 
     async def _finish(self, lane: McpHttpApp, rest: Any, proto: NativeProto) -> None:
         try:

@@ -282,7 +282,26 @@ class HttpConnection(asyncio.Protocol):
             self.refuse(refused)
             return
         if request is not None:
-            self.serve(request)
+            # serve(), inline for one request on a kept-alive connection.
+            self.served += 1
+            if self.server.answer(self, request) and not (self.gone or self.write_paused):
+                try:
+                    request = conn.next_request()
+                except _Http1Error as refused:
+                    self.refuse(refused)
+                    request = None
+                else:
+                    if request is not None:
+                        self.serve(request)
+                    elif conn.closed or self.server.draining:  # settle(), inline
+                        self.transport.close()
+                    else:
+                        interim = conn.take_continue()
+                        if interim is not None:
+                            self.transport.write(interim)
+                        if self.read_paused and not self.write_paused and not conn.wants_pause:
+                            self.read_paused = False
+                            self.transport.resume_reading()
         elif self.busy is None:
             interim = conn.take_continue()
             if interim is not None:

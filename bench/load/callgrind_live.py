@@ -24,6 +24,13 @@ connection. Per request is the difference between the two runs' instruction tota
 server's processes (Granian's worker does the requests), over 1,000: start-up and shutdown
 cancel out. User space only (the kernel's share is not counted) and one request at a time,
 so this counts work, not the cache misses of a loaded machine; build the release extension first.
+
+Each process's share is printed to stderr (the worker's is the figure; start-up processes
+should show about 0). What runs on a timer (the native engine's timeout watch, the app's
+body watch) costs per second, not per request, and valgrind slows the server tens of times:
+on a loaded machine the figure rises by several thousand instructions (the same code gave
+29,000 and 42,000 at load averages near 9 and 20). Compare rows counted side by side, on a quiet
+machine.
 """
 
 from __future__ import annotations
@@ -159,6 +166,9 @@ def run(server: str, workload: str, requests: int, work: Path) -> list[tuple[str
     proc = subprocess.Popen(
         [*valgrind, *command(server, port)],
         cwd=ROOT,
+        # The same hashes in both runs: start-up (the app loader's check, imports) then
+        # costs the same instructions and cancels out.
+        env={**os.environ, "PYTHONHASHSEED": "0"},
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,

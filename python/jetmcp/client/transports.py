@@ -104,7 +104,11 @@ class HttpResponse:
             text = raw_value.decode("latin-1")
             headers[key] = f"{headers[key]}, {text}" if key in headers else text
         self.headers = headers
-        conn.reusable = head.keep_alive
+        # Both framings: Transfer-Encoding won, and the connection must not carry another
+        # request (RFC 9112 6.1).
+        conn.reusable = head.keep_alive and not (
+            "transfer-encoding" in headers and "content-length" in headers
+        )
         #: A whole response (no body to come) is done at once.
         self._done = head.complete
 

@@ -18,13 +18,11 @@ stream closed.
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import itertools
 import logging
 import re
 from collections.abc import (
-    AsyncIterator,
     Awaitable,
     Callable,
     Iterable,
@@ -37,47 +35,66 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from jetmcp import _wire
+from jetmcp.client.answers import Answers
 from jetmcp.client.batch import UNSET as _UNSET
 from jetmcp.client.batch import (
-    BatchBuilder,
     Response,
-    complete_params,
-    cursor_params,
-    split_messages,
+)
+from jetmcp.client.requests import Requests
+from jetmcp.client.support import (
+    answer_params,
+    encode_header_value,
+)
+from jetmcp.client.support import (
+    any_waiting as _any_waiting,
+)
+from jetmcp.client.support import (
+    chunks as _chunks,
+)
+from jetmcp.client.support import (
+    encode_notification as _encode_notification,
+)
+from jetmcp.client.support import (
+    exchange_done as _exchange_done,
+)
+from jetmcp.client.support import (
+    gather_all as _gather_all,
+)
+from jetmcp.client.support import (
+    header_scalar as _header_scalar,
+)
+from jetmcp.client.support import (
+    lost as _lost,
+)
+from jetmcp.client.support import (
+    response as _response,
+)
+from jetmcp.client.support import (
+    retrieve as _retrieve,
+)
+from jetmcp.client.support import (
+    revision_of as _revision_of,
+)
+from jetmcp.client.support import (
+    version as _version,
 )
 from jetmcp.client.transports import (
-    HttpStatusError,
     HttpTransport,
     StdioTransport,
     Transport,
     TransportClosed,
     error_from,
-    with_status,
 )
 from jetmcp.client.types import (
-    CallToolResult,
-    CompleteResult,
     CreateMessageRequestParams,
     DiscoverResult,
     ElicitRequestParams,
-    EmptyResult,
-    GetPromptResult,
     InitializeResult,
-    ListPromptsResult,
-    ListResourcesResult,
-    ListResourceTemplatesResult,
-    ListToolsResult,
-    Prompt,
-    ReadResourceResult,
-    Resource,
-    ResourceTemplate,
     Root,
-    Tool,
 )
 from jetmcp.errors import (
     HEADER_MISMATCH,
     INTERNAL_ERROR,
-    INVALID_PARAMS,
     METHOD_NOT_FOUND,
     MISSING_CLIENT_CAPABILITY,
     UNSUPPORTED_PROTOCOL_VERSION,
@@ -110,46 +127,7 @@ RootsSource = Iterable[Root | str | Mapping[str, Any]] | Callable[[], Any]
 NotificationHandler = Callable[[str, dict[str, Any]], Any]
 
 
-def encode_header_value(value: str) -> str:
-    """A header value as sent: verbatim when it is plain printable ASCII without edge spaces
-    (and does not look like the sentinel), else ``=?base64?<UTF-8 in base64>?=``."""
-    if (
-        _HEADER_SAFE.fullmatch(value)
-        and value == value.strip(" ")
-        and not (value.startswith("=?base64?") and value.endswith("?="))
-    ):
-        return value
-    return f"=?base64?{base64.b64encode(value.encode('utf-8')).decode('ascii')}?="
-
-
-def _header_scalar(value: Any) -> str | None:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    if isinstance(value, str):
-        return encode_header_value(value)
-    return None
-
-
-def _dump(value: Any) -> dict[str, Any]:
-    if isinstance(value, BaseModel):
-        out: dict[str, Any] = value.model_dump(by_alias=True, exclude_none=True, mode="json")
-        return out
-    if isinstance(value, Mapping):
-        return dict(value)
-    raise TypeError(f"a handler must return a dict or a model, not {type(value).__name__}")
-
-
-async def _maybe_await(value: Any) -> Any:
-    if isinstance(value, Awaitable):
-        return await value
-    return value
-
-
-class Client:
+class Client(Requests, Answers):
     """An MCP client over Streamable HTTP (``Client(url)``) or stdio (:meth:`Client.stdio`).
 
     ``async with Client(...) as client`` connects and picks the revision: ``server/discover``
@@ -680,46 +658,6 @@ class Client:
             for notice in notices:
                 self._spawn(transport.send(notice))
 
-    async def _answer_server(self, entry: _wire.Entry) -> None:
-        """Answer a server-to-client request (legacy revisions) with the handlers given."""
-        raw_id = entry.raw_id
-        assert raw_id is not None and entry.method is not None
-        params = entry.params() if entry.has_params else {}
-        try:
-            result = await self._handle_input(
-                entry.method, params if isinstance(params, dict) else {}
-            )
-            reply = _wire.encode_result(raw_id, result)
-        except McpError as exc:
-            reply = _encode_error(raw_id, exc)
-        except Exception as exc:
-            log.exception("the %s handler failed", entry.method)
-            reply = _wire.encode_error(raw_id, INTERNAL_ERROR, f"{entry.method} failed: {exc}")
-        await self._transport.send(reply)
-
-    async def _handle_input(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """What the caller's handlers answer to ``method`` (a server request or an MRTR input
-        request)."""
-        if method == "elicitation/create":
-            if self.elicitation_handler is None:
-                raise McpError(METHOD_NOT_FOUND, "elicitation/create: no elicitation_handler")
-            request = ElicitRequestParams.model_validate(params)
-            return _dump(await _maybe_await(self.elicitation_handler(request)))
-        if method == "sampling/createMessage":
-            if self.sampling_handler is None:
-                raise McpError(METHOD_NOT_FOUND, "sampling/createMessage: no sampling_handler")
-            sample = CreateMessageRequestParams.model_validate(params)
-            return _dump(await _maybe_await(self.sampling_handler(sample)))
-        if method == "roots/list":
-            if self.roots is None:
-                raise McpError(METHOD_NOT_FOUND, "roots/list: no roots given")
-            source = self.roots
-            items = await _maybe_await(source()) if callable(source) else source
-            return {"roots": [_root(item) for item in items]}
-        if method == "ping":
-            return {}
-        raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
-
     # ------------------------------------------------------------------ rounds
 
     async def _drive(
@@ -936,281 +874,6 @@ class Client:
             raise self._closed
         async with asyncio.timeout(self.timeout):
             return await self._drive(requests, notifications)
-
-    # ------------------------------------------------------------------ requests
-
-    async def request(
-        self,
-        method: str,
-        params: Mapping[str, Any] | None = None,
-    ) -> dict[str, Any]:
-        """Any request: its result as a dict, or McpError."""
-        (resp,) = await self._run([(method, dict(params or {}))])
-        return resp.unwrap()
-
-    async def _typed(
-        self,
-        result_type: type[T],
-        method: str,
-        params: dict[str, Any],
-    ) -> T:
-        (resp,) = await self._run([(method, params)])
-        return resp.into_result(result_type)
-
-    async def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
-        """Send a notification (nothing answers it)."""
-        if self._closed is not None:
-            raise self._closed
-        note = _encode_notification(method, dict(params) if params is not None else None)
-        await self._transport.send(note, self._note_headers(note))
-
-    async def ping(self) -> None:
-        """``ping`` (legacy revisions; 2026-07-28 removed it)."""
-        rev = self.revision
-        if not rev.serves("ping"):
-            raise McpError(
-                METHOD_NOT_FOUND,
-                f"ping was removed in {rev.version}: this session speaks {rev.version}; "
-                "use a request of your own as a liveness probe",
-            )
-        await self._typed(EmptyResult, "ping", {})
-
-    async def list_tools(self, cursor: str | None = None) -> ListToolsResult:
-        return await self._typed(ListToolsResult, "tools/list", cursor_params(cursor))
-
-    async def call_tool(
-        self,
-        name: str,
-        arguments: Mapping[str, Any] | None = None,
-        *,
-        meta: Mapping[str, Any] | None = None,
-    ) -> CallToolResult:
-        params: dict[str, Any] = {"name": name, "arguments": dict(arguments or {})}
-        if meta:
-            params["_meta"] = dict(meta)
-        return await self._typed(CallToolResult, "tools/call", params)
-
-    async def list_resources(self, cursor: str | None = None) -> ListResourcesResult:
-        return await self._typed(ListResourcesResult, "resources/list", cursor_params(cursor))
-
-    async def read_resource(self, uri: str) -> ReadResourceResult:
-        return await self._typed(ReadResourceResult, "resources/read", {"uri": uri})
-
-    async def list_resource_templates(
-        self, cursor: str | None = None
-    ) -> ListResourceTemplatesResult:
-        return await self._typed(
-            ListResourceTemplatesResult, "resources/templates/list", cursor_params(cursor)
-        )
-
-    async def list_prompts(self, cursor: str | None = None) -> ListPromptsResult:
-        return await self._typed(ListPromptsResult, "prompts/list", cursor_params(cursor))
-
-    async def get_prompt(
-        self,
-        name: str,
-        arguments: Mapping[str, str] | None = None,
-    ) -> GetPromptResult:
-        params = {"name": name, "arguments": dict(arguments or {})}
-        return await self._typed(GetPromptResult, "prompts/get", params)
-
-    async def complete(
-        self,
-        ref: Mapping[str, Any],
-        argument: Mapping[str, Any] | tuple[str, str],
-        *,
-        context: Mapping[str, str] | None = None,
-    ) -> CompleteResult:
-        """``completion/complete``: ``ref`` is ``{"type": "ref/prompt", "name": ...}`` or
-        ``{"type": "ref/resource", "uri": ...}``; ``argument`` is ``(name, value)`` or a dict;
-        ``context`` the other arguments already given (2025-06-18 on)."""
-        params = complete_params(ref, argument)
-        if context is not None:
-            params["context"] = {"arguments": dict(context)}
-        return await self._typed(CompleteResult, "completion/complete", params)
-
-    # pagination ---------------------------------------------------------------
-
-    async def _pages(self, method: str, result_type: type[Any], field: str) -> AsyncIterator[Any]:
-        cursor: str | None = None
-        seen: set[str] = set()
-        while True:
-            page = await self._typed(result_type, method, cursor_params(cursor))
-            for item in getattr(page, field):
-                yield item
-            cursor = page.next_cursor
-            if not cursor:
-                return
-            if cursor in seen:
-                raise McpError(INVALID_PARAMS, f"{method}: the server repeated cursor {cursor!r}")
-            seen.add(cursor)
-
-    def iter_tools(self) -> AsyncIterator[Tool]:
-        """Every tool, page after page (following ``nextCursor``)."""
-        return self._pages("tools/list", ListToolsResult, "tools")
-
-    def iter_resources(self) -> AsyncIterator[Resource]:
-        return self._pages("resources/list", ListResourcesResult, "resources")
-
-    def iter_resource_templates(self) -> AsyncIterator[ResourceTemplate]:
-        return self._pages(
-            "resources/templates/list", ListResourceTemplatesResult, "resource_templates"
-        )
-
-    def iter_prompts(self) -> AsyncIterator[Prompt]:
-        return self._pages("prompts/list", ListPromptsResult, "prompts")
-
-    async def list_all_tools(self) -> list[Tool]:
-        return [tool async for tool in self.iter_tools()]
-
-    async def list_all_resources(self) -> list[Resource]:
-        return [r async for r in self.iter_resources()]
-
-    async def list_all_resource_templates(self) -> list[ResourceTemplate]:
-        return [t async for t in self.iter_resource_templates()]
-
-    async def list_all_prompts(self) -> list[Prompt]:
-        return [p async for p in self.iter_prompts()]
-
-    # batches ----------------------------------------------------------------
-
-    def batch(self) -> BatchBuilder:
-        """A :class:`BatchBuilder`: chain requests, then ``await builder.send()``."""
-        return BatchBuilder(self)
-
-    async def call_batch(self, items: Sequence[Mapping[str, Any]]) -> list[Response]:
-        """Send hand-built JSON-RPC messages: one Response per request (those with an
-        ``id``), in order, each carrying the caller's id. On the wire every request has an id
-        of the client's own, so ids the caller repeats or reuses never mix answers up."""
-        requests, ids, notifications = split_messages(items)
-        responses = await self._run(requests, notifications)
-        for response, caller_id in zip(responses, ids, strict=True):
-            response.id = caller_id
-        return responses
-
-
-# --------------------------------------------------------------------------- helpers
-
-
-def _version() -> str:
-    from jetmcp import __version__
-
-    return __version__
-
-
-def _revision_of(revision: str | Revision) -> Revision:
-    if isinstance(revision, Revision):
-        return revision
-    found = revisions.lookup(revision) or revisions.lookup_modern(revision)
-    if found is None:
-        known = [r.version for r in (*revisions.LEGACY, *revisions.MODERN)]
-        raise ValueError(f"unknown MCP revision {revision!r}; known: {', '.join(known)}")
-    return found
-
-
-def _root(item: Root | str | Mapping[str, Any]) -> dict[str, Any]:
-    if isinstance(item, str):
-        return {"uri": item}
-    return _dump(item)
-
-
-def _encode_error(raw_id: bytes, exc: McpError) -> bytes:
-    if exc.has_data:
-        return _wire.encode_error(raw_id, exc.code, exc.message, exc.data)
-    return _wire.encode_error(raw_id, exc.code, exc.message)
-
-
-def _encode_notification(method: str, params: dict[str, Any] | None) -> bytes:
-    if params is None:
-        return _wire.encode_notification(method)
-    return _wire.encode_notification(method, params)
-
-
-def _response(entry: _wire.Entry, status: int) -> Response:
-    body = entry.result()
-    if entry.is_error:
-        error = error_from(body)
-        if status >= 400:
-            error = with_status(error, status)
-        return Response(error=error, http_status=status)
-    if not isinstance(body, dict):
-        return Response(
-            error=McpError(INTERNAL_ERROR, f"the result is not an object: {body!r}"),
-            http_status=status,
-        )
-    return Response(body, http_status=status)
-
-
-async def _gather_all(tasks: Sequence[asyncio.Future[T2]]) -> list[T2]:
-    """Every task's result in order; when one fails (or the caller is cancelled) the
-    others are cancelled too, so nothing is left running."""
-    try:
-        return list(await asyncio.gather(*tasks))
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
-
-
-def _chunks(
-    parts: list[bytes], notes: int, wids: list[int], limit: int
-) -> list[tuple[list[bytes], list[int]]]:
-    """``parts`` (``notes`` notifications first, then one request per wid) cut into arrays
-    of at most ``limit`` entries, each with the wids of its requests."""
-    out: list[tuple[list[bytes], list[int]]] = []
-    for start in range(0, len(parts), limit):
-        chunk = parts[start : start + limit]
-        first = max(start - notes, 0)
-        last = max(start + len(chunk) - notes, 0)
-        out.append((chunk, wids[first:last]))
-    return out
-
-
-def _retrieve(task: asyncio.Future[Any]) -> None:
-    """Mark a task's outcome as seen (it was given up on; its failure is no news)."""
-    if not task.cancelled():
-        task.exception()
-
-
-def _lost() -> McpError:
-    return McpError(INTERNAL_ERROR, "no answer")
-
-
-def _any_waiting(futs: Sequence[asyncio.Future[Response]]) -> bool:
-    return any(not f.done() for f in futs)
-
-
-def _exchange_done(futs: Sequence[asyncio.Future[Response]], task: asyncio.Task[None]) -> None:
-    """An HTTP reply ended: whatever it left unanswered gets the reason."""
-    if task.cancelled():
-        return
-    exc = task.exception()
-    for fut in futs:
-        if fut.done():
-            continue
-        if isinstance(exc, McpError):
-            status = exc.status if isinstance(exc, HttpStatusError) else 0
-            fut.set_result(Response(error=exc, http_status=status))
-        elif exc is not None:
-            fut.set_exception(exc)
-        else:
-            fut.set_result(
-                Response(
-                    error=McpError(INTERNAL_ERROR, "the server's reply ended without an answer")
-                )
-            )
-
-
-def answer_params(original: dict[str, Any], answer: tuple[dict[str, Any], Any]) -> dict[str, Any]:
-    """An MRTR retry's params: the original ones, ``inputResponses``, the echoed state."""
-    responses, state = answer
-    params = {**original, "inputResponses": responses}
-    if state is not _UNSET:
-        params["requestState"] = state
-    else:
-        params.pop("requestState", None)
-    return params
 
 
 __all__ = ["BATCH_EXTENSION", "Client", "encode_header_value"]

@@ -13,13 +13,14 @@ import logging
 import os
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
-from typing import Any
+from typing import Any, Unpack
 
 from jetmcp.compat.capture import INIT_OPTIONS_ATTR
 from jetmcp.core.call import Call, Result
 from jetmcp.errors import McpError
 from jetmcp.protocol.revisions import Revision
 from jetmcp.server.app import Server
+from jetmcp.server.options import ToolKeywords
 from jetmcp.server.tools import Tool
 
 log = logging.getLogger("jetmcp.compat")
@@ -191,9 +192,9 @@ class LiftedTool(Tool):
         adapter: AdaptedServer,
         convert: Callable[[Any, Revision], dict[str, Any]],
         explain: Callable[[Exception, Revision], dict[str, Any]],
-        **kw: Any,
+        **options: Unpack[ToolKeywords],
     ) -> None:
-        super().__init__(fn, **kw)
+        super().__init__(fn, **options)
         self.adapter = adapter
         #: The SDK's shaping of a return value, and of an exception, as result dicts.
         self.convert = convert

@@ -54,7 +54,7 @@ from jetmcp import _wire
 from jetmcp.core import threads
 from jetmcp.core.call import Outgoing, Timed
 from jetmcp.core.deadlines import NO_DEADLINE, STOP_TIMEOUT, Deadlines
-from jetmcp.core.exchange import Exchange, LazyExchange, Started
+from jetmcp.core.exchange import Exchange, Started
 from jetmcp.core.inflight import InFlight, Running
 from jetmcp.core.reply import (
     BUSY,
@@ -67,11 +67,13 @@ from jetmcp.core.reply import (
     TOO_LARGE,
     Reply,
 )
+from jetmcp.core.route import Router
 from jetmcp.core.runners import (
     LegacyRunner,
     ModernRunner,
     Pending,
     Runner,
+    Shared,
     carries_modern_meta,
     resume,
 )
@@ -84,7 +86,6 @@ from jetmcp.errors import (
     McpError,
 )
 from jetmcp.protocol import revisions
-from jetmcp.protocol.modern import RoutingHeaders
 from jetmcp.protocol.revisions import Revision
 from jetmcp.settings import (
     MAX_INFLIGHT,
@@ -114,8 +115,9 @@ _current_task = asyncio.current_task
 _Coroutine = types.CoroutineType
 
 
-class Dispatcher:
-    """Runs the methods of one :class:`~jetmcp.server.app.Server` for any transport."""
+class Dispatcher(Router):
+    """Runs the methods of one :class:`~jetmcp.server.app.Server` for any transport (the
+    route of a ``tools/call`` is picked by its base, :class:`~jetmcp.core.route.Router`)."""
 
     def __init__(
         self,
@@ -129,11 +131,11 @@ class Dispatcher:
         max_session_inflight: int = MAX_SESSION_INFLIGHT,
     ) -> None:
         self.server = server
-        #: The most a session keeps of what its client sent at ``initialize``.
-        self.max_client_data_bytes = max_client_data_bytes
-        #: Batches at 2026-07-28 (jetmcp's ``io.jetmcp/batch`` extension), and their bound.
-        self.modern_batch = modern_batch
-        self.max_batch = max_batch
+        #: What the era runners read of this dispatcher: the most a session keeps of what
+        #: its client sent at ``initialize``; batches at 2026-07-28 (jetmcp's
+        #: ``io.jetmcp/batch`` extension) and their bound; the session-less
+        #: server-to-client requests; the relay.
+        self.shared = shared = Shared(server, modern_batch, max_batch, max_client_data_bytes)
         #: Seconds a waiting request may take unless its handler says otherwise (a tool's
         #: ``timeout``); 0 or less: no limit.
         self.request_timeout = request_timeout if request_timeout > 0 else NO_DEADLINE
@@ -142,12 +144,6 @@ class Dispatcher:
         self.max_session_inflight = max_session_inflight
         #: Every request waiting now, with its deadline.
         self.deadlines = Deadlines()
-        #: Server-to-client requests of session-less requests (a session, an HTTP+SSE
-        #: connection or a stdio process has its own table: see :class:`Exchange`).
-        self.outgoing = Outgoing()
-        #: Where a session's answers and cancellations go when what they concern runs in
-        #: another process (sessions in a shared store); None: nowhere.
-        self.relay: Relay | None = None
         #: Whether the extension may plan and run calls of plain tools (off while every
         #: request must pass through the runners, e.g. to get a trace span of its own).
         self.planning = True
@@ -157,11 +153,42 @@ class Dispatcher:
         #: array some of whose entries it did not (metrics label each entry by its path).
         self.fast_entries: list[int] | None = None
         #: The era runners; the revision picks one (:meth:`runner`).
-        self.modern = ModernRunner(self)
-        self.legacy = LegacyRunner(self, self.modern)
+        self.modern = ModernRunner(shared)
+        self.legacy = LegacyRunner(shared, self.modern)
         #: The extension's :class:`~jetmcp._wire.Shape` per revision, with the server's
         #: :attr:`~jetmcp.server.app.Server.identity` it was built at.
-        self._shapes: dict[str, tuple[int, _wire.Shape]] = {}
+        self._shapes = shared.shapes
+
+    @property
+    def max_client_data_bytes(self) -> int:
+        """The most a session keeps of what its client sent at ``initialize``."""
+        return self.shared.max_client_data_bytes
+
+    @property
+    def modern_batch(self) -> bool:
+        """Whether batches are taken at 2026-07-28 (jetmcp's ``io.jetmcp/batch``)."""
+        return self.shared.modern_batch
+
+    @property
+    def max_batch(self) -> int:
+        """The most entries a batch may hold."""
+        return self.shared.max_batch
+
+    @property
+    def outgoing(self) -> Outgoing:
+        """Server-to-client requests of session-less requests (a session, an HTTP+SSE
+        connection or a stdio process has its own table: see :class:`Exchange`)."""
+        return self.shared.outgoing
+
+    @property
+    def relay(self) -> Relay | None:
+        """Where a session's answers and cancellations go when what they concern runs in
+        another process (sessions in a shared store); None: nowhere."""
+        return self.shared.relay
+
+    @relay.setter
+    def relay(self, relay: Relay | None) -> None:
+        self.shared.relay = relay
 
     @classmethod
     def from_settings(cls, server: Server, settings: Settings) -> Dispatcher:
@@ -203,7 +230,7 @@ class Dispatcher:
         if ex.sniff_meta and ex.revision.sessions and carries_modern_meta(frame):
             ex.revision = revisions.R2026_07_28
         revision = ex.revision
-        if not (self.modern_batch and revision.batch_extension) and not revision.batching:
+        if not (self.shared.modern_batch and revision.batch_extension) and not revision.batching:
             return _encode_error(
                 None,
                 INVALID_REQUEST,
@@ -226,137 +253,7 @@ class Dispatcher:
             return Reply(
                 _encode_error(None, INVALID_REQUEST, f"Invalid Request: {frame.error}"), TOO_LARGE
             )
-        return self._batch(frame, ex)
-
-    def answer(
-        self, frame: _wire.Frame, revision: Revision, headers: RoutingHeaders | None, step: bool
-    ) -> Any:
-        """The first half of :meth:`start` for a single message, which needs no
-        :class:`Exchange`: a call of a plain tool planned and run by the extension. Its
-        finished reply (``bytes``), or what :meth:`resume` takes on from: None when the
-        extension plans nothing (planning is off, ``tools/call`` is a handler of the
-        server's own, the message is no call of a tool it plans), the
-        :class:`~jetmcp._wire.Plans` of a tool that takes a Context (nothing ran), or the
-        outcome of one it ran. ``step``: :meth:`may_step` of the exchange to come.
-
-        The HTTP transport calls it before it makes an exchange (a usual POST is answered
-        with no more than this); everything else calls :meth:`start`."""
-        server = self.server
-        if not self.planning or server.handlers.get("tools/call") is not server.builtin_call_tool:
-            return None
-        shape = self._shapes.get(revision.version)
-        if shape is None or shape[0] != server.identity:
-            shape = self._new_shape(revision)
-        done = server.routes.answer(frame, shape[1], headers, step)
-        if type(done) is bytes:
-            self.fast += 1
-        return done
-
-    def resume(
-        self, frame: _wire.Frame, ex: Exchange | LazyExchange, done: Any, step: bool
-    ) -> Started:
-        """The rest of :meth:`start` for a single message, given what :meth:`answer` gave
-        for it (with the same ``step``). A :class:`LazyExchange` is made into its exchange
-        only where something needs one: a planned call of a tool that takes a Context runs
-        with it as it is."""
-        if done is not None:
-            if type(done) is bytes:
-                return done
-            if type(done) is _Plans:
-                # A tool that takes a Context, or one Python calls itself: planned, and run
-                # by the era runner (at 2026-07-28, through Plans.run_context).
-                served = self.runner(ex.revision).run_planned(done, frame, ex, step)
-                if served is not None:
-                    if type(served) is bytes:
-                        return served
-                    if isinstance(served, Pending):
-                        return self._wait(served, frame.entries[0], ex.exchange())
-                    return served
-            else:
-                self.fast += 1
-                shaped = self.runner(ex.revision).outcome(done, ex.revision, True)
-                if isinstance(shaped, bytes):
-                    return shaped
-                # An async tool's coroutine, started by the extension: awaited as below.
-                return self._wait(shaped, frame.entries[0], ex.exchange())
-        ex = ex.exchange()
-        runner = self.runner(ex.revision)
-        entry = frame.entries[0]
-        reply = runner.entry(entry, ex, False)
-        if reply is None or isinstance(reply, bytes):
-            if entry.kind == _INVALID and reply is not None:
-                return Reply(reply, INVALID)
-            return reply
-        return self._wait(reply, entry, ex)
-
-    def _batch(self, frame: _wire.Frame, ex: Exchange) -> Started:
-        """Every entry of an array in request order: planned calls run by the extension
-        (all at once when every entry is one), the others by the era runner."""
-        runner = self.runner(ex.revision)
-        revision = ex.revision
-        plans = self._plan(frame, ex)
-        done: Any = None
-        if plans is not None and plans.complete:
-            done = plans.run_all()
-            if type(done) is bytes:
-                self.fast += len(plans)
-                return done
-        slots: list[Any] = []
-        waiting = False
-        if self.fast_entries is not None:
-            self.fast_entries = []
-        for i, entry in enumerate(frame.entries):
-            if done is not None:
-                out = done[i]
-            elif plans is not None and plans.planned(i):
-                out = plans.run(i)
-            else:
-                out = None
-            if out is not None:
-                self.fast += 1
-                if self.fast_entries is not None:
-                    self.fast_entries.append(i)
-                if type(out) is not bytes:
-                    out = runner.outcome(out, revision, False)
-                    if not isinstance(out, bytes):
-                        # An async tool's coroutine, started by the extension.
-                        waiting = True
-                        slots.append((out, entry, self._register(entry, ex)))
-                        continue
-                slots.append(out)
-                continue
-            reply = runner.entry(entry, ex, True)
-            if reply is None:
-                continue
-            if isinstance(reply, bytes):
-                slots.append(reply)
-            else:
-                waiting = True
-                slots.append((reply, entry, self._register(entry, ex)))
-        if waiting:
-            return self._gather(slots, ex)
-        return _wire.encode_batch(slots) if slots else None
-
-    def _plan(self, frame: _wire.Frame, ex: Exchange) -> _wire.Plans | None:
-        """The extension's plans for the calls of plain tools in ``frame`` (an array),
-        unless ``tools/call`` was given another handler."""
-        server = self.server
-        if not self.planning or server.handlers.get("tools/call") is not server.builtin_call_tool:
-            return None
-        return server.routes.plan(frame, self.shape(ex.revision), ex.headers)
-
-    def shape(self, revision: Revision) -> _wire.Shape:
-        """How the extension writes results at ``revision``."""
-        found = self._shapes.get(revision.version)
-        if found is None or found[0] != self.server.identity:
-            found = self._new_shape(revision)
-        return found[1]
-
-    def _new_shape(self, revision: Revision) -> tuple[int, _wire.Shape]:
-        # Kept while the server's identity (which a 2026-07-28 result carries) is unchanged.
-        found = (self.server.identity, self.runner(revision).shape(revision))
-        self._shapes[revision.version] = found
-        return found
+        return self.batch(frame, ex)
 
     async def _gather(self, slots: list[Any], ex: Exchange) -> bytes | None:
         tasks: list[asyncio.Task[bytes | None]] = []

@@ -8,7 +8,8 @@ runner's own method table (its built-in methods, then the server's handlers, for
 the revision table says the revision has), the call, the result encoded, a failure mapped to
 an error reply. :class:`~jetmcp.core.dispatch.Dispatcher` picks the runner from the revision once
 per body; this module is the only place besides the revision table that tells the eras
-apart.
+apart. The runners pick no route (:mod:`jetmcp.core.route` does) and hold no reference to
+the dispatcher: what they read of it is a :class:`Shared` handed in.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from jetmcp.core.call import (
 )
 from jetmcp.core.inflight import is_request_id
 from jetmcp.core.mrtr import InputRequired, InputRound, RoundCall
-from jetmcp.core.reply import FAILED, OK, Reply
+from jetmcp.core.reply import FAILED, OK, UNDELIVERED, Reply
 from jetmcp.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -48,8 +49,8 @@ from jetmcp.protocol.revisions import Revision
 
 if TYPE_CHECKING:
     from jetmcp.core.call import Session
-    from jetmcp.core.dispatch import Dispatcher
-    from jetmcp.core.exchange import Exchange, LazyExchange
+    from jetmcp.core.exchange import Exchange
+    from jetmcp.server.app import Server
     from jetmcp.server.tools import Tool
     from jetmcp.state.base import Relay
 
@@ -142,21 +143,56 @@ class Pending:
         return self.tool.failure(exc, self.revision)
 
 
-#: The ``params`` a planned legacy call stands for where only their absent members are
-#: asked about (the extension plans no call with members besides name, arguments, _meta).
-_NO_PARAMS: dict[str, Any] = {}
-#: What serving one entry gives: its reply now, a pending handler, or nothing owed.
-Served = bytes | Pending | None
+class Shared:
+    """What the era runners read of the dispatcher that holds them, handed in so that they
+    need no reference to it: the server, the limits the dispatcher was given, the table of
+    session-less server-to-client requests, the relay to other processes (set by a
+    transport whose sessions live in a shared store) and the extension's shapes per
+    revision (shared with :class:`~jetmcp.core.route.Router`)."""
+
+    __slots__ = (
+        "max_batch",
+        "max_client_data_bytes",
+        "modern_batch",
+        "outgoing",
+        "relay",
+        "server",
+        "shapes",
+    )
+
+    def __init__(
+        self,
+        server: Server,
+        modern_batch: bool,
+        max_batch: int,
+        max_client_data_bytes: int,
+    ) -> None:
+        self.server = server
+        self.modern_batch = modern_batch
+        self.max_batch = max_batch
+        self.max_client_data_bytes = max_client_data_bytes
+        self.outgoing = Outgoing()
+        self.relay: Relay | None = None
+        #: Per revision: the server's identity it was built at, and the shape.
+        self.shapes: dict[str, tuple[int, _wire.Shape]] = {}
+
+
+#: The delivery of what a client sent for another worker of its session (an answer, a
+#: cancellation): None once it landed, else the error reply saying it may not have.
+Relayed = Coroutine[Any, Any, Reply | None]
+#: What serving one entry gives: its reply now, a pending handler, a delivery to await
+#: before the (empty) answer, or nothing owed.
+Served = bytes | Pending | Relayed | None
 
 
 class Runner:
     """The skeleton of one era: see the module docstring."""
 
-    __slots__ = ("builtins", "context_class", "dispatcher", "server")
+    __slots__ = ("builtins", "context_class", "server", "shared")
 
-    def __init__(self, dispatcher: Dispatcher) -> None:
-        self.dispatcher = dispatcher
-        self.server = server = dispatcher.server
+    def __init__(self, shared: Shared) -> None:
+        self.shared = shared
+        self.server = server = shared.server
         #: The Context the server hands a tool that takes one (handed in by the server, so
         #: the core needs nothing of the server's modules).
         self.context_class: type[CallContext] = server.context_class
@@ -179,11 +215,29 @@ class Runner:
         """How the extension writes the results of planned calls at ``revision``."""
         raise NotImplementedError
 
-    def notification(self, entry: _wire.Entry, ex: Exchange) -> None:
-        """Act on a client notification (never fails: nothing is owed for one)."""
+    def new_shape(self, revision: Revision) -> tuple[int, _wire.Shape]:
+        """:meth:`shape`, kept in :attr:`Shared.shapes` while the server's identity (which a
+        2026-07-28 result carries) is unchanged."""
+        found = (self.server.identity, self.shape(revision))
+        self.shared.shapes[revision.version] = found
+        return found
 
-    def response(self, entry: _wire.Entry, ex: Exchange) -> None:
-        """Take a client's answer to a server-to-client request."""
+    def shaped(self, revision: Revision) -> _wire.Shape:
+        """The kept :meth:`shape` of ``revision``."""
+        found = self.shared.shapes.get(revision.version)
+        if found is None or found[0] != self.server.identity:
+            found = self.new_shape(revision)
+        return found[1]
+
+    def notification(self, entry: _wire.Entry, ex: Exchange) -> Relayed | None:
+        """Act on a client notification (nothing is owed for one, unless it was to be
+        relayed to another worker and may not have been: :data:`Relayed`)."""
+        return None
+
+    def response(self, entry: _wire.Entry, ex: Exchange) -> Relayed | None:
+        """Take a client's answer to a server-to-client request (:data:`Relayed` when it
+        goes to another worker)."""
+        return None
 
     # -- the skeleton -------------------------------------------------------------------
 
@@ -192,11 +246,9 @@ class Runner:
         if kind == _REQUEST:
             return self.request(entry, ex, in_batch)
         if kind == _NOTIFICATION:
-            self.notification(entry, ex)
-            return None
+            return self.notification(entry, ex)
         if kind == _RESPONSE:
-            self.response(entry, ex)
-            return None
+            return self.response(entry, ex)
         return _encode_error(entry.raw_id, INVALID_REQUEST, f"Invalid Request: {entry.reason}")
 
     def request(
@@ -212,7 +264,7 @@ class Runner:
         method: str = entry.method  # type: ignore[assignment]
         try:
             if params is None:
-                params = _params(entry)
+                params = params_of(entry)
             handler, call = self.prepare(method, raw_id, params, ex, in_batch)
             result = handler(params, call)
             if isinstance(result, dict):
@@ -252,26 +304,17 @@ class Runner:
             log.exception("handler for tools/call failed")
             return self.internal_error(raw_id, single)
 
-    def run_planned(
-        self, plans: _wire.Plans, frame: _wire.Frame, ex: Exchange | LazyExchange, step: bool
-    ) -> bytes | Pending | None:
-        """Run the single call ``frame`` holds, which the extension planned but left to run
-        with a Context (the tool takes one) or to Python (``python_call``): its reply, what
-        is still to await, or None (nothing ran) to serve it the general way. ``step``:
-        whether a coroutine's first step runs now (:meth:`Dispatcher.may_step`)."""
-        return None
-
-    def _call_planned(
+    def call_planned(
         self, tool: Tool, arguments: dict[str, Any], params: dict[str, Any], call: Call
     ) -> bytes | Pending:
         """A planned call Python makes (``ToolRoute.python_call``): what the ``tools/call``
         handler does once it found the tool, answered as :meth:`request` answers. A call
         that needs nothing of the handler but the tool (no input round to open) is made
-        here (:meth:`_start_planned`)."""
+        here (:meth:`start_planned`)."""
         raw_id: bytes = call.raw_id  # type: ignore[assignment]  # a request's
         revision = call.revision
-        if _made_at_once(tool, revision):
-            return self._start_planned(tool, arguments, raw_id, revision, call)
+        if made_at_once(tool, revision):
+            return self.start_planned(tool, arguments, raw_id, revision, call)
         try:
             result = self.server.call_found(tool, arguments, params, call)
             if isinstance(result, dict):
@@ -283,7 +326,7 @@ class Runner:
             log.exception("handler for tools/call failed")
             return self.internal_error(raw_id, True)
 
-    def _start_planned(
+    def start_planned(
         self,
         tool: Tool,
         arguments: dict[str, Any],
@@ -320,34 +363,19 @@ class Runner:
             log.exception("handler for tools/call failed")
             return self.internal_error(raw_id, True)
 
-    def _run_with(
-        self, plans: _wire.Plans, context: CallContext, revision: Revision, step: bool
-    ) -> bytes | Pending | None:
-        """Run ``plans``' only entry with ``context`` (its coroutine's first step too, when
-        ``step``: :meth:`Dispatcher.may_step`), then as :meth:`outcome` does."""
-        try:
-            done = plans.run(0, context, step)
-        except InputRequired as exc:
-            return self._asked(exc, context, revision)
-        return self._ran(done, context, revision)
-
-    def _asked(self, exc: InputRequired, context: CallContext, revision: Revision) -> bytes:
+    def asked(self, exc: InputRequired, context: CallContext, revision: Revision) -> bytes:
         """The reply to a call run with ``context`` that asked a question (in its first
         step, if stepped): at a revision with input rounds, answered from its call's
         round; raised again at any other."""
         if not revision.mrtr:
             raise exc
-        self.dispatcher.fast += 1
         call = context.call
         raw_id: bytes = call.raw_id  # type: ignore[assignment]  # a request's
         return self.encode(raw_id, _round_of(call).result(exc.requests), revision)
 
-    def _ran(self, done: Any, context: CallContext, revision: Revision) -> bytes | Pending | None:
-        """What a call run with ``context`` came to (None: it did not run), as
-        :meth:`outcome` makes it: a question it asks later is its round's."""
-        if done is None:
-            return None
-        self.dispatcher.fast += 1
+    def ran(self, done: Any, context: CallContext, revision: Revision) -> bytes | Pending:
+        """What a call run with ``context`` came to (it ran), as :meth:`outcome` makes
+        it: a question it asks later is its round's."""
         if type(done) is bytes:
             return done
         out = self.outcome(done, revision, True)
@@ -385,9 +413,9 @@ class Runner:
         return handler
 
 
-def _made_at_once(tool: Tool, revision: Revision) -> bool:
+def made_at_once(tool: Tool, revision: Revision) -> bool:
     """Whether a planned call of ``tool`` at ``revision`` needs nothing of the ``tools/call``
-    handler but the tool (:meth:`Runner._start_planned` makes it): a :attr:`~Tool.startable`
+    handler but the tool (:meth:`Runner.start_planned` makes it): a :attr:`~Tool.startable`
     tool, which at a revision with input rounds must take no Context and keep its fast
     twins (a round would have to be opened for it otherwise)."""
     return tool.startable and (not revision.mrtr or (tool.context_param is None and tool.fast))
@@ -405,7 +433,7 @@ def _round_of(call: Call) -> InputRound:
     return inputs
 
 
-def _params(entry: _wire.Entry) -> dict[str, Any]:
+def params_of(entry: _wire.Entry) -> dict[str, Any]:
     params = entry.params()  # None when absent
     if params is None:
         return {}
@@ -424,8 +452,8 @@ class LegacyRunner(Runner):
 
     __slots__ = ("modern",)
 
-    def __init__(self, dispatcher: Dispatcher, modern_runner: ModernRunner) -> None:
-        super().__init__(dispatcher)
+    def __init__(self, shared: Shared, modern_runner: ModernRunner) -> None:
+        super().__init__(shared)
         #: Where a stdio request that names a ``_meta`` protocol version goes.
         self.modern = modern_runner
         self.builtins = {"ping": self._ping}
@@ -444,7 +472,7 @@ class LegacyRunner(Runner):
         if ex.sniff_meta or method == "initialize":
             raw_id: bytes = entry.raw_id  # type: ignore[assignment]  # a REQUEST has both
             try:
-                params = _params(entry)
+                params = params_of(entry)
                 if ex.sniff_meta and modern.has_modern_meta(params):
                     # stdio: this request is a 2026-07-28 one, whatever the session.
                     return self.modern.request(entry, ex, in_batch, params)
@@ -479,20 +507,11 @@ class LegacyRunner(Runner):
             return _encode_result(raw_id, result.json)
         return _encode_result(raw_id, result)
 
-    def run_planned(
-        self, plans: _wire.Plans, frame: _wire.Frame, ex: Exchange | LazyExchange, step: bool
-    ) -> bytes | Pending | None:
-        route = plans.route(0)
-        if route is None:
-            return None
-        ex = ex.exchange()
-        entry = frame.entries[0]
-        tool = route.tool
-        if route.python_call and tool.context_param is None and _made_at_once(tool, ex.revision):
-            # Nothing of a Call is used: none is made.
-            raw_id: bytes = entry.raw_id  # type: ignore[assignment]  # a request's
-            return self._start_planned(tool, plans.arguments(0), raw_id, ex.revision, None, step)
-        # The Call and Context that prepare and Tool.call would make for this request.
+    def planned_call(
+        self, entry: _wire.Entry, ex: Exchange, plans: _wire.Plans, revision: Revision | None = None
+    ) -> Call:
+        """The Call that :meth:`prepare` and ``Tool.call`` would make for a planned
+        ``tools/call``, its ``_meta`` read from ``plans`` only if the tool asks."""
         call = Call(
             "tools/call",
             entry.raw_id,
@@ -503,11 +522,8 @@ class LegacyRunner(Runner):
             self._outgoing(ex),
             ex.auth,
         )
-        call.meta_from(plans)  # read if the tool asks
-        if route.python_call:
-            # Planned without a task member in params (the extension plans none with one).
-            return self._call_planned(route.tool, plans.arguments(0), _NO_PARAMS, call)
-        return self._run_with(plans, self.context_class(call, self.server), ex.revision, step)
+        call.meta_from(plans)
+        return call
 
     def shape(self, revision: Revision) -> _wire.Shape:
         return _wire.Shape(revision.structured_output)
@@ -517,7 +533,7 @@ class LegacyRunner(Runner):
         if ex.outgoing is not None:
             return ex.outgoing
         session = ex.session
-        return session.outgoing if session is not None else self.dispatcher.outgoing
+        return session.outgoing if session is not None else self.shared.outgoing
 
     # -- the handshake and the built-in methods -------------------------------------------
 
@@ -556,7 +572,7 @@ class LegacyRunner(Runner):
             info if isinstance(info, dict) else {},
         )
         size = session.client_data_size
-        limit = self.dispatcher.max_client_data_bytes
+        limit = self.shared.max_client_data_bytes
         if size > limit:
             raise McpError(
                 INVALID_PARAMS,
@@ -578,29 +594,30 @@ class LegacyRunner(Runner):
 
     # -- what the client sends without asking ---------------------------------------------
 
-    def notification(self, entry: _wire.Entry, ex: Exchange) -> None:
+    def notification(self, entry: _wire.Entry, ex: Exchange) -> Relayed | None:
         method = entry.method
         if method == "notifications/initialized":
             if ex.session is not None:
                 ex.session.initialized = True
         elif method == "notifications/cancelled":
-            cancel(self.dispatcher, entry, ex)
+            return cancel(self.shared, entry, ex)
         # Other notifications (progress, roots/list_changed, unknown ones) need no action.
+        return None
 
-    def response(self, entry: _wire.Entry, ex: Exchange) -> None:
+    def response(self, entry: _wire.Entry, ex: Exchange) -> Relayed | None:
         # An answer to one of our server-to-client requests; nothing is owed back. It is
         # looked up only among the requests of this client's own scope.
         if entry.raw_id is None:
-            return
+            return None
         answer_id = loads(entry.raw_id)
         value = entry.result()
         if not self._outgoing(ex).resolve(answer_id, entry.is_error, value):
-            shared = shared_session(self.dispatcher, ex)
+            shared = shared_session(self.shared, ex)
             if shared is not None:
                 # The request may wait in another worker of the same session.
-                shared[0].answer(shared[1], answer_id, entry.is_error, value)
-            else:
-                log.debug("dropped a response that answers no request of its sender")
+                return delivered(shared[0].answer(shared[1], answer_id, entry.is_error, value))
+            log.debug("dropped a response that answers no request of its sender")
+        return None
 
 
 # ---------------------------------------------------------------------------- 2026-07-28
@@ -615,8 +632,8 @@ class ModernRunner(Runner):
 
     __slots__ = ()
 
-    def __init__(self, dispatcher: Dispatcher) -> None:
-        super().__init__(dispatcher)
+    def __init__(self, shared: Shared) -> None:
+        super().__init__(shared)
         self.builtins = {"server/discover": self._discover}
 
     def prepare(
@@ -634,7 +651,7 @@ class ModernRunner(Runner):
         return handler, Call(method, raw_id, revision, None, ex.call_sink, meta, None, ex.auth)
 
     def encode(self, raw_id: bytes, result: dict[str, Any], revision: Revision) -> bytes:
-        server_info = self.dispatcher.shape(revision).server_info
+        server_info = self.shaped(revision).server_info
         return _encode_result(raw_id, result, server_info)
 
     def shape(self, revision: Revision) -> _wire.Shape:
@@ -644,49 +661,22 @@ class ModernRunner(Runner):
         context = (self.server, self.context_class, list(served))
         return _wire.Shape(revision.structured_output, info, [r.version for r in served], context)
 
-    def notification(self, entry: _wire.Entry, ex: Exchange) -> None:
+    def notification(self, entry: _wire.Entry, ex: Exchange) -> Relayed | None:
         if entry.method == "notifications/cancelled":
-            cancel(self.dispatcher, entry, ex)
+            return cancel(self.shared, entry, ex)
+        return None
 
-    def run_planned(
-        self, plans: _wire.Plans, frame: _wire.Frame, ex: Exchange | LazyExchange, step: bool
-    ) -> bytes | Pending | None:
-        # A tool that takes a Context: the extension makes it and runs the tool. Its call
-        # (a RoundCall and its input round: the extension plans no call that carries round
-        # fields) is made only if the tool asks for it (most never do), and so is a
-        # LazyExchange's exchange.
-        ran = plans.run_context(ex, step)
-        if ran is not None:
-            if isinstance(ran, bytes):
-                self.dispatcher.fast += 1
-                return ran
-            value, context, revision, raised = ran
-            if raised:
-                if isinstance(value, InputRequired):
-                    return self._asked(value, context, revision)
-                raise value
-            return self._ran(value, context, revision)
-        # One Python calls itself: what prepare and the tools/call handler would make for
-        # this request (the extension checked _meta and the headers as prepare does).
-        route = plans.route(0)
-        if route is None or not route.python_call:
-            return None
-        revision = _MODERN_BY_VERSION.get(plans.version(0))
-        if revision is None:
-            return None
-        tool = route.tool
-        entry = frame.entries[0]
-        if tool.context_param is None and _made_at_once(tool, revision):
-            # Nothing of a Call is used: none is made (nor its _meta built).
-            raw_id: bytes = entry.raw_id  # type: ignore[assignment]  # a request's
-            return self._start_planned(tool, plans.arguments(0), raw_id, revision, None, step)
-        # Its _meta is read from the plans only if the tool asks (a log level check reads
-        # just that member).
-        ex = ex.exchange()
+    def planned_call(
+        self, entry: _wire.Entry, ex: Exchange, plans: _wire.Plans, revision: Revision | None = None
+    ) -> Call:
+        """The Call that :meth:`prepare` and the ``tools/call`` handler would make for a
+        planned call at ``revision`` (the extension checked ``_meta`` and the headers as
+        :meth:`prepare` does); its ``_meta`` is read from ``plans`` only if the tool asks (a
+        log level check reads just that member)."""
+        assert revision is not None
         call = Call("tools/call", entry.raw_id, revision, None, ex.call_sink, None, None, ex.auth)
         call.meta_from(plans)
-        params = _params(entry)
-        return self._call_planned(tool, params["arguments"], params, call)
+        return call
 
     def _tool_headers(self, params: dict[str, Any], ex: Exchange) -> tuple[modern.XHeader, ...]:
         """The ``x-mcp-header`` properties of the tool a ``tools/call`` names (none for an
@@ -701,11 +691,11 @@ class ModernRunner(Runner):
         """``server/discover``: every revision served, the capabilities at this one (with
         the extensions this dispatcher adds), instructions, and caching hints."""
         server = self.server
-        dispatcher = self.dispatcher
+        shared = self.shared
         caps = server.capabilities(call.revision)
-        if dispatcher.modern_batch:
+        if shared.modern_batch:
             extensions = dict(caps.get("extensions") or {})
-            extensions[modern.BATCH_EXTENSION] = {"maxBatch": dispatcher.max_batch}
+            extensions[modern.BATCH_EXTENSION] = {"maxBatch": shared.max_batch}
             caps["extensions"] = extensions
         result: dict[str, Any] = {
             "supportedVersions": list(modern.SUPPORTED_VERSIONS),
@@ -724,21 +714,23 @@ class ModernRunner(Runner):
 # ---------------------------------------------------------------------------- both eras
 
 
-def shared_session(dispatcher: Dispatcher, ex: Exchange) -> tuple[Relay, str] | None:
+def shared_session(shared: Shared, ex: Exchange) -> tuple[Relay, str] | None:
     """The relay and ``ex``'s session id when other processes serve that session too (a
     relay is set and the session is not a connection's own, as an HTTP+SSE one is)."""
-    relay = dispatcher.relay
+    relay = shared.relay
     session = ex.session
     if relay is None or ex.outgoing is not None or session is None or session.id is None:
         return None
     return relay, session.id
 
 
-def cancel(dispatcher: Dispatcher, entry: _wire.Entry, ex: Exchange) -> None:
+def cancel(shared: Shared, entry: _wire.Entry, ex: Exchange) -> Relayed | None:
     """``notifications/cancelled``: stop the requests of the client's scope running under
-    the id it names; malformed params are ignored (nothing is owed for a notification)."""
+    the id it names; malformed params are ignored (nothing is owed for a notification).
+    With other workers serving the session, the cancellation is relayed to them too: the
+    delivery to await (:data:`Relayed`)."""
     if ex.inflight is None:
-        return
+        return None
     try:
         params = entry.params() if entry.has_params else None
     except ValueError:  # nested past what entry.params() builds
@@ -746,11 +738,25 @@ def cancel(dispatcher: Dispatcher, entry: _wire.Entry, ex: Exchange) -> None:
     request_id = params.get("requestId") if type(params) is dict else None
     if not is_request_id(request_id):
         log.debug("notifications/cancelled ignored: requestId is not a request id")
-        return
+        return None
     ex.inflight.cancel(request_id)
-    shared = shared_session(dispatcher, ex)
-    if shared is not None:
-        shared[0].cancel(shared[1], request_id)
+    relayed = shared_session(shared, ex)
+    if relayed is not None:
+        return delivered(relayed[0].cancel(relayed[1], request_id))
+    return None
+
+
+async def delivered(write: Awaitable[None]) -> Reply | None:
+    """Await a relayed write (:class:`~jetmcp.state.base.Relay`): None once it landed, else
+    the error reply (-32000, id null) that tells the client it may not have, which an HTTP
+    transport answers 503 with ``Retry-After`` instead of 202. Issue 40: a client is never
+    told 202 for an answer or a cancellation that Redis refused or did not take in time."""
+    try:
+        await write
+    except McpError as exc:
+        log.warning("%s", exc.message)
+        return Reply(_encode_error(None, exc.code, exc.message), UNDELIVERED, exc.code)
+    return None
 
 
 def carries_modern_meta(frame: _wire.Frame) -> bool:
@@ -770,8 +776,13 @@ __all__ = [
     "LegacyRunner",
     "ModernRunner",
     "Pending",
+    "Relayed",
     "Runner",
     "Served",
+    "Shared",
     "cancel",
     "carries_modern_meta",
+    "delivered",
+    "made_at_once",
+    "params_of",
 ]

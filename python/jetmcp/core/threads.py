@@ -39,6 +39,18 @@ from jetmcp.settings import SYNC_TOOL_FAST_MS, SYNC_TOOL_PROMOTE_AFTER, SYNC_TOO
 
 log = logging.getLogger("jetmcp")
 
+#: The loop a pool thread is running a tool call for (set for the call's duration).
+_calling = threading.local()
+
+
+def calling_loop() -> asyncio.AbstractEventLoop | None:
+    """The event loop that handed this pool thread the tool call it runs, or None outside
+    one: what a server method called from a sync tool (``add_tool``, ``remove_tool`` ...)
+    hands its announcements to, since the thread has no loop of its own."""
+    loop: asyncio.AbstractEventLoop | None = getattr(_calling, "loop", None)
+    return loop
+
+
 #: The defaults (threads of the pool, fast calls in a row that promote, milliseconds of a
 #: fast call): the settings' own.
 DEFAULT_THREADS = SYNC_TOOL_THREADS
@@ -236,7 +248,8 @@ class SyncCall:
     async def threaded(self, *args: Any, **kwargs: Any) -> Any:
         """Call the function in the pool, the context variables of the caller copied."""
         ctx = contextvars.copy_context()
-        future = self.policy.pool().submit(ctx.run, self._run, args, kwargs)
+        loop = asyncio.get_running_loop()
+        future = self.policy.pool().submit(ctx.run, self._run, loop, args, kwargs)
         try:
             returned, value, seconds = await asyncio.wrap_future(future)
         except asyncio.CancelledError:
@@ -280,13 +293,18 @@ class SyncCall:
         if self.served and self.mode == "auto":
             self._demote(took)
 
-    def _run(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Ran:
+    def _run(
+        self, loop: asyncio.AbstractEventLoop, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> _Ran:
         # In a pool thread: never raises, so the loop side measures every call.
+        _calling.loop = loop
         start = perf_counter()
         try:
             value = self.fn(*args, **kwargs)
         except BaseException as exc:
             return False, exc, perf_counter() - start
+        finally:
+            _calling.loop = None
         return True, value, perf_counter() - start
 
     def _dropped(self, future: concurrent.futures.Future[_Ran]) -> None:

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from jetmcp import _wire
-from jetmcp.core.runners import LegacyRunner, ModernRunner, Pending
+from jetmcp.core.runners import LegacyRunner, ModernRunner, Pending, Shared
 from jetmcp.observe.metrics import error_code
 
 if TYPE_CHECKING:
@@ -162,8 +162,8 @@ class _Spans:
 class _TracedModern(ModernRunner):
     __slots__ = ("spans",)
 
-    def __init__(self, dispatcher: Dispatcher, spans: _Spans) -> None:
-        super().__init__(dispatcher)
+    def __init__(self, shared: Shared, spans: _Spans) -> None:
+        super().__init__(shared)
         self.spans = spans
 
     def entry(self, entry: _wire.Entry, ex: Exchange, in_batch: bool) -> Served:
@@ -173,8 +173,8 @@ class _TracedModern(ModernRunner):
 class _TracedLegacy(LegacyRunner):
     __slots__ = ("spans",)
 
-    def __init__(self, dispatcher: Dispatcher, modern_runner: ModernRunner, spans: _Spans) -> None:
-        super().__init__(dispatcher, modern_runner)
+    def __init__(self, shared: Shared, modern_runner: ModernRunner, spans: _Spans) -> None:
+        super().__init__(shared, modern_runner)
         self.spans = spans
 
     def entry(self, entry: _wire.Entry, ex: Exchange, in_batch: bool) -> Served:
@@ -187,8 +187,8 @@ def instrument(dispatcher: Dispatcher) -> None:
     and the extension plans no calls (it would answer them with no span)."""
     spans = _Spans()
     dispatcher.planning = False
-    dispatcher.modern = _TracedModern(dispatcher, spans)
-    dispatcher.legacy = _TracedLegacy(dispatcher, dispatcher.modern, spans)
+    dispatcher.modern = _TracedModern(dispatcher.shared, spans)
+    dispatcher.legacy = _TracedLegacy(dispatcher.shared, dispatcher.modern, spans)
     inner_finish = dispatcher._finish
 
     async def finish(

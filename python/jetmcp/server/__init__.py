@@ -1,5 +1,6 @@
 """The server API: ``Server`` and its decorators, ``Context``, and the content helpers."""
 
+from jetmcp.protocol.content import Audio, EmbeddedResource, Image, ResourceLink
 from jetmcp.server.app import Server
 from jetmcp.server.completion import (
     Completion,
@@ -8,7 +9,6 @@ from jetmcp.server.completion import (
     PromptReference,
     ResourceTemplateReference,
 )
-from jetmcp.server.content import Audio, EmbeddedResource, Image, ResourceLink
 from jetmcp.server.context import Context
 from jetmcp.server.elicitation import (
     AcceptedElicitation,

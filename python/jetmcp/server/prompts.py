@@ -9,10 +9,10 @@ from pydantic import BaseModel, ValidationError
 
 from jetmcp.core.call import Call
 from jetmcp.errors import INVALID_PARAMS, McpError, internal_error
+from jetmcp.protocol.content import one_block
 from jetmcp.protocol.revisions import Revision
 from jetmcp.server.access import check_scopes
 from jetmcp.server.caching import CacheScope, check_hint
-from jetmcp.server.content import one_block
 from jetmcp.server.context import Context
 from jetmcp.server.schema import (
     build_arguments,

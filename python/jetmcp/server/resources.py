@@ -13,10 +13,10 @@ from pydantic import BaseModel, ValidationError
 
 from jetmcp.core.call import Call
 from jetmcp.errors import INVALID_PARAMS, McpError, internal_error
+from jetmcp.protocol.content import to_json_text
 from jetmcp.protocol.revisions import Revision
 from jetmcp.server.access import check_scopes
 from jetmcp.server.caching import CacheScope, check_hint
-from jetmcp.server.content import to_json_text
 from jetmcp.server.context import Context, ResourceContents
 from jetmcp.server.schema import (
     Arguments,

@@ -9,8 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from jetmcp.protocol.content import one_block
 from jetmcp.protocol.revisions import Revision
-from jetmcp.server.content import one_block
 
 
 def _content(value: Any, revision: Revision) -> Any:

@@ -33,7 +33,7 @@ from pydantic.errors import PydanticUserError
 from pydantic.fields import FieldInfo
 from pydantic.json_schema import WithJsonSchema
 
-from jetmcp.server.content import Audio, EmbeddedResource, Image, ResourceLink
+from jetmcp.protocol.content import Audio, EmbeddedResource, Image, ResourceLink
 
 _EMPTY = inspect.Parameter.empty
 

@@ -7,8 +7,8 @@ import inspect
 import logging
 import types
 import typing
-from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Literal, Unpack
 
 import pydantic_core
 from pydantic import BaseModel, ValidationError
@@ -17,11 +17,7 @@ from jetmcp import _wire
 from jetmcp.core.call import Call, Result
 from jetmcp.core.threads import Mode, SyncCall, republish
 from jetmcp.errors import URL_ELICITATION_REQUIRED, McpError, from_sdk_error, is_tool_error
-from jetmcp.protocol.modern import x_mcp_headers
-from jetmcp.protocol.revisions import Revision
-from jetmcp.server.access import check_scopes
-from jetmcp.server.caching import CacheScope, check_hint
-from jetmcp.server.content import (
+from jetmcp.protocol.content import (
     TEXT_JSON_COMPACT,
     content_blocks,
     is_content,
@@ -30,8 +26,14 @@ from jetmcp.server.content import (
     to_json_text,
     to_jsonable,
 )
+from jetmcp.protocol.modern import x_mcp_headers
+from jetmcp.protocol.revisions import Revision
+from jetmcp.protocol.tool_result import error_result, exception_text, sdk_tool_result
+from jetmcp.server.access import check_scopes
+from jetmcp.server.caching import CacheScope
 from jetmcp.server.context import Context
 from jetmcp.server.elicitation import UrlElicitationRequired
+from jetmcp.server.options import TaskSupport, ToolKeywords, ToolOptions
 from jetmcp.server.schema import (
     _REQUIRED,
     Arguments,
@@ -96,19 +98,6 @@ def is_async_callable(fn: Any) -> bool:
     )
 
 
-TaskSupport = Literal["forbidden", "optional", "required"]
-TASK_SUPPORT: tuple[str, ...] = ("forbidden", "optional", "required")
-
-
-def error_result(text: str) -> dict[str, Any]:
-    return {"content": [text_block(text)], "isError": True}
-
-
-def exception_text(exc: BaseException) -> str:
-    text = str(exc)
-    return text if text else type(exc).__name__
-
-
 class Tool:
     """A registered tool."""
 
@@ -130,6 +119,7 @@ class Tool:
         "meta",
         "model_out",
         "name",
+        "options",
         "output",
         "route",
         "scopes",
@@ -142,46 +132,19 @@ class Tool:
         "ttl_ms",
     )
 
-    def __init__(
-        self,
-        fn: Callable[..., Any],
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: Any = None,
-        icons: Any = None,
-        meta: dict[str, Any] | None = None,
-        structured_output: bool | None = None,
-        task_support: TaskSupport = "forbidden",
-        input_schema: dict[str, Any] | None = None,
-        defer_task: bool = False,
-        ttl_ms: int | None = None,
-        cache_scope: CacheScope | None = None,
-        timeout: float | None = None,
-        scopes: Iterable[str] | None = None,
-        run_in_thread: bool | None = None,
-    ) -> None:
-        tool_name = component_name(fn, name, "tool")
-        if run_in_thread is not None and not isinstance(run_in_thread, bool):
-            raise ValueError(f"run_in_thread must be True, False or None, not {run_in_thread!r}")
-        if timeout is not None and (
-            isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0
-        ):
-            raise ValueError(f"timeout must be a number of seconds above 0, not {timeout!r}")
-        if task_support not in TASK_SUPPORT:
-            raise ValueError(f"task_support must be one of {TASK_SUPPORT}, not {task_support!r}")
-        if input_schema is not None and (
-            not isinstance(input_schema, dict) or input_schema.get("type") != "object"
-        ):
-            raise ValueError('an input_schema must be a dict with "type": "object"')
-        check_hint(ttl_ms, cache_scope)
-        if defer_task and task_support == "forbidden":
-            raise ValueError("defer_task needs task_support 'optional' or 'required'")
+    def __init__(self, fn: Callable[..., Any], **options: Unpack[ToolKeywords]) -> None:
+        opts = ToolOptions(**options)
+        #: What the tool was registered with (checked).
+        self.options = opts
+        tool_name = component_name(fn, opts.name, "tool")
+        input_schema = opts.input_schema
+        structured_output = opts.structured_output
+        description = opts.description
+        timeout = opts.timeout
         sig = signature(fn)
         self.fn = fn
         self.name: str = tool_name
-        self.title = title
+        self.title = opts.title
         self.description: str = description if description is not None else doc_whole(fn) or ""
         self.arguments: Arguments = build_arguments(
             fn, f"{tool_name}Arguments", sig=sig, allow_var_keyword=input_schema is not None
@@ -190,13 +153,13 @@ class Tool:
         self.input_schema: dict[str, Any] = (
             copy.deepcopy(input_schema) if input_schema is not None else self.arguments.schema
         )
-        self.task_support: TaskSupport = task_support
+        self.task_support: TaskSupport = opts.task_support
         #: 2026-07-28 tasks extension: run in the request (MRTR rounds allowed) until the
         #: function awaits ``ctx.start_task()``, instead of becoming a task at once.
-        self.defer_task = defer_task
+        self.defer_task = opts.defer_task
         #: Caching hints for ``tools/list`` (None: the server's defaults).
-        self.ttl_ms = ttl_ms
-        self.cache_scope: CacheScope | None = cache_scope
+        self.ttl_ms = opts.ttl_ms
+        self.cache_scope: CacheScope | None = opts.cache_scope
         #: Seconds a call may wait (None: the server's request timeout; ``math.inf``: none).
         self.timeout: float | None = float(timeout) if timeout is not None else None
         self.context_param = self.arguments.context_param
@@ -204,14 +167,15 @@ class Tool:
             tool_name, sig.return_annotation, structured_output
         )
         self.structured_output = structured_output
-        self.annotations = normalize_object(annotations, "tool annotations")
-        self.icons = normalize_icons(icons)
-        self.meta = meta
+        self.annotations = normalize_object(opts.annotations, "tool annotations")
+        self.icons = normalize_icons(opts.icons)
+        self.meta = opts.meta
         declared_async = is_async_callable(fn)
         #: How a synchronous function is called (the thread pool, or inline once measured
         #: fast: :mod:`jetmcp.core.threads`); None for an ``async`` one.
         # One that takes a Context runs inline unless told: its Context works on the event
         # loop (a thread has none).
+        run_in_thread = opts.run_in_thread
         if run_in_thread is None and self.context_param is not None:
             run_in_thread = False
         self.sync: SyncCall | None = (
@@ -231,7 +195,7 @@ class Tool:
         #: :func:`_data_out`).
         self.data_out = _data_out(self.output, sig.return_annotation, structured_output)
         #: The OAuth scopes a principal needs to see and call it (see :mod:`.access`).
-        self.scopes = check_scopes(scopes)
+        self.scopes = check_scopes(opts.scopes)
         #: Whether unexpected exceptions answer "Error executing tool NAME" only (the
         #: server sets it from its ``mask_error_details``).
         self.mask_errors = False
@@ -600,27 +564,6 @@ def _data_out(
     adapter = output.adapter
     check = (adapter.validator.validate_python, adapter.serializer.to_json, MODEL_JSON, output.wrap)
     return (pydantic_core.to_json, TEXT_JSON_COMPACT, True, check)
-
-
-def sdk_tool_result(value: Any) -> dict[str, Any] | None:
-    """The result a tool returned whole: the SDK's ``CallToolResult`` (its ``isError`` and
-    ``_meta`` kept) or fastmcp's ``ToolResult``; None for anything else."""
-    names = {c.__name__ for c in type(value).__mro__}
-    if "ToolResult" in names and hasattr(value, "to_mcp_result"):
-        value = value.to_mcp_result()
-        if isinstance(value, tuple) and len(value) == 2:
-            return {
-                "content": [to_jsonable(block) for block in value[0]],
-                "structuredContent": value[1],
-                "isError": False,
-            }
-        if isinstance(value, list):
-            return {"content": [to_jsonable(block) for block in value], "isError": False}
-        names = {c.__name__ for c in type(value).__mro__}
-    if "CallToolResult" in names and hasattr(value, "model_dump"):
-        dumped: dict[str, Any] = value.model_dump(by_alias=True, mode="json", exclude_none=True)
-        return dumped
-    return None
 
 
 def _positional(fn: Callable[..., Any], plain: tuple[tuple[str, type, Any, bool], ...]) -> bool:

@@ -70,7 +70,7 @@ from jetmcp.transports._http import (
     unreadable,
 )
 from jetmcp.transports.auth import AuthRefusal, BearerGuard
-from jetmcp.transports.body_watch import evict_stalled
+from jetmcp.transports.body_watch import TooLarge, evict_stalled, read_chunks
 from jetmcp.transports.health import HEALTH_PATHS, serve_health
 from jetmcp.transports.http_reply import (
     answered,
@@ -513,25 +513,25 @@ class McpHttpApp:
         return await self._read_chunked(proto)
 
     async def _read_chunked(self, proto: Any) -> bytes:
-        """A body sent without ``Content-Length``, refused (413) once past the limit and
-        (408) when it takes longer than ``body_timeout_seconds`` (an ``asyncio.timeout``
-        here: this path is rare, the watch of :meth:`_read_sized` is for the usual one)."""
-        limit = self.settings.max_body_bytes
-        seconds = self.settings.body_timeout_seconds
-        chunks: list[bytes] = []
-        total = 0
+        """A body sent without ``Content-Length``, refused (413) once past the limit. Its
+        read is watched like :meth:`_read_sized`'s (it counts towards the pressure on the
+        connection cap and is cut short with it: 408 past the body timeout, or past the
+        header timeout under pressure)."""
+        reading = asyncio.ensure_future(read_chunks(proto, self.settings.max_body_bytes))
+        watch = self._reading
+        watch[reading] = self._clock
         try:
-            async with asyncio.timeout(seconds if seconds > 0 else None):
-                async for chunk in proto:
-                    total += len(chunk)
-                    if total > limit:
-                        raise HttpError(413, INVALID_REQUEST, f"Body exceeds {limit} bytes")
-                    chunks.append(chunk)
-        except TimeoutError:
+            return await reading
+        except asyncio.CancelledError:
+            if cancelling():
+                raise
             raise self._body_refusal() from None
+        except TooLarge as exc:
+            raise HttpError(413, INVALID_REQUEST, str(exc)) from None
         except RuntimeError:
             raise incomplete_body() from None
-        return b"".join(chunks)
+        finally:
+            watch.pop(reading, None)
 
     def _usual(self, scope: Any) -> tuple[int, revisions.Revision | None, Any, Any] | None:
         """Whether a POST to the MCP path is the usual one, judged on its headers alone: one

@@ -825,9 +825,10 @@ _KILL_AFTER_GRACE = 5
 
 
 def _serve_stdio(settings: Settings) -> int:
-    """Serve until stdin ends; 1 when stdout broke and some reply was lost."""
+    """Serve until stdin ends; 1 when stdout broke (a reply lost) or a tool thread was left."""
     import uvloop
 
+    from jetmcp.core.threads import abandoned_at_exit
     from jetmcp.transports.stdio import serve_stdio
 
     out_fd = console.keep_stdout()
@@ -836,7 +837,8 @@ def _serve_stdio(settings: Settings) -> int:
     except LoadError as exc:
         explain(exc)
         raise SystemExit(EXIT_BAD_TARGET) from None
-    return 0 if uvloop.run(serve_stdio(server, settings, out_fd)) else 1
+    ok = uvloop.run(serve_stdio(server, settings, out_fd))
+    return 0 if ok and not abandoned_at_exit("stdio") else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:

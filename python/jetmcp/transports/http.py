@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 import time
 from collections.abc import Callable, Coroutine
@@ -39,6 +40,7 @@ from jetmcp.core.deadlines import STOP_SHUTDOWN
 from jetmcp.core.dispatch import Dispatcher
 from jetmcp.core.exchange import Exchange, LazyExchange, Started
 from jetmcp.core.reply import Reply
+from jetmcp.core.threads import exit_if_abandoned
 from jetmcp.errors import INTERNAL_ERROR, INVALID_REQUEST, SERVER_ERROR
 from jetmcp.protocol import modern, revisions
 from jetmcp.server.app import Server
@@ -425,6 +427,8 @@ class McpHttpApp:
         if close is not None and not loop.is_closed():
             with contextlib.suppress(Exception):
                 loop.run_until_complete(close())
+        # Tool calls still running in threads now are abandoned: the exit status says so.
+        exit_if_abandoned(f"worker pid {os.getpid()}")
 
     def shutdown(self) -> None:
         """Begin a graceful stop (see :meth:`__rsgi_init__`); a second call changes nothing."""

@@ -180,6 +180,8 @@ class ToolRoute:
         fields: list[str] = ...,
         model_out: _ModelOut | None = None,
         data_out: DataOut | None = None,
+        slow_ns: int = 0,
+        on_slow: Callable[[int], object] | None = None,
     ) -> None:
         """``params``: (name, type, default, whether None is allowed) in signature order,
         ``required`` standing for "no default"; ``fast_types``: the return types (of int,
@@ -215,9 +217,15 @@ class ToolRoute:
         dict's JSON when no ``check`` is given (none for a list or None), else the JSON
         ``json`` writes of what ``check`` returns for the value (for ``{"result": value}``
         when ``wrap``); when any of them raises, a text holds ``Infinity`` or ``NaN``, or a
-        string a lone surrogate, the value goes back to Python."""
+        string a lone surrogate, the value goes back to Python; ``on_slow``: a call of
+        ``func`` (returning or raising) is timed with the monotonic clock, and one that took
+        over ``slow_ns`` nanoseconds is reported as ``on_slow(nanoseconds)`` once done (what
+        that raises is written as unraisable; a promoted synchronous tool's demotion)."""
     @property
     def names(self) -> list[str]: ...
+    @property
+    def slow_ns(self) -> int | None:
+        """The nanoseconds over which a call is reported to ``on_slow``; None: not timed."""
     @property
     def context(self) -> str | None: ...
     @property
@@ -533,6 +541,11 @@ class Http1Request:
         """The first value of each header of ``names``, each followed by a NUL byte (a
         0x01 byte in place of an absent header's value): one key, in one call, to look up
         a verdict learned on those values (field values never hold NUL or 0x01)."""
+    def lane_key(self, path: bytes, names: tuple[bytes, ...]) -> bytes | None:
+        """:meth:`header_key` of a ``POST`` whose target is exactly ``path``, else None."""
+    def routing(self) -> Headers:
+        """The MCP routing headers, as :meth:`Headers.from_map` reads them from the native
+        engine's header map (names lower-cased, unreadable values left out)."""
     def headers(self) -> list[tuple[bytes, bytes]]:
         """Every header line as ``(name, value)``, names as sent, in order."""
 

@@ -1,5 +1,5 @@
 """The ``--find-max`` search on its own: against a server model whose p99 breaks the SLO
-above a known rate, it lands within 10% of that rate (the goal of issue 42) in few steps,
+above a known rate, it lands within 10% of that rate (its goal) in few steps,
 and it keeps to its time budget. The search against a real server is in test_bench_rate."""
 
 from __future__ import annotations

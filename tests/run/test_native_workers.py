@@ -1,5 +1,5 @@
-"""``jetmcp run APP --transport http --server native --workers 2`` (issue 39's ``--workers
-N`` for the native engine), its processes killed for real: a worker killed with SIGKILL is
+"""``jetmcp run APP --transport http --server native --workers 2`` (``--workers N`` on the
+native engine), its processes killed for real: a worker killed with SIGKILL is
 replaced by a new pid within 2 s while the other keeps serving; no worker outlives a killed
 main process and the port can be bound again; SIGTERM lets a call in flight finish within
 the grace (exit status 0) and kills what runs past it (exit status 1)."""

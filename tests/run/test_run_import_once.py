@@ -1,4 +1,4 @@
-"""``jetmcp run`` imports its target once per process (issue 41 item 6): over HTTP there is
+"""``jetmcp run`` imports its target once per process: over HTTP there is
 no separate check import, each worker's own import is the check, and a target that does not
 load ends the run with one line and status 2 (no respawns). On both HTTP engines (the
 native one and Granian, whose workers are supervised differently). Real ``jetmcp run``

@@ -1,4 +1,4 @@
-"""``Server.run(transport="http")`` (issue 39): it serves on jetmcp's native HTTP engine
+"""``Server.run(transport="http")``: it serves on jetmcp's native HTTP engine
 unless told otherwise, on Granian with ``server="granian"`` or ``JETMCP_SERVER=granian``,
 and SIGTERM lets a call in flight finish before the process exits with status 0."""
 

@@ -1,4 +1,4 @@
-"""A promoted synchronous tool is timed where it is called, without a wrapper (issue 40, item 3).
+"""A promoted synchronous tool is timed where it is called, without a wrapper.
 
 In process, a server served (``threads.serve``) through ``Dispatcher.start`` on an event loop:
 the extension's route of a promoted tool calls the function itself and times it in Rust

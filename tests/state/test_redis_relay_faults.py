@@ -1,8 +1,8 @@
 """What a client sends for another worker of its session (an answer to a server-to-client
 request, a ``notifications/cancelled``) is relayed through Redis; with Redis frozen
 (SIGSTOP, a real ``redis-server`` of the test's own) the client is told it was not
-delivered (HTTP 503, -32000 saying what was lost, ``Retry-After``) instead of 202 (issue
-40: every write to the shared state lands or the client gets an error). Before, the relay
+delivered (HTTP 503, -32000 saying what was lost, ``Retry-After``) instead of 202 (every
+write to the shared state lands or the client gets an error). Before, the relay
 ran in the background: 202 at once, and the answer or cancellation was lost with only a
 log line. Writes no client waits for are logged at warning, naming what was lost."""
 

@@ -1,5 +1,5 @@
 """``jetmcp run --redis`` at start-up: drawing (or reading) the shared ``requestState`` key
-takes at most ``--redis-timeout-seconds`` in all (issue 40: every call path keeps the Redis
+takes at most ``--redis-timeout-seconds`` in all (every call path keeps the Redis
 timeout). Before, the RESP3 handshake (``HELLO``, ``CLIENT MAINT_NOTIFICATIONS``),
 ``CLIENT SETINFO``, ``SET NX`` and ``GET`` each had the whole timeout: a Redis answering each
 command 1.2 s late took 7.2 s for a 2 s timeout. Real ``redis-server`` processes, behind a

@@ -749,7 +749,7 @@ def cancel(shared: Shared, entry: _wire.Entry, ex: Exchange) -> Relayed | None:
 async def delivered(write: Awaitable[None]) -> Reply | None:
     """Await a relayed write (:class:`~jetmcp.state.base.Relay`): None once it landed, else
     the error reply (-32000, id null) that tells the client it may not have, which an HTTP
-    transport answers 503 with ``Retry-After`` instead of 202. Issue 40: a client is never
+    transport answers 503 with ``Retry-After`` instead of 202: a client is never
     told 202 for an answer or a cancellation that Redis refused or did not take in time."""
     try:
         await write

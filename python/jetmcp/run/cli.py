@@ -725,7 +725,7 @@ def _serve_http(settings: Settings, log_level: str) -> int:
     check_port_free(settings.host, settings.port)  # not "serving" on a port in use
     shared = _run_dir()
     metrics_dir = _start_metrics(settings)
-    # The workers' body watch measures pressure against the cap in force (issue 40).
+    # The workers' body watch measures pressure against the cap in force.
     settings.max_connections = native.fitted_connections(settings)
     settings.export()
     # Granian resolves its import target against the working directory, and inside a Python

@@ -1,4 +1,4 @@
-"""Adapted fastmcp servers run synchronous tools as fastmcp does (issue 40, item 3).
+"""Adapted fastmcp servers run synchronous tools as fastmcp does.
 
 fastmcp leaves no tool to jetmcp's lifting: every call goes through fastmcp's own code, so a
 synchronous tool runs where fastmcp runs it. fastmcp 4.x (on mcp 2.x) calls it in anyio's

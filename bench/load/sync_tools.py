@@ -66,8 +66,14 @@ def jetmcp_of(checkout: Path) -> list[str]:
     return [str(checkout / ".venv" / "bin" / "python"), "-m", "jetmcp"]
 
 
+#: ``--server ENGINE`` for this build's servers (``--engine``); the baseline gets none.
+ENGINE: list[str] = []
+
+
 class Server:
     def __init__(self, checkout: Path, *extra: str) -> None:
+        if checkout == ROOT:
+            extra = (*ENGINE, *extra)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         env = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -154,16 +160,25 @@ def main() -> int:
     parser.add_argument("--baseline", type=Path, help="a checkout from before the pool")
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument(
+        "--engine", choices=("native", "granian"), help="this build's HTTP engine (--server)"
+    )
     args = parser.parse_args()
+    if args.engine:
+        ENGINE[:] = ["--server", args.engine]
     rows: list[tuple[str, str, str]] = []
     after = plain_rps(ROOT, args.connections, args.seconds)
+    # The same build with the pool off: every sync tool inline on the loop, as before the pool.
+    off = plain_rps(ROOT, args.connections, args.seconds, "--sync-tool-threads", "0")
+    rows.append(("plain sync `add`, req/s: pool off (as before it) vs promoted",
+                 f"off {off:,.0f}, promoted {after:,.0f}",
+                 f"{after / off:.3f}x (goal >= 0.95x)"))  # fmt: skip
     pooled = plain_rps(ROOT, args.connections, args.seconds, "--sync-tool-promote-after", "0")
     if args.baseline is not None:
         before = plain_rps(args.baseline, args.connections, args.seconds)
-        rows.append(("plain sync `add`, req/s", f"before {before:,.0f}, after {after:,.0f}",
-                     f"{after / before:.3f}x (goal >= 0.95x)"))  # fmt: skip
-    else:
-        rows.append(("plain sync `add`, req/s", f"after {after:,.0f}", "no --baseline given"))
+        rows.append(("plain sync `add`, req/s: the baseline checkout vs this build",
+                     f"before {before:,.0f}, after {after:,.0f}",
+                     f"{after / before:.3f}x"))  # fmt: skip
     rows.append(("the same, every call in the pool (promote-after 0)", f"{pooled:,.0f}",
                  f"{pooled / after:.3f}x of promoted"))  # fmt: skip
     slowest, block = adds_during_block(ROOT)

@@ -40,6 +40,7 @@ class Exchange:
         "channel",
         "eager",
         "headers",
+        "http_headers",
         "inflight",
         "opened",
         "opener",
@@ -65,6 +66,7 @@ class Exchange:
         eager: bool = False,
         opener: Callable[[Exchange], Sink] | None = None,
         channel: Any = None,
+        http_headers: Any = None,
     ) -> None:
         self.revision = revision
         self.session = session
@@ -73,6 +75,9 @@ class Exchange:
         #: Makes the sink when it is None and first asked for (None: it is NULL_SINK).
         self.opener = opener
         self.channel = channel
+        #: The HTTP request's headers as the engine holds them (None: no HTTP request, as
+        #: on stdio), decoded only when a tool asks (:mod:`jetmcp.core.request`).
+        self.http_headers = http_headers
         self.inflight = inflight
         self.answer_cancelled = answer_cancelled
         self.headers = headers
@@ -161,6 +166,11 @@ class LazyExchange:
     def auth(self) -> Principal | None:
         """:attr:`Exchange.auth` of the exchange (made now)."""
         return self.exchange().auth
+
+    @property
+    def http_headers(self) -> Any:
+        """:attr:`Exchange.http_headers` of the exchange (made now)."""
+        return self.exchange().http_headers
 
 
 #: What :meth:`Dispatcher.start` gives back.

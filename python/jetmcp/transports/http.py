@@ -301,13 +301,13 @@ class McpHttpApp:
             if type(done) is bytes:
                 proto.response_bytes(200, _JSON, done)
                 return None
-            args = (frame, revision, session, accept, inflight, routing, proto, done, step)
+            args = (frame, revision, session, accept, inflight, routing, proto, done, step, headers)
             if not in_task:
                 return later(self.lane_resume, args)
             return self.lane_resume(*args)
         # An array or a parse error: as _post_frame would (an exact 2026-07-28 version
         # names a served revision, so an array is not refused whole).
-        args = (frame, revision, session, accept, inflight, routing, proto, None, False)
+        args = (frame, revision, session, accept, inflight, routing, proto, None, False, headers)
         if not in_task:
             return later(self.lane_start, args)
         return self.lane_start(*args)
@@ -323,14 +323,16 @@ class McpHttpApp:
         proto: Any,
         done: Any,
         step: bool,
+        request: Any = None,
     ) -> Coroutine[Any, Any, None] | None:
-        """:meth:`lane_post` for a single call the extension did not answer at once."""
+        """:meth:`lane_post` for a single call the extension did not answer at once
+        (``request``: the engine's header map, kept for a tool that reads it)."""
         # Its exchange is made only if something asks: a tool that takes a Context and
         # touches nothing of its call answers with none made.
         later = LazyExchange(
             revision,
             self._exchange,
-            (revision, session, accept, inflight, routing, None, proto),
+            (revision, session, accept, inflight, routing, None, proto, request),
         )
         pending = self.dispatcher.resume(frame, later, done, step)
         if later.made is None and type(pending) is bytes:
@@ -351,9 +353,10 @@ class McpHttpApp:
         proto: Any,
         done: Any,
         step: bool,
+        request: Any = None,
     ) -> Coroutine[Any, Any, None] | None:
         """:meth:`lane_post` for an array or a parse error."""
-        ex = self._exchange(revision, session, accept, inflight, routing, None, proto)
+        ex = self._exchange(revision, session, accept, inflight, routing, None, proto, request)
         return self._reply(proto, self.dispatcher.start(frame, ex), ex)
 
     async def _route(self, scope: Any, proto: Any) -> None:
@@ -638,7 +641,7 @@ class McpHttpApp:
             and not frame.initialize
         ):
             raise HttpError(400, INVALID_REQUEST, "Missing Mcp-Session-Id header")
-        ex = self._exchange(revision, session, accept, inflight, None, principal, proto)
+        ex = self._exchange(revision, session, accept, inflight, None, principal, proto, headers)
         rest = self._reply(proto, self.dispatcher.start(frame, ex), ex)
         if rest is not None:
             await rest
@@ -652,6 +655,7 @@ class McpHttpApp:
         routing: _wire.Headers | None,
         principal: Principal | None,
         proto: Any,
+        request: Any,
     ) -> Exchange:
         """The exchange of a POST. Its reply turns into an SSE stream only if a handler
         sends something before its result, and only for a client that takes one; otherwise
@@ -670,6 +674,7 @@ class McpHttpApp:
             True,  # eager
             self._opener,
             proto,  # channel
+            request,  # the engine's header map, decoded only if a tool reads it
         )
 
     def _reply(
@@ -739,7 +744,7 @@ class McpHttpApp:
                 proto.response_bytes(400, _JSON, body)
                 return None
         routing = _wire.Headers.from_map(headers)
-        ex = self._exchange(_MODERN, None, accept, None, routing, principal, proto)
+        ex = self._exchange(_MODERN, None, accept, None, routing, principal, proto, headers)
         return self._reply(proto, self.dispatcher.start(frame, ex), ex)
 
     # GET --------------------------------------------------------------------

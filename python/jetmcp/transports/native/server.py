@@ -244,7 +244,7 @@ class NativeServer:
                 connection.transport.write(data)
                 return True
             proto = NativeProto(connection, request.body, False)
-            args = (frame, revision, None, accept, None, None, proto, done, False)
+            args = (frame, revision, None, accept, None, None, proto, done, False, request)
             return connection.later(self._finish(lane, later(lane.lane_resume, args), proto), proto)
         proto = NativeProto(connection, request.body, False)
         if frame.initialize:
@@ -254,7 +254,7 @@ class NativeServer:
             if rest is None:
                 return True
             return connection.later(self._finish(lane, rest, proto), proto)
-        args = (frame, revision, None, accept, None, None, proto, None, False)
+        args = (frame, revision, None, accept, None, None, proto, None, False, request)
         return connection.later(self._finish(lane, later(lane.lane_start, args), proto), proto)
 
     async def _finish(self, lane: McpHttpApp, rest: Any, proto: NativeProto) -> None:

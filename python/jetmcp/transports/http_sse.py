@@ -178,6 +178,10 @@ class LegacySse:
             False,  # sniff_meta
             conn.outgoing,
             principal,  # auth
+            False,  # eager
+            None,  # opener
+            None,  # channel
+            headers,  # the POST's headers, decoded only if a tool reads them
         )
         pending = self.dispatcher.start(frame, ex)
         new = pending.session if isinstance(pending, Reply) else None

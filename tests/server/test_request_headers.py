@@ -152,3 +152,12 @@ def test_the_mapping_is_read_only_and_ignores_case() -> None:
     # A value with bytes outside visible ASCII reads as absent, as under Granian.
     assert "bad" not in RequestHeaders([(b"bad", b"\xff")])
     assert HttpRequest([("A", "1")]).headers["a"] == "1"
+
+
+def test_the_request_has_an_asgi_scope_without_a_user() -> None:
+    # fastmcp's get_access_token() reads request.scope.get("user") on every request.
+    request = HttpRequest([(b"X-Api-Key", b"v")])
+    assert request.method == "POST"
+    assert request.scope.get("user") is None
+    assert request.scope["type"] == "http"
+    assert request.scope["headers"] == [(b"x-api-key", b"v")]

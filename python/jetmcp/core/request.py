@@ -99,17 +99,56 @@ def _pairs_of(raw: Any) -> list[tuple[str, str]]:
     return pairs
 
 
+class _Scope(Mapping[str, Any]):
+    """:attr:`HttpRequest.scope`: the ASGI scope's ``type``, ``method`` and ``headers``
+    (byte pairs, lower-case names, decoded only if read). No ``user``: fastmcp's
+    ``get_access_token()`` reads ``scope.get("user")`` and falls back to its context."""
+
+    __slots__ = ("_request",)
+
+    _KEYS = ("type", "method", "headers")
+
+    def __init__(self, request: HttpRequest) -> None:
+        self._request = request
+
+    def __getitem__(self, key: str) -> Any:
+        if key == "type":
+            return "http"
+        if key == "method":
+            return "POST"
+        if key == "headers":
+            pairs = self._request.headers.raw_items()
+            return [(k.encode("latin-1"), v.encode("latin-1")) for k, v in pairs]
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._KEYS)
+
+    def __len__(self) -> int:
+        return len(self._KEYS)
+
+
 class HttpRequest:
     """The HTTP request a call came in on (read-only): what SDK 1.x tools find in
     ``ctx.request_context.request`` and fastmcp's ``get_http_request()`` returns, where
     those give a Starlette ``Request``. jetmcp has no Starlette request: this object has
-    its :attr:`headers` (case-insensitive), and nothing else of one (no body, no URL)."""
+    its :attr:`headers` (case-insensitive), its :attr:`method` (every MCP message comes in
+    a POST) and a :attr:`scope` holding those, and nothing else of one (no body, URL,
+    query parameters, cookies or client address)."""
 
     __slots__ = ("_headers", "_raw")
+
+    #: Every request a call comes in on is a POST.
+    method = "POST"
 
     def __init__(self, raw: Any) -> None:
         self._raw = raw
         self._headers: RequestHeaders | None = None
+
+    @property
+    def scope(self) -> Mapping[str, Any]:
+        """The ASGI scope's ``type``, ``method`` and ``headers`` (see :class:`_Scope`)."""
+        return _Scope(self)
 
     @property
     def headers(self) -> RequestHeaders:

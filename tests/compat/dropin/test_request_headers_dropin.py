@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -149,6 +150,47 @@ def test_the_tool_sees_the_header_as_on_its_own_sdk(
         assert _texts(sides["jetmcp"].url, tools, headers) == sdk
 
 
+def _one_at_a_time(argv: list[str], lines: list[dict[str, Any]]) -> dict[Any, Any]:
+    """Send each line over stdio, a request only once the one before it is answered (at
+    EOF an SDK may drop what is still running); the replies by id."""
+    proc = subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=_env(),
+        cwd=SERVERS,
+        start_new_session=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    replies: dict[Any, Any] = {}
+    pending = b""
+    try:
+        for line in lines:
+            proc.stdin.write((json.dumps(line) + "\n").encode())
+            proc.stdin.flush()
+            wanted = line.get("id")
+            while wanted is not None and wanted not in replies:
+                ready, _, _ = select.select([proc.stdout], [], [], 60)
+                assert ready, f"no answer to {line} within 60 s"
+                chunk = os.read(proc.stdout.fileno(), 65536)
+                assert chunk, f"{argv} exited before answering {line}"
+                pending += chunk
+                *whole, pending = pending.split(b"\n")
+                for text in whole:
+                    message = json.loads(text) if text.strip() else {}
+                    if "id" in message:
+                        replies[message["id"]] = message
+    finally:
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return replies
+
+
 def test_no_http_request_over_stdio(case: tuple[str, str, tuple[str, ...]]) -> None:
     env, file, tools = case
     lines = [
@@ -167,18 +209,15 @@ def test_no_http_request_over_stdio(case: tuple[str, str, tuple[str, ...]]) -> N
     for i, tool in enumerate(tools, start=2):
         params = {"name": tool, "arguments": {}}
         lines.append({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": params})
-    feed = "".join(json.dumps(line) + "\n" for line in lines)
     answers: dict[str, list[str]] = {}
     for side, argv in (
         ("sdk", [str(PYTHON[env]), str(HERE / "sdk_run.py"), file, "stdio"]),
         ("jetmcp", [*_jetmcp(env), "run", file, "--transport", "stdio"]),
     ):
-        done = subprocess.run(
-            argv, input=feed.encode(), capture_output=True, env=_env(), cwd=SERVERS, timeout=60
-        )
-        replies = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
-        by_id = {r.get("id"): r for r in replies if "id" in r}
-        answers[side] = [by_id[i]["result"]["content"][0]["text"] for i in range(2, 2 + len(tools))]
+        replies = _one_at_a_time(argv, lines)
+        answers[side] = [
+            replies[i]["result"]["content"][0]["text"] for i in range(2, 2 + len(tools))
+        ]
     assert answers["jetmcp"] == answers["sdk"]
     # SDK 1.x/2.x: no request; fastmcp: get_http_headers() is empty, get_http_request() raises.
     assert set(answers["sdk"]) <= {"no http request", "missing"}

@@ -58,7 +58,7 @@ start() {  # $1 = name, rest = command ({port} replaced); writes its URL to $WOR
 }
 
 start sdk "$PY" "$ROOT/tests/compat/dropin/sdk_run.py" "$TARGET" http "{port}"
-start jetmcp "$ROOT/.venv/bin/jetmcp" run "$TARGET" --port "{port}"
+start jetmcp "$ROOT/.venv/bin/jetmcp" run "$TARGET" --transport http --port "{port}"
 SDK_URL=$(cat "$WORK/sdk.url")
 JET_URL=$(cat "$WORK/jetmcp.url")
 

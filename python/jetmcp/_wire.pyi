@@ -180,6 +180,8 @@ class ToolRoute:
         fields: list[str] = ...,
         model_out: _ModelOut | None = None,
         data_out: DataOut | None = None,
+        slow_ns: int = 0,
+        on_slow: Callable[[int], object] | None = None,
     ) -> None:
         """``params``: (name, type, default, whether None is allowed) in signature order,
         ``required`` standing for "no default"; ``fast_types``: the return types (of int,
@@ -215,9 +217,15 @@ class ToolRoute:
         dict's JSON when no ``check`` is given (none for a list or None), else the JSON
         ``json`` writes of what ``check`` returns for the value (for ``{"result": value}``
         when ``wrap``); when any of them raises, a text holds ``Infinity`` or ``NaN``, or a
-        string a lone surrogate, the value goes back to Python."""
+        string a lone surrogate, the value goes back to Python; ``on_slow``: a call of
+        ``func`` (returning or raising) is timed with the monotonic clock, and one that took
+        over ``slow_ns`` nanoseconds is reported as ``on_slow(nanoseconds)`` once done (what
+        that raises is written as unraisable; a promoted synchronous tool's demotion)."""
     @property
     def names(self) -> list[str]: ...
+    @property
+    def slow_ns(self) -> int | None:
+        """The nanoseconds over which a call is reported to ``on_slow``; None: not timed."""
     @property
     def context(self) -> str | None: ...
     @property

@@ -170,6 +170,12 @@ class Settings:
     #: Connections to Redis per worker; a request that finds none free waits up to
     #: ``redis_timeout_seconds``, then is answered 503.
     redis_connections: int = 64
+    #: ``GET /readyz``: seconds a verdict on the shared state (a Redis ``PING``) is kept, so
+    #: probes from many places cost at most one ``PING`` per worker per period (0 to 60).
+    ready_cache_seconds: float = 1.0
+    #: ``GET /readyz``: the most its Redis ``PING`` may take (less when
+    #: ``redis_timeout_seconds`` is less); slower is "unavailable" (above 0, at most 30).
+    ready_ping_seconds: float = 1.0
     # -- OAuth 2.1 resource server (off unless a verifier is configured) -----------------
     #: The server's public base URL (scheme and host, as clients reach it through a proxy):
     #: the default audience is this plus ``path``.

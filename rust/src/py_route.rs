@@ -29,6 +29,7 @@
 
 use std::collections::HashMap;
 use std::ptr;
+use std::time::Instant;
 
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::ffi;
@@ -131,6 +132,11 @@ pub struct ToolRoute {
     model_out: Option<ModelOut>,
     /// How a return value of exactly `dict`, `list` or None is written here.
     data_out: Option<DataOut>,
+    /// A promoted synchronous tool's watch: a call (returning or raising) that takes over
+    /// `slow_ns` nanoseconds is reported to `on_slow(nanoseconds)` once it is done; None
+    /// for a call that is not timed.
+    on_slow: Option<Py<PyAny>>,
+    slow_ns: u64,
 }
 
 #[pymethods]
@@ -142,7 +148,7 @@ impl ToolRoute {
     /// calls at 2026-07-28 may be planned; `context`: the keyword the tool takes a context
     /// object by (its calls then run only with one, given by the caller).
     #[new]
-    #[pyo3(signature = (tool, func, params, required, fast_types, structured, positional = false, modern = false, context = None, python_call = false, step = false, validate = None, fields = Vec::new(), model_out = None, data_out = None))]
+    #[pyo3(signature = (tool, func, params, required, fast_types, structured, positional = false, modern = false, context = None, python_call = false, step = false, validate = None, fields = Vec::new(), model_out = None, data_out = None, slow_ns = 0, on_slow = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -161,6 +167,8 @@ impl ToolRoute {
         fields: Vec<String>,
         model_out: Option<ModelOutArgs<'_>>,
         data_out: Option<DataOutArgs<'_>>,
+        slow_ns: u64,
+        on_slow: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
         if python_call && !params.is_empty() {
             return Err(PyValueError::new_err(
@@ -233,6 +241,8 @@ impl ToolRoute {
             validate,
             model_out,
             data_out,
+            on_slow,
+            slow_ns,
         };
         for tp in &fast_types {
             match Kind::of(tp)? {
@@ -281,6 +291,13 @@ impl ToolRoute {
         self.tool.clone_ref(py)
     }
 
+    /// The nanoseconds over which a call is reported to `on_slow`; None when calls are not
+    /// timed.
+    #[getter(slow_ns)]
+    fn slow_ns_py(&self) -> Option<u64> {
+        self.on_slow.as_ref().map(|_| self.slow_ns)
+    }
+
     /// Whether the arguments are validated with a model's `validate_json` (`validate`).
     #[getter(validates)]
     fn validates_py(&self) -> bool {
@@ -290,6 +307,9 @@ impl ToolRoute {
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
         visit.call(&self.tool)?;
         visit.call(&self.func)?;
+        if let Some(on_slow) = &self.on_slow {
+            visit.call(on_slow)?;
+        }
         for default in &self.defaults {
             visit.call(default)?;
         }
@@ -696,6 +716,9 @@ pub(crate) fn call_tool<'py>(
     // context's (kept alive by `context`), passed either the parameters by position
     // (`nargsf` = their number) and the context by keyword, or all by keyword (`nargsf` 0,
     // one keyword name each). The result is a new reference or NULL with an exception.
+    // A promoted synchronous tool is timed here, not by a Python wrapper: two reads of the
+    // monotonic clock (vDSO), and Python entered again only for a slow call.
+    let started = route.on_slow.as_ref().map(|_| Instant::now());
     let result = unsafe {
         let r = if route.positional {
             ffi::PyObject_Vectorcall(
@@ -713,9 +736,31 @@ pub(crate) fn call_tool<'py>(
         };
         Bound::from_owned_ptr_or_err(py, r)
     };
+    if let (Some(started), Some(on_slow)) = (started, &route.on_slow) {
+        slow_check(py, started, route.slow_ns, on_slow);
+    }
     match result {
         Ok(value) => Ok(Called::Returned(value)),
         Err(err) => raised(py, err),
+    }
+}
+
+/// Report a timed call that took over `slow_ns` to `on_slow` (its nanoseconds). Called with
+/// no exception pending (the tool's own is held in its `PyErr`); what `on_slow` raises is
+/// written as unraisable, never the caller's outcome.
+#[inline]
+fn slow_check(py: Python<'_>, started: Instant, slow_ns: u64, on_slow: &Py<PyAny>) {
+    let took = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    if took > slow_ns {
+        report_slow(py, took, on_slow);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn report_slow(py: Python<'_>, took: u64, on_slow: &Py<PyAny>) {
+    if let Err(err) = on_slow.bind(py).call1((took,)) {
+        err.write_unraisable(py, Some(on_slow.bind(py)));
     }
 }
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
+import redis
 
 from harness.oauth_server import AuthorizationServer
 from harness.redis_support import PrivateRedis
@@ -162,3 +163,73 @@ def test_readiness_is_503_while_draining() -> None:
         assert server.proc.wait(timeout=20) == 0
     finally:
         server.stop()
+
+
+def ping_calls(url: str) -> int:
+    client = redis.Redis.from_url(url, socket_timeout=5)
+    try:
+        stats: dict[str, Any] = client.info("commandstats")
+        return int(stats.get("cmdstat_ping", {}).get("calls", 0))
+    finally:
+        client.close()
+
+
+@pytest.mark.parametrize("cache", ["0", "60"])
+def test_readiness_cache_is_a_setting(private_redis: PrivateRedis, cache: str) -> None:
+    """``--ready-cache-seconds``: 0 sends one PING per probe, 60 at most one for all of
+    them (before, 1 s was a constant and the flag was refused)."""
+    server = AppServer(
+        REDIS_APP,
+        *HTTP,
+        "--redis",
+        private_redis.url,
+        "--ready-cache-seconds",
+        cache,
+        "--ready-ping-seconds",
+        "0.5",
+        label="server",
+    )
+    try:
+        with httpx.Client(timeout=10) as client:
+            assert probe(server, "/readyz", client).status_code == 200
+            before = ping_calls(private_redis.url)
+            for _ in range(20):
+                assert probe(server, "/readyz", client).status_code == 200
+            pings = ping_calls(private_redis.url) - before
+        # The pub/sub link's own keepalive PING (one every 5 s) may fall in the window.
+        if cache == "0":
+            assert pings >= 20, pings
+        else:
+            assert pings <= 2, pings
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize(
+    "flag, value",
+    [
+        ("--ready-cache-seconds", "-1"),
+        ("--ready-cache-seconds", "61"),
+        ("--ready-ping-seconds", "0"),
+        ("--ready-ping-seconds", "31"),
+        ("--ready-ping-seconds", "soon"),
+    ],
+)
+def test_readiness_settings_refuse_values_out_of_bounds(
+    flag: str, value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from jetmcp.run.cli import _parser
+
+    with pytest.raises(SystemExit) as stop:
+        _parser().parse_args(["run", flag, value])
+    assert stop.value.code == 2
+    assert flag in capsys.readouterr().err
+
+
+def test_readiness_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from jetmcp.run.cli import _parser, _settings
+
+    monkeypatch.setenv("JETMCP_READY_CACHE_SECONDS", "5")
+    monkeypatch.setenv("JETMCP_READY_PING_SECONDS", "0.25")
+    got = _settings(_parser().parse_args(["run"]))
+    assert (got.ready_cache_seconds, got.ready_ping_seconds) == (5.0, 0.25)

@@ -26,6 +26,9 @@ BUSY = 5
 SESSION_BUSY = 6
 #: The server is shutting down.
 STOPPING = 7
+#: What the body carried (an answer or a cancellation for another worker of its session)
+#: was not delivered: the shared state refused or did not take the write.
+UNDELIVERED = 8
 
 
 class Reply(bytes):
@@ -61,5 +64,6 @@ __all__ = [
     "SESSION_BUSY",
     "STOPPING",
     "TOO_LARGE",
+    "UNDELIVERED",
     "Reply",
 ]

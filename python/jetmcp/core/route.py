@@ -62,12 +62,14 @@ The differential tests (``tests/test_native_parity.py``, ``test_route.py``,
 
 from __future__ import annotations
 
+import asyncio
+import types
 from typing import TYPE_CHECKING, Any
 
 from jetmcp import _wire
 from jetmcp.core.mrtr import InputRequired
 from jetmcp.core.reply import INVALID, Reply
-from jetmcp.core.runners import Pending, made_at_once, params_of
+from jetmcp.core.runners import Pending, Relayed, made_at_once, params_of
 from jetmcp.protocol import revisions
 
 if TYPE_CHECKING:
@@ -81,6 +83,8 @@ if TYPE_CHECKING:
 _MODERN_BY_VERSION = revisions.MODERN_BY_VERSION
 _Plans = _wire.Plans
 _encode_batch = _wire.encode_batch
+#: What an ``async def`` function gives back (a relayed delivery, among what an entry gives).
+_Coroutine = types.CoroutineType
 #: The ``params`` a planned legacy call stands for where only their absent members are
 #: asked about (the extension plans no call with members besides name, arguments, _meta).
 _NO_PARAMS: dict[str, Any] = {}
@@ -164,7 +168,9 @@ class Router:
             if entry.kind == _wire.INVALID and reply is not None:
                 return Reply(reply, INVALID)
             return reply
-        return self._wait(reply, entry, ex)
+        if type(reply) is _Coroutine:
+            return reply  # a relayed answer or cancellation: delivered before the 202
+        return self._wait(reply, entry, ex)  # type: ignore[arg-type]
 
     def planned(
         self, plans: _wire.Plans, frame: _wire.Frame, ex: Exchange | LazyExchange, step: bool
@@ -273,6 +279,7 @@ class Router:
                 self.fast += len(plans)
                 return done
         slots: list[Any] = []
+        relayed: list[Relayed] = []
         waiting = False
         if self.fast_entries is not None:
             self.fast_entries = []
@@ -301,11 +308,27 @@ class Router:
                 continue
             if isinstance(reply, bytes):
                 slots.append(reply)
+            elif type(reply) is _Coroutine:
+                relayed.append(reply)
             else:
                 waiting = True
                 slots.append((reply, entry, self._register(entry, ex)))
+        if relayed:
+            return self._after_relayed(relayed, slots, waiting, ex)
         if waiting:
             return self._gather(slots, ex)
+        return _encode_batch(slots) if slots else None
+
+    async def _after_relayed(
+        self, relayed: list[Relayed], slots: list[Any], waiting: bool, ex: Exchange
+    ) -> bytes | None:
+        """A batch that carried answers or cancellations for other workers: each delivered
+        first; one that may not have landed adds its error (id null) to the batch's reply."""
+        for failed in await asyncio.gather(*relayed):
+            if failed is not None:
+                slots.append(bytes(failed))
+        if waiting:
+            return await self._gather(slots, ex)
         return _encode_batch(slots) if slots else None
 
     def _plan(self, frame: _wire.Frame, ex: Exchange) -> _wire.Plans | None:

@@ -35,7 +35,7 @@ from jetmcp.core.call import (
 )
 from jetmcp.core.inflight import is_request_id
 from jetmcp.core.mrtr import InputRequired, InputRound, RoundCall
-from jetmcp.core.reply import FAILED, OK, Reply
+from jetmcp.core.reply import FAILED, OK, UNDELIVERED, Reply
 from jetmcp.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -177,8 +177,12 @@ class Shared:
         self.shapes: dict[str, tuple[int, _wire.Shape]] = {}
 
 
-#: What serving one entry gives: its reply now, a pending handler, or nothing owed.
-Served = bytes | Pending | None
+#: The delivery of what a client sent for another worker of its session (an answer, a
+#: cancellation): None once it landed, else the error reply saying it may not have.
+Relayed = Coroutine[Any, Any, Reply | None]
+#: What serving one entry gives: its reply now, a pending handler, a delivery to await
+#: before the (empty) answer, or nothing owed.
+Served = bytes | Pending | Relayed | None
 
 
 class Runner:
@@ -225,11 +229,15 @@ class Runner:
             found = self.new_shape(revision)
         return found[1]
 
-    def notification(self, entry: _wire.Entry, ex: Exchange) -> None:
-        """Act on a client notification (never fails: nothing is owed for one)."""
+    def notification(self, entry: _wire.Entry, ex: Exchange) -> Relayed | None:
+        """Act on a client notification (nothing is owed for one, unless it was to be
+        relayed to another worker and may not have been: :data:`Relayed`)."""
+        return None
 
-    def response(self, entry: _wire.Entry, ex: Exchange) -> None:
-        """Take a client's answer to a server-to-client request."""
+    def response(self, entry: _wire.Entry, ex: Exchange) -> Relayed | None:
+        """Take a client's answer to a server-to-client request (:data:`Relayed` when it
+        goes to another worker)."""
+        return None
 
     # -- the skeleton -------------------------------------------------------------------
 
@@ -238,11 +246,9 @@ class Runner:
         if kind == _REQUEST:
             return self.request(entry, ex, in_batch)
         if kind == _NOTIFICATION:
-            self.notification(entry, ex)
-            return None
+            return self.notification(entry, ex)
         if kind == _RESPONSE:
-            self.response(entry, ex)
-            return None
+            return self.response(entry, ex)
         return _encode_error(entry.raw_id, INVALID_REQUEST, f"Invalid Request: {entry.reason}")
 
     def request(
@@ -590,29 +596,30 @@ class LegacyRunner(Runner):
 
     # -- what the client sends without asking ---------------------------------------------
 
-    def notification(self, entry: _wire.Entry, ex: Exchange) -> None:
+    def notification(self, entry: _wire.Entry, ex: Exchange) -> Relayed | None:
         method = entry.method
         if method == "notifications/initialized":
             if ex.session is not None:
                 ex.session.initialized = True
         elif method == "notifications/cancelled":
-            cancel(self.shared, entry, ex)
+            return cancel(self.shared, entry, ex)
         # Other notifications (progress, roots/list_changed, unknown ones) need no action.
+        return None
 
-    def response(self, entry: _wire.Entry, ex: Exchange) -> None:
+    def response(self, entry: _wire.Entry, ex: Exchange) -> Relayed | None:
         # An answer to one of our server-to-client requests; nothing is owed back. It is
         # looked up only among the requests of this client's own scope.
         if entry.raw_id is None:
-            return
+            return None
         answer_id = loads(entry.raw_id)
         value = entry.result()
         if not self._outgoing(ex).resolve(answer_id, entry.is_error, value):
             shared = shared_session(self.shared, ex)
             if shared is not None:
                 # The request may wait in another worker of the same session.
-                shared[0].answer(shared[1], answer_id, entry.is_error, value)
-            else:
-                log.debug("dropped a response that answers no request of its sender")
+                return delivered(shared[0].answer(shared[1], answer_id, entry.is_error, value))
+            log.debug("dropped a response that answers no request of its sender")
+        return None
 
 
 # ---------------------------------------------------------------------------- 2026-07-28
@@ -658,9 +665,10 @@ class ModernRunner(Runner):
         context = (self.server, self.context_class, list(served))
         return _wire.Shape(revision.structured_output, info, [r.version for r in served], context)
 
-    def notification(self, entry: _wire.Entry, ex: Exchange) -> None:
+    def notification(self, entry: _wire.Entry, ex: Exchange) -> Relayed | None:
         if entry.method == "notifications/cancelled":
-            cancel(self.shared, entry, ex)
+            return cancel(self.shared, entry, ex)
+        return None
 
     def planned_call(
         self, entry: _wire.Entry, ex: Exchange, plans: _wire.Plans, revision: Revision | None = None
@@ -730,11 +738,13 @@ def shared_session(shared: Shared, ex: Exchange) -> tuple[Relay, str] | None:
     return relay, session.id
 
 
-def cancel(shared: Shared, entry: _wire.Entry, ex: Exchange) -> None:
+def cancel(shared: Shared, entry: _wire.Entry, ex: Exchange) -> Relayed | None:
     """``notifications/cancelled``: stop the requests of the client's scope running under
-    the id it names; malformed params are ignored (nothing is owed for a notification)."""
+    the id it names; malformed params are ignored (nothing is owed for a notification).
+    With other workers serving the session, the cancellation is relayed to them too: the
+    delivery to await (:data:`Relayed`)."""
     if ex.inflight is None:
-        return
+        return None
     try:
         params = entry.params() if entry.has_params else None
     except ValueError:  # nested past what entry.params() builds
@@ -742,11 +752,25 @@ def cancel(shared: Shared, entry: _wire.Entry, ex: Exchange) -> None:
     request_id = params.get("requestId") if type(params) is dict else None
     if not is_request_id(request_id):
         log.debug("notifications/cancelled ignored: requestId is not a request id")
-        return
+        return None
     ex.inflight.cancel(request_id)
     relayed = shared_session(shared, ex)
     if relayed is not None:
-        relayed[0].cancel(relayed[1], request_id)
+        return delivered(relayed[0].cancel(relayed[1], request_id))
+    return None
+
+
+async def delivered(write: Awaitable[None]) -> Reply | None:
+    """Await a relayed write (:class:`~jetmcp.state.base.Relay`): None once it landed, else
+    the error reply (-32000, id null) that tells the client it may not have, which an HTTP
+    transport answers 503 with ``Retry-After`` instead of 202. Issue 40: a client is never
+    told 202 for an answer or a cancellation that Redis refused or did not take in time."""
+    try:
+        await write
+    except McpError as exc:
+        log.warning("%s", exc.message)
+        return Reply(_encode_error(None, exc.code, exc.message), UNDELIVERED, exc.code)
+    return None
 
 
 def carries_modern_meta(frame: _wire.Frame) -> bool:
@@ -766,11 +790,13 @@ __all__ = [
     "LegacyRunner",
     "ModernRunner",
     "Pending",
+    "Relayed",
     "Runner",
     "Served",
     "Shared",
     "cancel",
     "carries_modern_meta",
+    "delivered",
     "made_at_once",
     "params_of",
 ]

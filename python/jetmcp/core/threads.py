@@ -16,18 +16,22 @@ the pool on its first call over ``fast_ms``. Each switch is logged once at info 
 ``run_in_thread=False`` runs it inline for good (the behaviour before the pool).
 
 :class:`SyncCall` is one tool's state: what the tool (and the extension's route of it) calls
-is :meth:`SyncCall.threaded` (a coroutine function) or :meth:`SyncCall.timed` (the function,
-timed); :attr:`SyncCall.inline_now` says which, and the tool swaps its route when it changes.
+is :meth:`SyncCall.threaded` (a coroutine function) or the function itself, timed by its
+caller against :attr:`SyncCall.watch_ns` (the extension in Rust, ``Tool.start`` inline), a
+slow call reported to :meth:`SyncCall.slow_ns`; :attr:`SyncCall.inline_now` says which, and
+the tool swaps its route when it changes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import contextvars
 import logging
 import os
 import queue
+import sys
 import threading
 import weakref
 from collections.abc import Callable
@@ -38,6 +42,18 @@ from typing import Any, Literal
 from jetmcp.settings import SYNC_TOOL_FAST_MS, SYNC_TOOL_PROMOTE_AFTER, SYNC_TOOL_THREADS
 
 log = logging.getLogger("jetmcp")
+
+#: The loop a pool thread is running a tool call for (set for the call's duration).
+_calling = threading.local()
+
+
+def calling_loop() -> asyncio.AbstractEventLoop | None:
+    """The event loop that handed this pool thread the tool call it runs, or None outside
+    one: what a server method called from a sync tool (``add_tool``, ``remove_tool`` ...)
+    hands its announcements to, since the thread has no loop of its own."""
+    loop: asyncio.AbstractEventLoop | None = getattr(_calling, "loop", None)
+    return loop
+
 
 #: The defaults (threads of the pool, fast calls in a row that promote, milliseconds of a
 #: fast call): the settings' own.
@@ -117,6 +133,11 @@ class ThreadPolicy:
             self._pid = pid
         return pool
 
+    def running(self) -> int:
+        """Synchronous tool calls running in this process's pool threads now."""
+        pool = self._pool
+        return pool.running if pool is not None and self._pid == os.getpid() else 0
+
     def shutdown(self) -> None:
         """Stop taking calls; threads still running finish on their own."""
         if self._pool is not None and self._pid == os.getpid():
@@ -135,7 +156,7 @@ class DaemonPool:
     joins at exit, a thread stuck in a tool never keeps the process from exiting once the
     server is done (its shutdown grace over)."""
 
-    __slots__ = ("_idle", "_jobs", "_lock", "_name", "_size", "_started")
+    __slots__ = ("_idle", "_jobs", "_lock", "_name", "_running", "_size", "_started")
 
     def __init__(self, size: int, name: str) -> None:
         self._size = size
@@ -146,6 +167,12 @@ class DaemonPool:
         self._idle = threading.Semaphore(0)
         self._lock = threading.Lock()
         self._started = 0
+        self._running = 0
+
+    @property
+    def running(self) -> int:
+        """Calls running in a thread now."""
+        return self._running
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> concurrent.futures.Future[Any]:
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()
@@ -166,12 +193,17 @@ class DaemonPool:
                 return
             future, fn, args = job
             if future.set_running_or_notify_cancel():
+                with self._lock:
+                    self._running += 1
                 try:
                     result = fn(*args)
                 except BaseException as exc:
                     future.set_exception(exc)
                 else:
                     future.set_result(result)
+                finally:
+                    with self._lock:
+                        self._running -= 1
             del job, future, fn, args
             self._idle.release()
 
@@ -210,7 +242,7 @@ class SyncCall:
         #: as a promoted one does (a dispatcher driven without a transport may have no
         #: event loop to await a thread with), and is never demoted.
         self.served = False
-        #: Whether calls run inline now (:meth:`timed`) rather than in the pool.
+        #: Whether calls run inline now (the function itself) rather than in the pool.
         self.inline_now = True
         #: Consecutive fast calls measured in the pool.
         self.streak = 0
@@ -220,7 +252,7 @@ class SyncCall:
         """What a call of the tool calls now."""
         if self.mode == "inline":
             return self.fn
-        return self.timed() if self.inline_now else self.threaded
+        return self.fn if self.inline_now else self.threaded
 
     def serve(self) -> None:
         """A transport serves the tool: from now on it runs in the pool (unless it is
@@ -236,7 +268,8 @@ class SyncCall:
     async def threaded(self, *args: Any, **kwargs: Any) -> Any:
         """Call the function in the pool, the context variables of the caller copied."""
         ctx = contextvars.copy_context()
-        future = self.policy.pool().submit(ctx.run, self._run, args, kwargs)
+        loop = asyncio.get_running_loop()
+        future = self.policy.pool().submit(ctx.run, self._run, loop, args, kwargs)
         try:
             returned, value, seconds = await asyncio.wrap_future(future)
         except asyncio.CancelledError:
@@ -253,40 +286,37 @@ class SyncCall:
             return value
         raise value
 
-    def timed(self) -> Callable[..., Any]:
-        """The function called on the loop, timed: a call over the threshold (returning or
-        raising) demotes the tool. A closure over what each call reads, as cheap as a
-        Python wrapper can be (the promoted tool's whole cost over the function)."""
-        fn = self.fn
-        limit = self.policy.fast_seconds
-        slow = self._slow
-        clock = perf_counter
+    @property
+    def watch_ns(self) -> int | None:
+        """The nanoseconds over which an inline call demotes the tool (its caller reports
+        it: :meth:`slow_ns`), or None when inline calls are not timed (pinned inline, not
+        yet served, no pool, or in the pool now). The extension times the call in Rust
+        (``ToolRoute(slow_ns=, on_slow=)``) and ``Tool.start`` with one ``perf_counter_ns``
+        pair: no wrapper around the function."""
+        if self.mode == "auto" and self.inline_now and self.served and self.policy.threads:
+            return round(self.policy.fast_seconds * 1e9)
+        return None
 
-        def inline(*args: Any, **kwargs: Any) -> Any:
-            start = clock()
-            try:
-                value = fn(*args, **kwargs)
-            except BaseException:
-                if clock() - start > limit:
-                    slow(clock() - start)
-                raise
-            if clock() - start > limit:
-                slow(clock() - start)
-            return value
-
-        return inline
+    def slow_ns(self, took_ns: int) -> None:
+        """An inline call took ``took_ns`` nanoseconds, over :attr:`watch_ns`: demote."""
+        self._slow(took_ns / 1e9)
 
     def _slow(self, took: float) -> None:
         if self.served and self.mode == "auto":
             self._demote(took)
 
-    def _run(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Ran:
+    def _run(
+        self, loop: asyncio.AbstractEventLoop, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> _Ran:
         # In a pool thread: never raises, so the loop side measures every call.
+        _calling.loop = loop
         start = perf_counter()
         try:
             value = self.fn(*args, **kwargs)
         except BaseException as exc:
             return False, exc, perf_counter() - start
+        finally:
+            _calling.loop = None
         return True, value, perf_counter() - start
 
     def _dropped(self, future: concurrent.futures.Future[_Ran]) -> None:
@@ -374,6 +404,38 @@ def _serve_tools(server: Any) -> None:
             sync.serve()
 
 
+def abandoned_at_exit(where: str) -> bool:
+    """Whether synchronous tool calls are still running in this process's pool threads as
+    it exits (its shutdown grace over): they are abandoned (daemon threads, stopped with the
+    process), which is logged at error; the exit status must then say so (non-zero), as a
+    worker killed at shutdown does (``run/granian_server.py``, ``run/supervisor.py``)."""
+    stuck = POLICY.running()
+    if stuck:
+        log.error(
+            "%s: %d synchronous tool call(s) still running in threads past the shutdown "
+            "grace were abandoned at exit",
+            where,
+            stuck,
+        )
+    return stuck > 0
+
+
+#: The exit status of a server worker that abandoned running synchronous tool calls.
+EXIT_ABANDONED = 1
+
+
+def exit_if_abandoned(where: str) -> None:
+    """In a server worker that has stopped serving: when :func:`abandoned_at_exit`, end the
+    process now with :data:`EXIT_ABANDONED` (logs flushed), for its supervisor to count the
+    exit as unclean (``Granian`` workers return no status of their own)."""
+    if abandoned_at_exit(where):
+        logging.shutdown()
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(EXIT_ABANDONED)
+
+
 def republish(name: str, old: Any, new: Any) -> None:
     """Put a switched tool's ``new`` route (None: none) where its ``old`` one is published."""
     if old is None:
@@ -391,10 +453,13 @@ __all__ = [
     "DEFAULT_FAST_MS",
     "DEFAULT_PROMOTE_AFTER",
     "DEFAULT_THREADS",
+    "EXIT_ABANDONED",
     "POLICY",
     "Mode",
     "SyncCall",
     "ThreadPolicy",
+    "abandoned_at_exit",
+    "exit_if_abandoned",
     "republish",
     "serve",
 ]

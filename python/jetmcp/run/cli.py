@@ -11,17 +11,15 @@ import math
 import os
 import shutil
 import socket
-import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from jetmcp.run import console, envflags, native
+from jetmcp.run import console, envflags, native, rundir
 from jetmcp.run.loader import (
     DEBUG_ENV,
     TARGET_ARGV_ENV,
-    WARNED_ENV,
     WORKDIR_ENV,
     LoadError,
     explain,
@@ -90,6 +88,16 @@ def _seconds_or_zero(value: str) -> float:
     if not number >= 0:
         raise argparse.ArgumentTypeError(f"must be 0 or a number of seconds, not {value}")
     return number
+
+
+def _seconds_upto(high: float, zero: bool) -> Callable[[str], float]:
+    def parse(value: str) -> float:  # seconds above 0 (or 0 too, with zero), at most high
+        if not (0 <= (number := _float(value)) <= high and (zero or number > 0)):
+            least = "0" if zero else "above 0"
+            raise argparse.ArgumentTypeError(f"must be {least} and at most {high:g}, not {value}")
+        return number
+
+    return parse
 
 
 def _ms(value: str) -> float:
@@ -390,6 +398,13 @@ def _add_redis(run: argparse.ArgumentParser, defaults: Settings) -> None:
         default=defaults.redis_connections,
         help="connections to Redis per worker",
     )
+    for flag, high, what in (
+        ("--ready-cache-seconds", 60, "GET /readyz: seconds its verdict on Redis is kept"),
+        ("--ready-ping-seconds", 30, "GET /readyz: the most its Redis PING may take"),
+    ):
+        dest = flag[2:].replace("-", "_")
+        kind = _seconds_upto(high, zero=dest == "ready_cache_seconds")
+        group.add_argument(flag, type=kind, default=getattr(defaults, dest), help=what)
 
 
 def _check_shared_state(settings: Settings) -> None:
@@ -595,6 +610,8 @@ def _settings(ns: argparse.Namespace) -> Settings:
         redis_prefix=ns.redis_prefix,
         redis_timeout_seconds=ns.redis_timeout_seconds,
         redis_connections=ns.redis_connections,
+        ready_cache_seconds=ns.ready_cache_seconds,
+        ready_ping_seconds=ns.ready_ping_seconds,
         public_url=ns.public_url,
         auth_issuer=ns.auth_issuer,
         auth_audience=ns.auth_audience,
@@ -633,38 +650,16 @@ def _check_extras(settings: Settings) -> None:
         raise _refuse(f"--metrics-path {settings.metrics_path} is an MCP path")
 
 
-def _check_target(target: str) -> str:
-    """Refuse a target that names no server before any worker starts (exit status 2).
-
-    The workers import the app themselves; this check imports it once in a short-lived
-    child, so a bad attribute or a module that fails to import is one line here, not a
-    traceback per worker."""
+def _check_target(target: str) -> None:
+    """Refuse a target that is plainly not there (a missing file or module, a malformed
+    target) before any worker starts (exit status 2). Nothing is imported here: each HTTP
+    worker imports the target once, and that import is the check of the rest
+    (:mod:`jetmcp.run.rundir`)."""
     try:
         source, _ = split_target(target)
         find_module(source)
     except LoadError as exc:
         raise _refuse(str(exc)) from None
-    check = subprocess.run(
-        [sys.executable, "-m", "jetmcp.run.loader", target],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        check=False,
-    )
-    if check.returncode != 0:
-        text = check.stderr.decode(errors="replace").strip()
-        lines = text.splitlines()
-        if os.environ.get(DEBUG_ENV):
-            sys.stderr.write(text + "\n")  # the traceback too (--log-level debug)
-        else:
-            sys.stderr.write((lines[-1] if lines else f"jetmcp: {target!r} failed to load") + "\n")
-        raise SystemExit(EXIT_BAD_TARGET)
-    # What the target warned about while loading (a server offering nothing), as is.
-    warnings = check.stderr.decode(errors="replace").strip()
-    if warnings:
-        sys.stderr.write(warnings + "\n")
-    # The child's last stdout line is the server's name (python -m jetmcp.run.loader).
-    names = check.stdout.decode(errors="replace").strip().splitlines()
-    return names[-1] if names else target
 
 
 #: Granian's own logs (its default sends them to stdout): stderr, like every jetmcp log, so
@@ -727,8 +722,11 @@ def _serve_http(settings: Settings, log_level: str) -> int:
 
     from jetmcp.run.granian_server import SupervisedGranian, granian_options
 
-    check_port_free(settings.host, settings.port)
+    check_port_free(settings.host, settings.port)  # not "serving" on a port in use
+    shared = _run_dir()
     metrics_dir = _start_metrics(settings)
+    # The workers' body watch measures pressure against the cap in force (issue 40).
+    settings.max_connections = native.fitted_connections(settings)
     settings.export()
     # Granian resolves its import target against the working directory, and inside a Python
     # package (a folder with __init__.py) it prefixes the package's name to it. The workers
@@ -749,7 +747,7 @@ def _serve_http(settings: Settings, log_level: str) -> int:
         factory=True,
         log_level=LogLevels(log_level),
         backlog=settings.backlog,
-        backpressure=native.fitted_connections(settings),
+        backpressure=settings.max_connections,
         **native.granian_tls(settings),
         http1_settings=HTTP1Settings(
             header_read_timeout=max(1, round(settings.header_timeout_seconds * 1000)),
@@ -763,10 +761,42 @@ def _serve_http(settings: Settings, log_level: str) -> int:
     )
     try:
         granian.serve()
+        if granian.load_failed:
+            return _load_failed(shared, settings.app)
     finally:
+        shutil.rmtree(shared, ignore_errors=True)
         if metrics_dir is not None:
             shutil.rmtree(metrics_dir, ignore_errors=True)
     return 1 if granian.unclean else 0
+
+
+def _serve_native(settings: Settings) -> int:
+    """Serve with the native engine (the settings exported): 2 when the target did not load
+    (in the only worker, this process: it said why; or in a supervised one)."""
+    shared = _run_dir()
+    try:
+        code = native.serve_native(
+            settings, math.ceil(settings.shutdown_grace_seconds) + _KILL_AFTER_GRACE
+        )
+        return _load_failed(shared, settings.app) if code == EXIT_BAD_TARGET else code
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
+
+
+def _load_failed(shared: str, target: str) -> int:
+    """Say, last (after the workers' shutdown logs), why the target did not load in the
+    workers: one line (the traceback too at --log-level debug), however many failed."""
+    sys.stderr.write(rundir.load_failure(shared) or f"jetmcp: {target!r} failed to load\n")
+    return EXIT_BAD_TARGET
+
+
+def _run_dir() -> str:
+    """The directory the workers settle who says what in (exported to them); the start-up
+    line is claimed in advance when the log level hides it."""
+    directory = rundir.make_run_dir()
+    if not logging.getLogger().isEnabledFor(logging.WARNING):
+        rundir.claim(rundir.ANNOUNCED)
+    return directory
 
 
 def _start_metrics(settings: Settings) -> str | None:
@@ -791,9 +821,10 @@ _KILL_AFTER_GRACE = 5
 
 
 def _serve_stdio(settings: Settings) -> int:
-    """Serve until stdin ends; 1 when stdout broke and some reply was lost."""
+    """Serve until stdin ends; 1 when stdout broke (a reply lost) or a tool thread was left."""
     import uvloop
 
+    from jetmcp.core.threads import abandoned_at_exit
     from jetmcp.transports.stdio import serve_stdio
 
     out_fd = console.keep_stdout()
@@ -802,7 +833,8 @@ def _serve_stdio(settings: Settings) -> int:
     except LoadError as exc:
         explain(exc)
         raise SystemExit(EXIT_BAD_TARGET) from None
-    return 0 if uvloop.run(serve_stdio(server, settings, out_fd)) else 1
+    ok = uvloop.run(serve_stdio(server, settings, out_fd))
+    return 0 if ok and not abandoned_at_exit("stdio") else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -845,25 +877,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise _refuse("--metrics-*, --otel and --access-log observe HTTP only")
         return _serve_stdio(settings)
     _check_extras(settings)
-    # The target check below reads the exported settings too (their auth must fit the app).
-    settings.export()
-    # The app is imported by the worker processes only: this process supervises them,
-    # and whatever it imported before they fork would be counted again in each of them.
-    name = _check_target(settings.app)
-    os.environ[WARNED_ENV] = "1"
+    # The app is imported by the worker processes only, once each: this process supervises
+    # them, and whatever it imported before they fork would be counted again in each.
+    _check_target(settings.app)
     _check_shared_state(settings)
     if settings.ssl_keyfile and not settings.ssl_certfile:
         raise _refuse("--ssl-keyfile needs --ssl-certfile")
-    if logging.getLogger().isEnabledFor(logging.WARNING):
-        check_port_free(settings.host, settings.port)  # not "serving" on a port in use
-        print(f"jetmcp: {console.startup_line(name, settings)}", file=sys.stderr, flush=True)
     if native.native_wanted(settings):
-        check_port_free(settings.host, settings.port)
+        check_port_free(settings.host, settings.port)  # not "serving" on a port in use
         settings.max_connections = native.fitted_connections(settings)
         settings.export()
-        return native.serve_native(
-            settings, math.ceil(settings.shutdown_grace_seconds) + _KILL_AFTER_GRACE
-        )
+        return _serve_native(settings)
     return _serve_http(settings, ns.log_level)
 
 

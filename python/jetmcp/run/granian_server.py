@@ -22,6 +22,7 @@ from typing import Any
 from granian.server.mp import MPServer
 
 from jetmcp.run.lifeline import die_with_parent
+from jetmcp.run.rundir import failed_to_load
 
 _log = logging.getLogger("jetmcp.run")
 
@@ -68,6 +69,8 @@ class SupervisedGranian(MPServer):
         #: One line per worker that died unexpectedly or had to be killed.
         self.unclean: list[str] = []
         self.main_pid = os.getpid()
+        #: Set when a worker's target failed to load (``jetmcp run`` then exits 2).
+        self.load_failed = False
         # Run in each forked worker first thing (multiprocessing's after-fork hooks).
         multiprocessing.util.register_after_fork(self, _start_worker)
 
@@ -82,6 +85,8 @@ class SupervisedGranian(MPServer):
             # Granian's watcher thread: joins the process, then (unless this server
             # stopped it) asks the main loop for a respawn.
             worker.inner.join()
+            if self._load_failed(worker.inner.exitcode):
+                return
             if self.interrupt_signal:
                 # Shutting down: a worker that got the signal too (a terminal's Ctrl-C
                 # reaches the whole group) and stopped first has done what was asked;
@@ -117,6 +122,18 @@ class SupervisedGranian(MPServer):
         worker._watcher = watcher
         worker.kill = kill
         return worker
+
+    def _load_failed(self, code: int | None) -> bool:
+        """Whether the worker exited because the target did not load
+        (:func:`jetmcp.run.rundir.failed_to_load`). Then every worker is stopped, none is
+        respawned (each would fail the same way), and :attr:`load_failed` is set."""
+        if not failed_to_load(code):
+            return False
+        self.load_failed = True
+        # What Granian's own SIGTERM handler does: its main loop stops every worker.
+        self.interrupt_signal = True
+        self.main_loop_interrupt.set()
+        return True
 
     def _unclean(self, line: str) -> None:
         _log.error("%s", line)

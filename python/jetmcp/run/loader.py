@@ -27,6 +27,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from jetmcp.errors import LoadError
+from jetmcp.run.rundir import WARNED, claim
 
 if TYPE_CHECKING:
     from jetmcp.server.app import Server
@@ -35,9 +36,6 @@ if TYPE_CHECKING:
 WORKDIR_ENV = "JETMCP_WORKDIR"
 #: The arguments after ``--`` (JSON), the ``sys.argv[1:]`` a called target sees.
 TARGET_ARGV_ENV = "JETMCP_TARGET_ARGV"
-#: Set once ``jetmcp run`` has checked the target (and said what was wrong with it), so its
-#: HTTP workers, importing it again, do not repeat the warnings.
-WARNED_ENV = "JETMCP_TARGET_CHECKED"
 #: Attribute names tried, in order, when a target names no attribute.
 SERVER_NAMES = ("mcp", "server", "app")
 #: Factory names tried after them.
@@ -121,12 +119,15 @@ def find_module(source: str) -> None:
             raise _no_file(source)
         return
     _path_entries(None)
+    # Only the top-level name: finding ``pkg.mod`` would import ``pkg`` (its side effects
+    # belong to the process that serves it).
+    top = source.partition(".")[0]
     try:
-        spec = importlib.util.find_spec(source)
+        spec = importlib.util.find_spec(top)
     except (ImportError, ValueError) as exc:
         raise LoadError(f"cannot import {source!r}: {exc}") from None
     if spec is None:
-        raise _no_module(source)
+        raise _no_module(top if top != source else source)
 
 
 def import_source(source: str) -> ModuleType:
@@ -293,7 +294,7 @@ def load_app(target: str, transport: str | None = None) -> Server:
 
     obj = load_object(target)
     server = adapt(obj, transport)
-    if not os.environ.get(WARNED_ENV) and offers_nothing(obj):
+    if offers_nothing(obj) and claim(WARNED):  # once, not once per HTTP worker
         import logging
 
         logging.getLogger("jetmcp").warning(
@@ -358,10 +359,14 @@ def load_or_explain(target: str, transport: str | None = None) -> Server:
         raise LoadError(f"{target!r} failed to load: {type(exc).__name__}: {exc}") from exc
 
 
-def check(target: str) -> str:
-    """Load ``target`` as :func:`load_app` would, without keeping it (``python -m``), and
-    check that the exported settings' auth can guard it; the server's name."""
-    server = load_or_explain(target, "http")
+def load_for_http(target: str) -> Server:
+    """:func:`load_or_explain` for an HTTP worker, which also checks that the exported
+    settings' auth can guard the server; a target that exits while it loads (``sys.exit``
+    at import) is a :class:`LoadError` too."""
+    try:
+        server = load_or_explain(target, "http")
+    except SystemExit as exc:
+        raise LoadError(f"{target!r} exited while loading (status {exc.code})") from exc
     from jetmcp.auth.config import AuthSetupError, resource_server
     from jetmcp.settings import Settings
 
@@ -369,30 +374,7 @@ def check(target: str) -> str:
         resource_server(Settings.from_env(), server)
     except (AuthSetupError, ImportError, ValueError) as exc:
         raise LoadError(str(exc)) from None
-    return server.name
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m jetmcp.run.loader TARGET``: exit 0 when TARGET loads, else 2 with one line."""
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1:
-        print("usage: python -m jetmcp.run.loader TARGET", file=sys.stderr)
-        return 2
-    # Run as ``-m``, this file is ``__main__``: the classes the adapters raise are the ones
-    # of the imported module.
-    import logging
-
-    from jetmcp.run import loader
-
-    # Warnings of loading (a server that offers nothing) on stderr, as jetmcp run shows them.
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="jetmcp: %(message)s")
-    try:
-        name = loader.check(args[0])
-    except loader.LoadError as exc:
-        explain(exc)
-        return 2
-    print(name)
-    return 0
+    return server
 
 
 #: What a target that raised while loading is told, to see where.
@@ -401,32 +383,32 @@ DEBUG_HINT = "--log-level debug shows the traceback"
 DEBUG_ENV = "JETMCP_DEBUG_TARGET"
 
 
-def explain(exc: LoadError) -> None:
-    """Say on stderr why a target did not load: one line; with ``--log-level debug``
-    (:data:`DEBUG_ENV`) the traceback of what the user's code raised first."""
-    import os
+def explanation(exc: LoadError) -> str:
+    """Why a target did not load: one line; with ``--log-level debug`` (:data:`DEBUG_ENV`)
+    the traceback of what the user's code raised first, then that line."""
     import traceback
 
     cause = exc.__cause__
     if os.environ.get(DEBUG_ENV) and cause is not None:
-        traceback.print_exception(cause, file=sys.stderr)
-        print(f"jetmcp: {exc}", file=sys.stderr)
-    elif cause is not None:
-        print(f"jetmcp: {exc} ({DEBUG_HINT})", file=sys.stderr)
-    else:
-        print(f"jetmcp: {exc}", file=sys.stderr)
+        return "".join(traceback.format_exception(cause)) + f"jetmcp: {exc}\n"
+    if cause is not None:
+        return f"jetmcp: {exc} ({DEBUG_HINT})\n"
+    return f"jetmcp: {exc}\n"
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def explain(exc: LoadError) -> None:
+    """Say on stderr why a target did not load (:func:`explanation`)."""
+    sys.stderr.write(explanation(exc))
+    sys.stderr.flush()
 
 
 __all__ = [
     "DEBUG_ENV",
-    "WARNED_ENV",
     "LoadError",
     "explain",
+    "explanation",
     "load_app",
+    "load_for_http",
     "load_object",
     "load_or_explain",
     "resolve",

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import sys
 from typing import TYPE_CHECKING, Any
 
 from jetmcp.auth.config import resource_server
@@ -66,11 +67,17 @@ def make_app(
 def app_from_env() -> Any:
     """Granian's factory target: builds the app in each worker from exported settings (with
     the server's custom routes beside it, when it has any: :mod:`jetmcp.transports.routes`).
-    The worker is first tied to the process that forked it: it is killed when that exits."""
+    The worker is first tied to the process that forked it: it is killed when that exits.
+
+    This import of the target is the only one of the process (``jetmcp run`` imports none
+    before it): a target that does not load ends the worker with its explanation, and
+    ``jetmcp run`` with status 2 (:mod:`jetmcp.run.rundir`); the first worker to build its
+    app prints the start-up line."""
     import multiprocessing
 
+    from jetmcp.run import console, rundir
     from jetmcp.run.lifeline import die_with_parent
-    from jetmcp.run.loader import load_app
+    from jetmcp.run.loader import LoadError, explanation, load_for_http
 
     parent = multiprocessing.parent_process()
     if parent is not None and parent.pid is not None:
@@ -78,13 +85,19 @@ def app_from_env() -> Any:
         # serving the port (jetmcp.run.lifeline).
         die_with_parent(parent.pid)
     settings = Settings.from_env()
-    server = load_app(settings.app, "http")
+    try:
+        server = load_for_http(settings.app)
+    except LoadError as exc:
+        rundir.fail_worker(explanation(exc))
     store: SessionStore | None = None
     if settings.redis_url and not settings.stateless:
         from jetmcp.state.redis import RedisSessionStore
 
         store = RedisSessionStore(server, settings)
-    return with_routes(make_app(server, settings, store), server.custom_routes)
+    app = with_routes(make_app(server, settings, store), server.custom_routes)
+    if rundir.run_dir() is not None and rundir.claim(rundir.ANNOUNCED):
+        print(f"jetmcp: {console.startup_line(server.name, settings)}", file=sys.stderr, flush=True)
+    return app
 
 
 class SessionManager:

@@ -19,7 +19,9 @@ forked workers serving it (issue 39's supervisor; issue 40's faults).
   once.
 - Children are reaped as they end (SIGCHLD wakes the loop): no zombie.
 - The exit status (the return value) is 0 when every worker stopped with status 0 when
-  asked to, 1 when any died unexpectedly, exited non-zero or had to be killed.
+  asked to, 1 when any died unexpectedly, exited non-zero or had to be killed, 2 when a
+  worker's target did not load (:func:`jetmcp.run.rundir.failed_to_load`): then every
+  worker is stopped and none restarted.
 
 Signals reach Python handlers in the main thread only: :func:`serve_workers` must be
 called there, and ``PR_SET_PDEATHSIG`` fires when the forking thread ends, which is this one.
@@ -41,6 +43,7 @@ from dataclasses import dataclass, field
 from types import FrameType
 
 from jetmcp.run.lifeline import die_with_parent
+from jetmcp.run.rundir import failed_to_load
 
 #: Defaults of :func:`serve_workers`' restart policy (seconds, deaths).
 RESTART_DELAY = 0.1
@@ -88,6 +91,7 @@ class _Supervisor:
     stop_signal: int = 0
     hurry: bool = False
     unclean: bool = False
+    load_failed: bool = False
     _wake_r: int = -1
     _wake_w: int = -1
 
@@ -148,6 +152,14 @@ class _Supervisor:
 
     def _ended(self, place: _Place, status: int) -> None:
         how = describe_status(status)
+        if os.WIFEXITED(status) and failed_to_load(os.WEXITSTATUS(status)):
+            # The target does not load: every worker would fail the same way. No restart;
+            # the run stops and ends with status 2 (its caller says why: jetmcp.run.rundir).
+            self.load_failed = True
+            self.stop_signal = self.stop_signal or signal.SIGTERM
+            return
+        if self.load_failed and os.WIFSIGNALED(status) and os.WTERMSIG(status) == self.stop_signal:
+            return  # stopped, still importing, by the stop the failed load asked for
         if self.stop_signal:
             if status != 0:
                 self.unclean = True
@@ -217,7 +229,7 @@ class _Supervisor:
                 signal.signal(signum, handler)
             os.close(self._wake_r)
             os.close(self._wake_w)
-        return 1 if self.unclean else 0
+        return 2 if self.load_failed else 1 if self.unclean else 0
 
     def _serve(self) -> None:
         while not self.stop_signal:
@@ -281,8 +293,8 @@ def serve_workers(
 ) -> int:
     """Keep ``workers`` forked processes running ``worker_main(sock)`` until SIGTERM or
     SIGINT, then drain them within ``grace`` seconds; the exit status to leave with (0, or
-    1 when a worker died unexpectedly, exited non-zero or had to be killed). See the
-    module's text for the rules."""
+    1 when a worker died unexpectedly, exited non-zero or had to be killed; 2 when a
+    worker's target did not load). See the module's text for the rules."""
     if workers < 1:
         raise ValueError("workers must be at least 1")
     if restart_delay <= 0 or restart_delay_max < restart_delay:

@@ -24,6 +24,7 @@ from jetmcp._wire import encode_notification
 from jetmcp.core.call import NULL_SINK, EncodedResult, Handler, Session
 from jetmcp.core.mrtr import Rounds
 from jetmcp.core.request_state import DEFAULT_TTL_SECONDS, StateSealer
+from jetmcp.core.threads import calling_loop
 from jetmcp.protocol.revisions import Revision
 from jetmcp.server.access import allowed
 from jetmcp.server.caching import CacheScope, check_hint
@@ -703,16 +704,27 @@ class Server(Handlers, Serving):
             self._hints.pop(hinted, None)
         for listener in self._listeners:
             listener(kind)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            # A sync tool in the pool: the loop that called it announces the change. Any
+            # other thread announces with notify_*_changed().
+            calling = calling_loop()
+            if calling is not None:
+                calling.call_soon_threadsafe(self._announce, kind)
+            elif self.fanout is None:
+                self._subscriptions.list_changed(kind)
+            return
+        self._announce(kind)
+
+    def _announce(self, kind: Kind) -> None:
+        # On the serving loop: the list change to listen streams and sessions (or the fan-out).
         fanout = self.fanout
         if fanout is None:
             self._subscriptions.list_changed(kind)
             if not self.sessions:
                 return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            # Not on the serving loop (another thread): announce with notify_*_changed().
-            return
+        loop = asyncio.get_running_loop()
         if fanout is not None:
             task = loop.create_task(fanout.list_changed(kind))
         else:

@@ -8,6 +8,7 @@ import logging
 import types
 import typing
 from collections.abc import Awaitable, Callable, Iterable
+from time import perf_counter_ns
 from typing import TYPE_CHECKING, Any, Literal, Unpack
 
 import pydantic_core
@@ -133,6 +134,7 @@ class Tool:
         "timeout",
         "title",
         "ttl_ms",
+        "watch_ns",
     )
 
     def __init__(self, fn: Callable[..., Any], **options: Unpack[ToolKeywords]) -> None:
@@ -197,6 +199,9 @@ class Tool:
         )
         #: What a call calls: the function itself, or its :attr:`sync` way now.
         self.invoke: Callable[..., Any] = fn if self.sync is None else self.sync.current
+        #: Nanoseconds over which a call of :attr:`invoke` demotes the promoted tool (see
+        #: :attr:`SyncCall.watch_ns`); None: calls are not timed.
+        self.watch_ns: int | None = None if self.sync is None else self.sync.watch_ns
         #: Whether a call gives back an awaitable (an ``async`` function, or a synchronous
         #: one run in the pool: see :meth:`_switched`).
         self.is_async = declared_async
@@ -245,6 +250,7 @@ class Tool:
         sync = self.sync
         assert sync is not None
         self.invoke = sync.current
+        self.watch_ns = sync.watch_ns
         self.is_async = not sync.inline_now
         old = self.route
         self.route = self._route()
@@ -288,6 +294,7 @@ class Tool:
                 if model_out is None
                 else (model_out, model_out.__pydantic_serializer__.to_json, MODEL_JSON),
                 data_out=self._data_route(),
+                **self._watch(),
             )
         if plain is None or self.arguments.var_keyword:
             # Python reads the arguments and calls the tool (Tool.call); the extension
@@ -311,7 +318,15 @@ class Tool:
             self.context_param,
             step=self.is_async and self.timeout is None,
             data_out=self._data_route(),
+            **self._watch(),
         )
+
+    def _watch(self) -> dict[str, Any]:
+        """The route's ``slow_ns`` and ``on_slow`` for a promoted tool (the extension times
+        its calls), else nothing."""
+        if self.watch_ns is None or self.sync is None:
+            return {}
+        return {"slow_ns": self.watch_ns, "on_slow": self.sync.slow_ns}
 
     def _data_route(self) -> _wire.DataOut | None:
         """The route's ``data_out``, when this class shapes the results."""
@@ -397,14 +412,35 @@ class Tool:
         if self.context_param is not None:
             assert call is not None, "a tool that takes a Context is started with its Call"
             kwargs[self.context_param] = Context(call, server)
-        try:
-            value = self.invoke(**kwargs)
-        except Exception as exc:
-            return self.failure(exc, revision)
+        watch = self.watch_ns
+        if watch is None:
+            try:
+                value = self.invoke(**kwargs)
+            except Exception as exc:
+                return self.failure(exc, revision)
+        else:
+            # A promoted synchronous tool, timed here as the extension times it.
+            began = perf_counter_ns()
+            try:
+                value = self.invoke(**kwargs)
+            except BaseException as exc:
+                took = perf_counter_ns() - began
+                if took > watch:
+                    self._slow(took)
+                if not isinstance(exc, Exception):
+                    raise
+                return self.failure(exc, revision)
+            took = perf_counter_ns() - began
+            if took > watch:
+                self._slow(took)
         if self.is_async:
             started: Awaitable[Any] = value
             return started
         return self.shape(value, revision)
+
+    def _slow(self, took_ns: int) -> None:
+        if self.sync is not None:
+            self.sync.slow_ns(took_ns)
 
     async def _shaped(self, started: Awaitable[Any], revision: Revision) -> dict[str, Any]:
         try:

@@ -74,11 +74,16 @@ class SessionStore(Protocol):
 class Relay(Protocol):
     """Carries what a client sent to one worker to the worker it concerns: an answer to a
     server-to-client request, or a ``notifications/cancelled``. Only a store shared between
-    processes has one; both calls return at once (the delivery runs in the background)."""
+    processes has one. Each call gives the delivery for the request that carried it to
+    await: it raises :class:`~jetmcp.errors.McpError` (-32000, saying what was lost) when
+    the shared state refused the write or did not take it in time, so the client is told
+    (HTTP 503) instead of 202."""
 
-    def answer(self, session_id: str, request_id: Any, is_error: bool, value: Any) -> None: ...
+    def answer(
+        self, session_id: str, request_id: Any, is_error: bool, value: Any
+    ) -> Awaitable[None]: ...
 
-    def cancel(self, session_id: str, request_id: Any) -> None: ...
+    def cancel(self, session_id: str, request_id: Any) -> Awaitable[None]: ...
 
 
 class SharedTask(Protocol):

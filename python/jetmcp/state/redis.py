@@ -150,7 +150,11 @@ class RedisSessionStore:
         if not entry.promoted or time.monotonic() - entry.touched >= self._touch_every:
             entry.touched = time.monotonic()
             entry.promoted = True
-            state.spawn(self._touch(session_id))
+            state.spawn(
+                self._touch(session_id),
+                f"the last use of session {session_id[:8]}… (its idle time counts from an "
+                "earlier use)",
+            )
         return entry
 
     async def get(self, session_id: str) -> Session | None:
@@ -310,15 +314,30 @@ class RedisSessionStore:
     def relay(self) -> RedisSessionStore:
         return self
 
-    def answer(self, session_id: str, request_id: Any, is_error: bool, value: Any) -> None:
+    def answer(
+        self, session_id: str, request_id: Any, is_error: bool, value: Any
+    ) -> Awaitable[None]:
         payload = orjson.dumps([request_id, is_error, value])
         message = b"ans " + self.state.worker.encode() + b" " + session_id.encode() + b" "
-        self.state.spawn(self.state.publish(message + payload))
+        return self._deliver(f"the answer to request {request_id!r}", message + payload)
 
-    def cancel(self, session_id: str, request_id: Any) -> None:
+    def cancel(self, session_id: str, request_id: Any) -> Awaitable[None]:
         payload = orjson.dumps(request_id)
         message = b"can " + self.state.worker.encode() + b" " + session_id.encode() + b" "
-        self.state.spawn(self.state.publish(message + payload))
+        return self._deliver(f"the cancellation of request {request_id!r}", message + payload)
+
+    async def _deliver(self, what: str, message: bytes) -> None:
+        try:
+            await self.state.publish(message)
+        except StateUnavailable as exc:
+            # A command Redis did not answer in time may still run once it does: the
+            # client cannot be told it was lost, only that it may have been. Sending it
+            # again is harmless (an answer resolves its request once, a cancel is idempotent).
+            raise McpError(
+                SERVER_ERROR,
+                f"{what} may not have reached the session's other workers: {exc}; "
+                "send it again (a repeat is harmless)",
+            ) from None
 
     # -- Fanout --------------------------------------------------------------------------
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
 import logging
 import secrets
@@ -60,19 +61,36 @@ def check_reachable(url: str, timeout: float) -> str | None:
     return None
 
 
+#: Draws the shared key unless there is one, and answers it: one round trip.
+_DRAW_KEY = "redis.call('SET', KEYS[1], ARGV[1], 'NX') return redis.call('GET', KEYS[1])"
+
+
 def shared_state_key(url: str, prefix: str, timeout: float) -> str:
     """The key sealing 2026-07-28 ``requestState`` that every server on this Redis and prefix
     agrees on: the first to ask draws it (``P state-key``), the others read it. For servers
-    not given ``JETMCP_STATE_KEY``, so a retry may land on any host."""
-    import redis as sync_redis
+    not given ``JETMCP_STATE_KEY``, so a retry may land on any host. Connecting, the one
+    round trip and any retry share one deadline, ``timeout`` seconds from the call (they
+    each had the whole of it: a Redis that answered slowly took twice as long or more)."""
+    return asyncio.run(_shared_state_key(url, prefix + "state-key", timeout))
 
-    client = sync_redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
+
+async def _shared_state_key(url: str, key: str, timeout: float) -> str:  # noqa: ASYNC109
+    # RESP2 and no CLIENT SETINFO: connecting sends nothing (RESP3 costs a HELLO and a
+    # CLIENT MAINT_NOTIFICATIONS round trip first), the EVAL is the one round trip.
+    client = aioredis.Redis.from_url(
+        url,
+        socket_timeout=timeout,
+        socket_connect_timeout=timeout,
+        protocol=2,
+        driver_info=None,
+    )
     try:
-        key = prefix + "state-key"
-        client.set(key, secrets.token_urlsafe(32), nx=True)
-        value = client.get(key)
+        async with asyncio.timeout(timeout):
+            value = await client.eval(_DRAW_KEY, 1, key, secrets.token_urlsafe(32))
+    except TimeoutError:
+        raise RedisError(f"no answer within {timeout:g} s") from None
     finally:
-        client.close()
+        await client.aclose()
     if not isinstance(value, bytes):
         raise RedisError("the shared requestState key could not be read")
     return value.decode()
@@ -175,20 +193,21 @@ class RedisState:
         with contextlib.suppress(RedisError, OSError, RuntimeError):
             await self.client.aclose()
 
-    def spawn(self, work: Coroutine[Any, Any, Any]) -> None:
-        """Run ``work`` in the background (kept referenced; a failure is logged)."""
+    def spawn(self, work: Coroutine[Any, Any, Any], lost: str = "") -> None:
+        """Run ``work`` in the background (kept referenced). It is for writes no client
+        waits for (a request that waits awaits its write and is told when it fails), so a
+        failure is logged at warning, naming ``lost``: what the shared state now lacks."""
         task = asyncio.ensure_future(work)
         self._tasks.add(task)
-        task.add_done_callback(self._done)
+        task.add_done_callback(functools.partial(self._done, lost))
 
-    def _done(self, task: asyncio.Task[Any]) -> None:
+    def _done(self, lost: str, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
             exc = task.exception()
             if isinstance(exc, StateUnavailable | RedisError | OSError):
-                # A write nobody awaits (a relayed answer, a cancellation, a task's mirror,
-                # a session's last use): never dropped silently.
-                log.warning("background Redis work failed: %s", exc)
+                # Never dropped silently: the log says what was lost, and why.
+                log.warning("not stored in Redis: %s (%s)", lost or "background work", exc)
             else:
                 log.error("background Redis work failed", exc_info=exc)
 

@@ -116,7 +116,12 @@ class RedisStreams(SessionStreams):
             log.warning("event %s-%d not logged: %s", stream, seq, exc)
 
     def ended(self, stream: str) -> None:
-        self.store.state.spawn(self.store.state.run("post_end", self.sid, stream))
+        state = self.store.state
+        state.spawn(
+            state.run("post_end", self.sid, stream),
+            f"the end of stream {stream} (a client resuming it elsewhere waits until the "
+            "session's idle sweep)",
+        )
 
     # -- GET streams ---------------------------------------------------------------------
 
@@ -195,7 +200,10 @@ class RedisStreams(SessionStreams):
                 pass
             finally:
                 self._detach(remote)
-                state.spawn(state.run("release_post", self.sid, state.worker, stream))
+                state.spawn(
+                    state.run("release_post", self.sid, state.worker, stream),
+                    f"the release of stream {stream}'s resumption here",
+                )
             return
 
         if resume is None:
@@ -261,7 +269,9 @@ class RedisStreams(SessionStreams):
                     remote.written,
                     store.maxlen,
                     store.log_ttl_ms,
-                )
+                ),
+                f"the release of GET stream {stream} and the return of what it did not "
+                "deliver to the session's log",
             )
 
     async def _replay(self, transport: Any, remote: _Remote, events: list[Any]) -> None:

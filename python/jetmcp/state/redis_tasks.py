@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
+import time
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +38,8 @@ log = logging.getLogger("jetmcp.redis")
 #: Seconds ``tasks/result`` waits for the ``tdone`` broadcast before it looks again (and
 #: checks that the task's worker still runs).
 RECHECK_SECONDS = 2.0
+#: Seconds between two tries of a task's final state that Redis did not take.
+RETRY_SECONDS = 1.0
 _BASE = ("taskId", "status", "statusMessage", "createdAt", "lastUpdatedAt")
 
 
@@ -84,9 +88,19 @@ class RedisTasks:
         return created
 
     def _mirror(self, task: SharedTask) -> None:
-        self.state.spawn(self._write(task))
+        # A change of the running task: no client waits for it (tasks/get in any worker
+        # reads it from Redis), so a refused write is logged with what the others miss. Its
+        # final state is retried until it lands (see _write).
+        self.state.spawn(
+            self._write(task, retry=task.terminal),
+            f"task {task.id} is now {task.status} (other workers see its previous state)",
+        )
 
-    async def _write(self, task: SharedTask) -> None:
+    async def _write(self, task: SharedTask, retry: bool = False) -> None:
+        """Put the task's state in Redis. With ``retry`` (its final state, which nothing
+        would write again: every worker would report it running for as long as this one
+        lives), a write Redis does not take is tried again every :data:`RETRY_SECONDS`
+        until it lands, the task's ttl passes, or the worker stops; each miss is logged."""
         entry = self.local.get(task.id)
         if entry is None:
             return
@@ -113,16 +127,25 @@ class RedisTasks:
             "inputs",
             _inputs_json(task),
         ]
-        await self.state.run(
-            "task_put",
-            task.id,
-            version,
-            kind,
-            scope,
-            self.state.worker,
-            ttl if isinstance(ttl, int) else -1,
-            *fields,
-        )
+        ttl_ms = ttl if isinstance(ttl, int) else -1
+        until = time.monotonic() + ttl_ms / 1000 if retry and ttl_ms > 0 else math.inf
+        while True:
+            try:
+                await self.state.run(
+                    "task_put", task.id, version, kind, scope, self.state.worker, ttl_ms, *fields
+                )
+                return
+            except StateUnavailable as exc:
+                if not retry or time.monotonic() + RETRY_SECONDS >= until:
+                    raise
+                log.warning(
+                    "not stored in Redis yet: task %s's final state, %s (%s); trying again in %g s",
+                    task.id,
+                    task.status,
+                    exc,
+                    RETRY_SECONDS,
+                )
+            await asyncio.sleep(RETRY_SECONDS)
 
     # -- any worker ----------------------------------------------------------------------
 
@@ -204,7 +227,11 @@ class RedisTasks:
             sinks.remove(sink)
             if not sinks:
                 del self._sinks[task_id]
-                self.state.spawn(self.state.run("task_sink", task_id, worker, "0"))
+                self.state.spawn(
+                    self.state.run("task_sink", task_id, worker, "0"),
+                    f"the end of the wait for task {task_id}'s messages here (they are "
+                    "sent to this worker, which drops them, until the task ends)",
+                )
 
     def deliver(self, task_id: str, message: bytes) -> None:
         """A message of a task running elsewhere, for the ``tasks/result`` waiting here."""

@@ -23,6 +23,7 @@ from jetmcp.core.reply import (
     SESSION_BUSY,
     STOPPING,
     TOO_LARGE,
+    UNDELIVERED,
     Reply,
 )
 from jetmcp.core.reply import PARSE_ERROR as PARSE_ERROR_KIND
@@ -72,7 +73,7 @@ class HttpError(Exception):
 
 #: The status of each kind of reply (a FAILED one is looked up by its code).
 _KIND_STATUS = {OK: 200, PARSE_ERROR_KIND: 400, INVALID: 400, TOO_LARGE: 413, BUSY: 503,
-                SESSION_BUSY: 429, STOPPING: 503}  # fmt: skip
+                SESSION_BUSY: 429, STOPPING: 503, UNDELIVERED: 503}  # fmt: skip
 #: 2026-07-28: the status of a single request's error reply, by its JSON-RPC code (client
 #: errors 400, an unknown method 404, anything else 200).
 _MODERN_FAILURE = {

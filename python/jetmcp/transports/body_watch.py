@@ -7,7 +7,11 @@ at least half of the worker's connection cap (``max_connections``, Granian's
 ``header_timeout_seconds`` instead, oldest first: connections held by stalled or slow
 bodies are what keeps a new client out (Granian accepts no connection past the cap), and a
 new well-formed client must not wait longer than the header timeout for them (issue 40
-item 4: 64 slow-body sockets made one wait the whole 5 s body timeout).
+item 4: 64 slow-body sockets made one wait the whole 5 s body timeout). Bodies sent with
+``Content-Length`` and chunked ones (:func:`read_chunks`) are watched alike.
+
+The connection cap is the one in force: ``jetmcp run`` lowers ``max_connections`` to fit the
+open files limit before its workers start, and they are given the lowered value.
 """
 
 from __future__ import annotations
@@ -18,6 +22,24 @@ from jetmcp.settings import Settings
 
 #: The longest pause between two looks, in seconds.
 MAX_INTERVAL = 1.0
+
+
+class TooLarge(ValueError):
+    """A chunked body past ``max_body_bytes`` (the HTTP app answers 413)."""
+
+
+async def read_chunks(chunks: Any, limit: int) -> bytes:
+    """A body sent without ``Content-Length``: the chunks ``chunks`` yields (an RSGI
+    protocol's async iteration), joined; :class:`TooLarge` once past ``limit`` bytes. Run as
+    a task of its own, so the watch can cancel it like any other body read."""
+    parts: list[bytes] = []
+    total = 0
+    async for chunk in chunks:
+        total += len(chunk)
+        if total > limit:
+            raise TooLarge(f"Body exceeds {limit} bytes")
+        parts.append(chunk)
+    return b"".join(parts)
 
 
 def interval_of(settings: Settings) -> float:
@@ -52,4 +74,11 @@ def evict_stalled(reading: dict[Any, float], now: float, settings: Settings) -> 
     return interval
 
 
-__all__ = ["MAX_INTERVAL", "evict_stalled", "interval_of", "under_pressure"]
+__all__ = [
+    "MAX_INTERVAL",
+    "TooLarge",
+    "evict_stalled",
+    "interval_of",
+    "read_chunks",
+    "under_pressure",
+]

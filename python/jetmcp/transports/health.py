@@ -4,11 +4,12 @@
 - ``GET /healthz``: liveness. This worker's event loop answered: 200 ``{"status":"ok"}``.
 - ``GET /readyz``: readiness. 200 ``{"status":"ready"}`` while the worker serves and its
   shared state answers (with Redis: its pub/sub link is up and a ``PING`` came back within
-  :data:`PING_SECONDS`, or the Redis timeout when that is shorter); 503
+  ``ready_ping_seconds``, or the Redis timeout when that is shorter); 503
   ``{"status":"draining"}`` once a graceful stop began, 503 ``{"status":"unavailable"}``
-  while Redis does not answer. A Redis verdict is kept :data:`CACHE_SECONDS`, so probes every
-  second (from every replica's kubelet, or a load balancer) cost at most one ``PING`` a
-  second per worker.
+  while Redis does not answer. A Redis verdict is kept ``ready_cache_seconds``, so probes
+  every second (from every replica's kubelet, or a load balancer) cost at most one ``PING``
+  per period per worker. (Both are settings, ``--ready-cache-seconds`` and
+  ``--ready-ping-seconds``, 1 s by default.)
 
 Both are served before the Host/Origin checks and the bearer guard (an orchestrator's probe
 carries no token, and its Host is the pod's address), open no MCP session and count in no
@@ -24,11 +25,6 @@ from typing import Any
 LIVENESS_PATH = "/healthz"
 READINESS_PATH = "/readyz"
 HEALTH_PATHS = frozenset((LIVENESS_PATH, READINESS_PATH))
-#: How long a readiness verdict on Redis is kept, in seconds.
-CACHE_SECONDS = 1.0
-#: The most a readiness ``PING`` to Redis may take, in seconds (less when
-#: ``--redis-timeout-seconds`` is less).
-PING_SECONDS = 1.0
 
 _HEADERS = [("content-type", "application/json"), ("cache-control", "no-store")]
 OK = b'{"status":"ok"}'
@@ -89,7 +85,8 @@ class Health:
 
     async def _ping(self) -> bool:
         state = self.state
-        bound = min(PING_SECONDS, state.settings.redis_timeout_seconds)
+        settings = state.settings
+        bound = min(settings.ready_ping_seconds, settings.redis_timeout_seconds)
         try:
             async with asyncio.timeout(bound):
                 await state.client.ping()
@@ -97,7 +94,7 @@ class Health:
         except Exception:
             verdict = False
         self._verdict = verdict
-        self._until = time.monotonic() + CACHE_SECONDS
+        self._until = time.monotonic() + settings.ready_cache_seconds
         return verdict
 
 
@@ -111,10 +108,8 @@ async def serve_health(app: Any, scope: Any, proto: Any, draining: object = None
 
 
 __all__ = [
-    "CACHE_SECONDS",
     "HEALTH_PATHS",
     "LIVENESS_PATH",
-    "PING_SECONDS",
     "READINESS_PATH",
     "Health",
     "serve_health",

@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 import time
 from collections.abc import Callable, Coroutine
@@ -39,6 +40,7 @@ from jetmcp.core.deadlines import STOP_SHUTDOWN
 from jetmcp.core.dispatch import Dispatcher
 from jetmcp.core.exchange import Exchange, LazyExchange, Started
 from jetmcp.core.reply import Reply
+from jetmcp.core.threads import exit_if_abandoned
 from jetmcp.errors import INTERNAL_ERROR, INVALID_REQUEST, SERVER_ERROR
 from jetmcp.protocol import modern, revisions
 from jetmcp.server.app import Server
@@ -70,7 +72,7 @@ from jetmcp.transports._http import (
     unreadable,
 )
 from jetmcp.transports.auth import AuthRefusal, BearerGuard
-from jetmcp.transports.body_watch import evict_stalled
+from jetmcp.transports.body_watch import TooLarge, evict_stalled, read_chunks
 from jetmcp.transports.health import HEALTH_PATHS, serve_health
 from jetmcp.transports.http_reply import (
     answered,
@@ -428,6 +430,8 @@ class McpHttpApp:
         if close is not None and not loop.is_closed():
             with contextlib.suppress(Exception):
                 loop.run_until_complete(close())
+        # Tool calls still running in threads now are abandoned: the exit status says so.
+        exit_if_abandoned(f"worker pid {os.getpid()}")
 
     def shutdown(self) -> None:
         """Begin a graceful stop (see :meth:`__rsgi_init__`); a second call changes nothing."""
@@ -516,25 +520,25 @@ class McpHttpApp:
         return await self._read_chunked(proto)
 
     async def _read_chunked(self, proto: Any) -> bytes:
-        """A body sent without ``Content-Length``, refused (413) once past the limit and
-        (408) when it takes longer than ``body_timeout_seconds`` (an ``asyncio.timeout``
-        here: this path is rare, the watch of :meth:`_read_sized` is for the usual one)."""
-        limit = self.settings.max_body_bytes
-        seconds = self.settings.body_timeout_seconds
-        chunks: list[bytes] = []
-        total = 0
+        """A body sent without ``Content-Length``, refused (413) once past the limit. Its
+        read is watched like :meth:`_read_sized`'s (it counts towards the pressure on the
+        connection cap and is cut short with it: 408 past the body timeout, or past the
+        header timeout under pressure)."""
+        reading = asyncio.ensure_future(read_chunks(proto, self.settings.max_body_bytes))
+        watch = self._reading
+        watch[reading] = self._clock
         try:
-            async with asyncio.timeout(seconds if seconds > 0 else None):
-                async for chunk in proto:
-                    total += len(chunk)
-                    if total > limit:
-                        raise HttpError(413, INVALID_REQUEST, f"Body exceeds {limit} bytes")
-                    chunks.append(chunk)
-        except TimeoutError:
+            return await reading
+        except asyncio.CancelledError:
+            if cancelling():
+                raise
             raise self._body_refusal() from None
+        except TooLarge as exc:
+            raise HttpError(413, INVALID_REQUEST, str(exc)) from None
         except RuntimeError:
             raise incomplete_body() from None
-        return b"".join(chunks)
+        finally:
+            watch.pop(reading, None)
 
     def _usual(self, scope: Any) -> tuple[int, revisions.Revision | None, Any, Any] | None:
         """Whether a POST to the MCP path is the usual one, judged on its headers alone: one

@@ -425,15 +425,16 @@ class StdioServer:
         for task in self._tasks:
             task.cancel()
 
-    def terminate(self) -> None:
-        """SIGTERM: read no more input, and drain what is running as at the end of stdin
-        (within ``shutdown_grace_seconds``, then answered with an error; the process then
-        exits 1). A second SIGTERM changes nothing."""
+    def terminate(self, name: str = "SIGTERM") -> None:
+        """SIGTERM or SIGINT (``name``), as HTTP treats both: read no more input, and drain
+        what is running as at the end of stdin (within ``shutdown_grace_seconds``, then
+        answered with an error; the process then exits 1). A second signal changes nothing."""
         if self.terminated or self._done is None or self._done.done():
             return
         self.terminated = True
         log.info(
-            "SIGTERM: %d requests in flight get up to %g s to finish",
+            "%s: %d requests in flight get up to %g s to finish",
+            name,
             len(self._tasks),
             self.settings.shutdown_grace_seconds,
         )
@@ -514,8 +515,11 @@ async def serve_stdio(
             await loop.connect_read_pipe(lambda: pipe, os.fdopen(in_fd, "rb", 0))
         else:
             stdio.input = _ThreadInput(in_fd, stdio, loop)
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(signal.SIGTERM, stdio.terminate)
+        # SIGINT drains like SIGTERM, as on HTTP (a Ctrl-C in a terminal, or a host that
+        # stops its servers with SIGINT, loses no answer that could still come).
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(signum, stdio.terminate, signal.Signals(signum).name)
 
     # The lifespan opens before the first line is read and closes at EOF, once every request
     # still running has finished.

@@ -8,7 +8,7 @@ default revision).
 
 from __future__ import annotations
 
-import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +28,7 @@ from harness.messages import (
     request,
     tool_text,
 )
+from harness.servers import HttpServer
 
 
 @dataclass(frozen=True)
@@ -281,30 +282,37 @@ def test_header_contradicting_a_batching_session_is_400(
 # ------------------------------------------------------------------ concurrency
 
 
-def sleep_batch(ms: int = 600) -> list[dict[str, Any]]:
-    def sleep(i: int) -> dict[str, Any]:
-        return request("tools/call", {"name": "sleep", "arguments": {"ms": ms}}, id=i)
-
-    echo = request("tools/call", {"name": "echo", "arguments": {"text": "quick"}}, id=3)
-    return [sleep(1), sleep(2), echo, sleep(4)]
+@pytest.fixture(scope="module")
+def rendezvous_url(engine: str) -> Iterator[str]:
+    """A server whose ``meet`` calls finish only when all of them run at once."""
+    server = HttpServer(app="tests/apps/rendezvous_app.py:app", engine=engine)
+    try:
+        yield server.url
+    finally:
+        server.stop()
 
 
 @pytest.mark.parametrize("source", ["none", "session", "header"])
 def test_batch_entries_run_concurrently_in_request_order(
-    client: httpx.Client, http_url: str, source: str
+    client: httpx.Client, rendezvous_url: str, source: str, engine: str
 ) -> None:
-    bound = Bound(Channel(DEFAULT_REVISION, source), client, http_url)
-    started = time.monotonic()
-    resp = bound.post(sleep_batch())
-    elapsed = time.monotonic() - started
-    replies = batch_reply(resp)
+    # Three entries that can only finish together (each waits for the other two), around a
+    # quick one: run one after the other, the first would give up alone.
+    bound = Bound(Channel(DEFAULT_REVISION, source), client, rendezvous_url)
+    key = f"batch-{source}-{engine}"
+
+    def meet(i: int) -> dict[str, Any]:
+        arguments = {"key": key, "parties": 3}
+        return request("tools/call", {"name": "meet", "arguments": arguments}, id=i)
+
+    echo = request("tools/call", {"name": "echo", "arguments": {"text": "quick"}}, id=3)
+    replies = batch_reply(bound.post([meet(1), meet(2), echo, meet(4)]))
     assert [r["id"] for r in replies] == [1, 2, 3, 4]
     for reply in replies:
         result = assert_result(reply, reply["id"])
         assert not result.get("isError"), result
     assert "quick" in tool_text(replies[2]["result"])
-    assert elapsed >= 0.55, f"sleep did not sleep ({elapsed:.3f}s)"
-    assert elapsed < 1.5, f"three 600 ms sleeps took {elapsed:.3f}s: not run concurrently"
+    assert [tool_text(replies[i]["result"]) for i in (0, 1, 3)] == ["together"] * 3
 
 
 @pytest.mark.parametrize("version", [None, *REVISIONS])

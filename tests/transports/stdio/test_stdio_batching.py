@@ -173,27 +173,38 @@ def test_initialize_in_a_batch_is_refused_and_changes_nothing(srv: Negotiated, a
         srv.assert_refused(later)
 
 
+@pytest.fixture
+def rendezvous() -> Iterator[StdioServer]:
+    """A stdio server whose ``meet`` calls finish only when all of them run at once."""
+    server = StdioServer(app="tests/apps/rendezvous_app.py:app")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 @pytest.mark.parametrize("negotiated", [DEFAULT_REVISION, None], ids=["2025-03-26", "default"])
 def test_batch_entries_run_concurrently_in_request_order(
-    stdio: StdioServer, negotiated: str | None
+    rendezvous: StdioServer, negotiated: str | None
 ) -> None:
+    # Three entries that can only finish together (each waits for the other two), around a
+    # quick one: run one after the other, the first would give up alone.
     if negotiated is not None:
-        stdio.initialize(negotiated)
+        rendezvous.initialize(negotiated)
+    key = f"batch-{negotiated}"
 
-    def sleep(i: int) -> dict[str, Any]:
-        return request("tools/call", {"name": "sleep", "arguments": {"ms": 600}}, id=i)
+    def meet(i: int) -> dict[str, Any]:
+        arguments = {"key": key, "parties": 3}
+        return request("tools/call", {"name": "meet", "arguments": arguments}, id=i)
 
     echo = request("tools/call", {"name": "echo", "arguments": {"text": "quick"}}, id=3)
-    started = time.monotonic()
-    reply = stdio.call([sleep(1), sleep(2), echo, sleep(4)])
-    elapsed = time.monotonic() - started
+    reply = rendezvous.call([meet(1), meet(2), echo, meet(4)])
     assert isinstance(reply, list), reply
     assert [r["id"] for r in reply] == [1, 2, 3, 4]
     for entry in reply:
         assert not assert_result(entry, entry["id"]).get("isError"), entry
     assert tool_text(reply[2]["result"]) == "quick"
-    assert elapsed >= 0.55, f"sleep did not sleep ({elapsed:.3f}s)"
-    assert elapsed < 1.5, f"three 600 ms sleeps took {elapsed:.3f}s: not run concurrently"
+    assert [tool_text(reply[i]["result"]) for i in (0, 1, 3)] == ["together"] * 3
 
 
 def test_single_messages_still_work(srv: Negotiated) -> None:

@@ -9,6 +9,8 @@ import signal
 import time
 from typing import Any
 
+import pytest
+
 from harness.servers import StdioServer
 
 APP = "tests.apps.caps_app:app"
@@ -30,18 +32,24 @@ def started(*extra: str) -> StdioServer:
     return io
 
 
-def test_sigterm_answers_every_call_in_flight_within_the_grace() -> None:
-    io = started("--shutdown-grace-seconds", "20")
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_stop_signal_answers_every_call_in_flight_within_the_grace(
+    signum: signal.Signals,
+) -> None:
+    """SIGINT drains like SIGTERM, as on HTTP (before, SIGINT ended the process at once with
+    a KeyboardInterrupt and no answer)."""
+    io = started("--shutdown-grace-seconds", "20", "--log-level", "info")
     try:
         for i in range(10):
             io.send(sleep_call(1000, f"c{i}"))
         time.sleep(0.3)
-        io.proc.send_signal(signal.SIGTERM)
+        io.proc.send_signal(signum)
         replies = [io.read() for _ in range(10)]
         assert sorted(r["id"] for r in replies) == sorted(f"c{i}" for i in range(10))
         for reply in replies:
             assert reply["result"]["content"][0]["text"] == "slept 1000 ms", reply
         assert io.wait() == 0, io.stderr()
+        assert f"{signum.name}: 10 requests in flight" in io.stderr(), io.stderr()
     finally:
         io.stop()
 

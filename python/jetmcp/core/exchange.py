@@ -40,7 +40,6 @@ class Exchange:
         "channel",
         "eager",
         "headers",
-        "http_headers",
         "inflight",
         "opened",
         "opener",
@@ -66,7 +65,6 @@ class Exchange:
         eager: bool = False,
         opener: Callable[[Exchange], Sink] | None = None,
         channel: Any = None,
-        http_headers: Any = None,
     ) -> None:
         self.revision = revision
         self.session = session
@@ -75,9 +73,6 @@ class Exchange:
         #: Makes the sink when it is None and first asked for (None: it is NULL_SINK).
         self.opener = opener
         self.channel = channel
-        #: The HTTP request's headers as the engine holds them (None: no HTTP request, as
-        #: on stdio), decoded only when a tool asks (:mod:`jetmcp.core.request`).
-        self.http_headers = http_headers
         self.inflight = inflight
         self.answer_cancelled = answer_cancelled
         self.headers = headers
@@ -90,6 +85,11 @@ class Exchange:
         #: coroutine handler then runs inside ``start``, and a handler that finishes without
         #: suspending is answered at once, with no waiting machinery.
         self.eager = eager
+
+    #: The HTTP request's headers as the engine holds them, decoded only when a tool asks
+    #: (:mod:`jetmcp.core.request`): None here (no HTTP request, as on stdio), set on an
+    #: :class:`HttpExchange` (a class attribute, so an exchange off HTTP pays nothing).
+    http_headers: Any = None
 
     @property
     def sink(self) -> Sink:
@@ -122,6 +122,13 @@ class Exchange:
         close = getattr(self.sink, "close_stream", None)
         if close is not None:
             await close(retry_ms)
+
+
+class HttpExchange(Exchange):
+    """The exchange of an HTTP POST: an :class:`Exchange` whose :attr:`http_headers` the
+    transport sets once made (the engine's header map, kept by reference)."""
+
+    __slots__ = ("http_headers",)
 
 
 class LazyExchange:
@@ -177,4 +184,4 @@ class LazyExchange:
 Started = bytes | Coroutine[Any, Any, bytes | None] | None
 
 
-__all__ = ["Exchange", "LazyExchange", "Started"]
+__all__ = ["Exchange", "HttpExchange", "LazyExchange", "Started"]

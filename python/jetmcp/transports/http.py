@@ -38,7 +38,7 @@ from jetmcp import _wire
 from jetmcp.core.call import NULL_SINK, Session
 from jetmcp.core.deadlines import STOP_SHUTDOWN
 from jetmcp.core.dispatch import Dispatcher
-from jetmcp.core.exchange import Exchange, LazyExchange, Started
+from jetmcp.core.exchange import Exchange, HttpExchange, LazyExchange, Started
 from jetmcp.core.reply import Reply
 from jetmcp.core.threads import exit_if_abandoned
 from jetmcp.errors import INTERNAL_ERROR, INVALID_REQUEST, SERVER_ERROR
@@ -665,7 +665,7 @@ class McpHttpApp:
         sends something before its result, and only for a client that takes one; otherwise
         notifications are dropped and server-to-client requests refused (NULL_SINK). The
         stream is made only when a handler first asks for it (:meth:`_open_stream`)."""
-        return Exchange(  # by position (see Exchange.__init__)
+        ex = HttpExchange(  # by position (see Exchange.__init__)
             revision,
             session,
             None if accept & ACCEPT_SSE else NULL_SINK,  # sink
@@ -678,8 +678,9 @@ class McpHttpApp:
             True,  # eager
             self._opener,
             proto,  # channel
-            request,  # the engine's header map, decoded only if a tool reads it
         )
+        ex.http_headers = request  # the engine's header map, decoded only if a tool reads it
+        return ex
 
     def _reply(
         self, proto: Any, pending: Started, ex: Exchange

@@ -16,6 +16,10 @@
 # (JETMCP_TEST_REDIS_URL, else redis://127.0.0.1:6379/0, under a key prefix of its own that
 # is removed afterwards), reached through a round-robin TCP proxy (scripts/rr_proxy.py), so
 # consecutive connections of a scenario land on different hosts.
+#
+#   bash scripts/conformance.sh [--redis] --server granian
+# serves on Granian instead of jetmcp's native HTTP engine (the default;
+# JETMCP_CONFORMANCE_SERVER=granian does the same): scripts/dev.sh test runs both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -33,8 +37,22 @@ SUITE=$CACHE/node_modules/@modelcontextprotocol/conformance
 JETMCP=$ROOT/.venv/bin/jetmcp
 PY=$ROOT/.venv/bin/python
 TWO_HOSTS=
-if [ "${1:-}" = "--redis" ]; then
-  TWO_HOSTS=1
+#: The HTTP engine every jetmcp process runs on (--server; JETMCP_CONFORMANCE_SERVER).
+ENGINE=${JETMCP_CONFORMANCE_SERVER:-native}
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --redis) TWO_HOSTS=1 ;;
+    --server) ENGINE=${2:?--server needs native or granian}; shift ;;
+    --server=*) ENGINE=${1#--server=} ;;
+    *) echo "usage: bash scripts/conformance.sh [--redis] [--server native|granian]" >&2; exit 2 ;;
+  esac
+  shift
+done
+case "$ENGINE" in
+  native | granian) ;;
+  *) echo "conformance: unknown engine $ENGINE (native or granian)" >&2; exit 2 ;;
+esac
+if [ -n "$TWO_HOSTS" ]; then
   LEGS=("--suite all")
   REDIS_URL=${JETMCP_TEST_REDIS_URL:-redis://127.0.0.1:6379/0}
   PREFIX="jetmcp-conformance-$RANDOM$RANDOM:"
@@ -98,14 +116,15 @@ if [ -n "$TWO_HOSTS" ]; then
   for _ in 1 2; do
     host_port=$(free_port)
     HOST_PORTS+=("$host_port")
-    setsid "$JETMCP" run jetmcp.demo.conformance:app --host 127.0.0.1 --port "$host_port" \
-      --redis "$REDIS_URL" --redis-prefix "$PREFIX" >>"$LOG" 2>&1 &
+    setsid "$JETMCP" run jetmcp.demo.conformance:app --transport http --server "$ENGINE" \
+      --host 127.0.0.1 --port "$host_port" --redis "$REDIS_URL" --redis-prefix "$PREFIX" >>"$LOG" 2>&1 &
     SERVER_PIDS+=($!)
   done
   setsid "$PY" "$ROOT/scripts/rr_proxy.py" "$PORT" "${HOST_PORTS[@]}" >>"$LOG" 2>&1 &
   SERVER_PIDS+=($!)
 else
-  setsid "$JETMCP" run jetmcp.demo.conformance:app --host 127.0.0.1 --port "$PORT" >"$LOG" 2>&1 &
+  setsid "$JETMCP" run jetmcp.demo.conformance:app --transport http --server "$ENGINE" \
+    --host 127.0.0.1 --port "$PORT" >"$LOG" 2>&1 &
   SERVER_PIDS+=($!)
 fi
 SERVER_PID=${SERVER_PIDS[0]}
@@ -135,7 +154,7 @@ fi
 
 # One leg: run the suite with these arguments, judge its output; 0 when it passed.
 run_leg() {
-  echo "== conformance $SUITE_VERSION, $*, against $URL${TWO_HOSTS:+ (two hosts sharing Redis, round robin)}"
+  echo "== conformance $SUITE_VERSION, $*, against $URL (--server $ENGINE)${TWO_HOSTS:+ (two hosts sharing Redis, round robin)}"
   local status failing
   set +e
   local results
@@ -167,7 +186,7 @@ PYEOF
     echo "$failing" >&2
     status=1
   fi
-  SUMMARY+=("$*: $(grep '^Total: ' "$OUT" | tail -n 1) -> $([ "$status" -eq 0 ] && echo pass || echo FAIL)")
+  SUMMARY+=("$* (--server $ENGINE): $(grep '^Total: ' "$OUT" | tail -n 1) -> $([ "$status" -eq 0 ] && echo pass || echo FAIL)")
   return "$status"
 }
 

@@ -121,9 +121,13 @@ case "$cmd" in
     ensure_chromium
     echo "== pytest"
     "$VENV/bin/pytest" -p no:cacheprovider tests
+    echo "== the conformance suite on the native HTTP engine (the default)"
     bash scripts/conformance.sh
     echo "== the conformance suite (--suite all) against two hosts sharing Redis, round robin"
     bash scripts/conformance.sh --redis
+    echo "== the same two on Granian (--server granian)"
+    bash scripts/conformance.sh --server granian
+    bash scripts/conformance.sh --redis --server granian
     echo "== the SDK's everything-server, unchanged, under jetmcp: the conformance scenarios it passes on its SDK"
     bash scripts/dropin-conformance.sh
     ;;

@@ -24,6 +24,13 @@ connection. Per request is the difference between the two runs' instruction tota
 server's processes (Granian's worker does the requests), over 1,000: start-up and shutdown
 cancel out. User space only (the kernel's share is not counted) and one request at a time,
 so this counts work, not the cache misses of a loaded machine; build the release extension first.
+
+Each process's share is printed to stderr (the worker's is the figure; start-up processes
+should show about 0). What runs on a timer (the native engine's timeout watch, the app's
+body watch) costs per second, not per request, and valgrind slows the server tens of times:
+on a loaded machine the figure rises by several thousand instructions (the same code gave
+29,000 and 42,000 at load averages near 9 and 20). Compare rows counted side by side, on a quiet
+machine.
 """
 
 from __future__ import annotations
@@ -88,7 +95,7 @@ def free_port() -> int:
 def connect(port: int, timeout: float) -> http.client.HTTPConnection:
     deadline = time.monotonic() + timeout
     while True:
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
         try:
             conn.connect()
             return conn
@@ -119,13 +126,17 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
             time.sleep(0.2)
 
 
-def totals(directory: Path) -> list[int]:
-    """The instruction total of each process's callgrind file in ``directory``."""
+def totals(directory: Path) -> list[tuple[str, int]]:
+    """The command and instruction total of each process's callgrind file in
+    ``directory``, in the order the processes started."""
     found = []
-    for out in sorted(directory.glob("callgrind.*")):
+    for out in sorted(directory.glob("callgrind.*"), key=lambda p: int(p.suffix[1:])):
+        cmd = "?"
         for line in out.read_text(errors="replace").splitlines():
-            if line.startswith("summary:"):
-                found.append(int(line.split()[1]))
+            if line.startswith("cmd:"):
+                cmd = line[4:].strip()
+            elif line.startswith("summary:"):
+                found.append((cmd, int(line.split()[1])))
                 break
         else:
             raise RuntimeError(f"{out} is incomplete")
@@ -134,7 +145,7 @@ def totals(directory: Path) -> list[int]:
     return found
 
 
-def run(server: str, workload: str, requests: int, work: Path) -> list[int]:
+def run(server: str, workload: str, requests: int, work: Path) -> list[tuple[str, int]]:
     """The instructions of each server process, for ``requests`` requests."""
     w = REQUEST_SHAPES[workload]
     headers = {
@@ -155,12 +166,15 @@ def run(server: str, workload: str, requests: int, work: Path) -> list[int]:
     proc = subprocess.Popen(
         [*valgrind, *command(server, port)],
         cwd=ROOT,
+        # The same hashes in both runs: start-up (the app loader's check, imports) then
+        # costs the same instructions and cancels out.
+        env={**os.environ, "PYTHONHASHSEED": "0"},
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
     try:
-        conn = connect(port, timeout=180)
+        conn = connect(port, timeout=600)
         for _ in range(requests):
             conn.request("POST", "/mcp", body=w.body, headers=headers)
             reply = conn.getresponse()
@@ -207,7 +221,9 @@ def main() -> int:
         )
     # Start-up and shutdown cost the same in both runs, in every process (the app loader's
     # check, Granian's supervisor): the difference is the worker's 1,000 requests.
-    per = (sum(second) - sum(first)) / STEP
+    per = (sum(n for _, n in second) - sum(n for _, n in first)) / STEP
+    for (cmd, before), (_, after) in zip(first, second, strict=True):
+        print(f"  {(after - before) / STEP:>12,.0f}  {cmd[:100]}", file=sys.stderr)
     print(f"{args.server} {args.workload}: {per:,.0f} instructions per request")
     return 0
 

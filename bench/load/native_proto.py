@@ -134,9 +134,10 @@ class Engine:
     def __init__(self) -> None:
         from jetmcp_server import app as server
 
+        from jetmcp.run.serving import make_app
         from jetmcp.settings import Settings
         from jetmcp.transports._http import post_flags
-        from jetmcp.transports.http import _LEGACY_EXACT, make_app
+        from jetmcp.transports.http import _LEGACY_EXACT
 
         settings = Settings(stateless=True)
         self.http = make_app(server, settings)

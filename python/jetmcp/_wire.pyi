@@ -541,6 +541,11 @@ class Http1Request:
         """The first value of each header of ``names``, each followed by a NUL byte (a
         0x01 byte in place of an absent header's value): one key, in one call, to look up
         a verdict learned on those values (field values never hold NUL or 0x01)."""
+    def lane_key(self, path: bytes, names: tuple[bytes, ...]) -> bytes | None:
+        """:meth:`header_key` of a ``POST`` whose target is exactly ``path``, else None."""
+    def routing(self) -> Headers:
+        """The MCP routing headers, as :meth:`Headers.from_map` reads them from the native
+        engine's header map (names lower-cased, unreadable values left out)."""
     def headers(self) -> list[tuple[bytes, bytes]]:
         """Every header line as ``(name, value)``, names as sent, in order."""
 

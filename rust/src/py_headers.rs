@@ -149,6 +149,36 @@ pub(crate) fn read_pairs(items: &Bound<'_, PyAny>, lower: bool) -> PyResult<PyHe
     Ok(pairs.finish())
 }
 
+/// Whether a header value reads as the native engine's `RequestHeaders` (and Granian)
+/// read one: visible ASCII, spaces and tabs only.
+fn readable(value: &[u8]) -> bool {
+    value
+        .iter()
+        .all(|&b| b == b'\t' || (0x20..=0x7e).contains(&b))
+}
+
+/// The MCP headers among raw `(name, value)` field lines, as [`PyHeaders::from_map`] reads
+/// them from the native engine's `RequestHeaders`: names lower-cased (they are tokens,
+/// ASCII), a value outside visible ASCII left out; no Python string for any other header.
+pub(crate) fn from_fields<'a>(
+    py: Python<'_>,
+    fields: impl Iterator<Item = (&'a [u8], &'a [u8])>,
+) -> PyResult<PyHeaders> {
+    let mut pairs = Pairs::default();
+    for (name, value) in fields {
+        if name.len() < 4 || !name[..4].eq_ignore_ascii_case(b"mcp-") || !readable(value) {
+            continue;
+        }
+        let lower = String::from_utf8_lossy(name).to_ascii_lowercase();
+        // A readable value is ASCII: it is its own str.
+        let text = std::str::from_utf8(value).unwrap_or_default();
+        let key = PyString::new(py, &lower);
+        let value = PyString::new(py, text);
+        pairs.take(&lower, &key, value.as_any())?;
+    }
+    Ok(pairs.finish())
+}
+
 #[pymethods]
 impl PyHeaders {
     #[new]

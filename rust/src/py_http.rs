@@ -14,6 +14,7 @@ use crate::http1::client::{ClientConnection, ClientEvent, Response};
 use crate::http1::response::{self, FieldBlock, WriteError};
 use crate::http1::server::{Request, ServerConnection};
 use crate::http1::{Limits, Refusal, Version};
+use crate::py_headers::{from_fields, PyHeaders};
 
 pyo3::create_exception!(
     _wire,
@@ -193,6 +194,27 @@ impl PyRequest {
             key.push(0);
         }
         Ok(PyBytes::new(py, &key))
+    }
+
+    /// `header_key(names)` of a POST to `path` exactly, else None: the native engine's
+    /// first look at a request (is it the usual POST, and which verdict does it need) in
+    /// one call, with no bytes made for the method or target.
+    fn lane_key<'py>(
+        &self,
+        py: Python<'py>,
+        path: &[u8],
+        names: &Bound<'py, PyTuple>,
+    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        if self.request.method() != b"POST" || self.request.target() != path {
+            return Ok(None);
+        }
+        self.header_key(py, names).map(Some)
+    }
+
+    /// The MCP routing headers (`Headers.from_map` over the engine's header map, read
+    /// from the parsed bytes: only `Mcp-*` lines become Python strings).
+    fn routing(&self, py: Python<'_>) -> PyResult<PyHeaders> {
+        from_fields(py, self.request.header_items())
     }
 
     fn headers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {

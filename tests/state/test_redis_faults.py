@@ -14,7 +14,7 @@ import httpx
 import pytest
 import redis
 
-from harness.redis_support import PrivateRedis
+from harness.redis_support import PrivateRedis, fill
 from harness.servers import AppServer
 
 APP = "tests.apps.redis_app:app"
@@ -61,28 +61,6 @@ def initialize(url: str) -> httpx.Response:
             },
         },
     )
-
-
-def fill(url: str) -> None:
-    """Make the Redis at ``url`` refuse writes: ``noeviction``, filled until a write is
-    refused, then ``maxmemory`` 1 MB (below what it holds)."""
-    client = redis.Redis.from_url(url, socket_timeout=5)
-    try:
-        used = int(client.info("memory")["used_memory"])
-        client.config_set("maxmemory-policy", "noeviction")
-        client.config_set("maxmemory", str(used + 1024 * 1024))
-        blob = b"x" * 65536
-        for i in range(10_000):
-            try:
-                client.set(f"filler:{i}", blob)
-            except redis.exceptions.ResponseError as exc:
-                assert "maxmemory" in str(exc), exc
-                # Full: now below what it holds, so no write fits, however small.
-                client.config_set("maxmemory", str(1024 * 1024))
-                return
-        raise AssertionError("Redis never refused a write")
-    finally:
-        client.close()
 
 
 def test_subscribe_is_an_error_when_redis_refuses_writes(private_redis: PrivateRedis) -> None:

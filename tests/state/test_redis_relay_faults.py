@@ -19,9 +19,8 @@ import httpx
 import pytest
 import redis
 
-from harness.redis_support import PrivateRedis
+from harness.redis_support import PrivateRedis, fill
 from harness.servers import AppServer
-from state.test_redis_faults import fill
 
 APP = "tests.apps.redis_app:app"
 TIMEOUT = "1"

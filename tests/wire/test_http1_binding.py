@@ -5,6 +5,8 @@ bug gets (an exception, never a split response)."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from jetmcp import _wire
 
@@ -180,3 +182,56 @@ def test_fields_checked_once() -> None:
         _wire.Http1Fields([(b"x", b"a\r\nb: c")])
     with pytest.raises(ValueError):
         _wire.Http1Fields([(b"Content-Length", b"1")])
+
+
+def test_lane_key_is_header_key_of_a_post_to_the_path_only() -> None:
+    names = (b"host", b"origin", b"x-twice")
+    for raw, path, key in (
+        (POST, b"/mcp", b"h\x00\x01\x001\x00"),
+        (POST, b"/mc", None),
+        (POST, b"/mcp/", None),
+        (POST.replace(b"POST", b"PUT", 1), b"/mcp", None),
+        (POST.replace(b"POST", b"post", 1), b"/mcp", None),
+    ):
+        request = _wire.Http1Connection().feed(raw)
+        assert request is not None
+        assert request.lane_key(path, names) == key
+
+
+_MCP_NAMES = (
+    b"Mcp-Protocol-Version",
+    b"mcp-method",
+    b"MCP-Name",
+    b"Mcp-Param-A",
+    b"mcp-param-a",
+    b"Mcp-Param-B",
+    b"Mcp-Session-Id",
+    b"X-Other",
+)
+_VALUES = (b"tools/call", b"add", b"2026-07-28", b"a b", b"\tx", b"\xe9t\xe9", b"", b"1")
+
+
+@given(st.lists(st.tuples(st.sampled_from(_MCP_NAMES), st.sampled_from(_VALUES)), max_size=8))
+def test_routing_reads_as_from_map_over_the_engines_header_map(
+    fields: list[tuple[bytes, bytes]],
+) -> None:
+    """``Http1Request.routing()`` (the native engine's hot path) against
+    ``Headers.from_map`` over the engine's ``RequestHeaders``: the same routing headers,
+    params, repeats, for any mix of spellings, repeats and unreadable values."""
+    from jetmcp.transports.native.connection import RequestHeaders
+
+    head = b"".join(b"%s: %s\r\n" % pair for pair in fields)
+    raw = b"POST /mcp HTTP/1.1\r\nHost: h\r\n" + head + b"Content-Length: 0\r\n\r\n"
+    request = _wire.Http1Connection().feed(raw)
+    assert request is not None
+    fast = request.routing()
+    slow = _wire.Headers.from_map(RequestHeaders(request))
+    assert repr(fast) == repr(slow)
+    assert (fast.protocol_version, fast.method, fast.name, fast.routes) == (
+        slow.protocol_version,
+        slow.method,
+        slow.name,
+        slow.routes,
+    )
+    assert fast.params == slow.params
+    assert fast.repeated == slow.repeated

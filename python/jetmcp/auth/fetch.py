@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 
 import orjson
 
-from jetmcp.client.transports import HttpPool, TransportClosed, Url, header_lines
+from jetmcp.client.transports import HttpPool, TransportClosed, Url, header_fields
 from jetmcp.core.principal import AuthUnavailable
 
 #: Seconds one fetch may take, connection included.
@@ -71,22 +71,20 @@ async def _fetch(
         target = Url.parse(url)
     except ValueError as exc:
         raise AuthUnavailable(str(exc)) from None
-    body = urlencode(form).encode() if form is not None else b""
+    body = urlencode(form).encode() if form is not None else None
     extra = [("host", target.authority), ("accept", "application/json")]
     if form is not None:
-        extra += [
-            ("content-type", "application/x-www-form-urlencoded"),
-            ("content-length", str(len(body))),
-        ]
-    method = "POST" if form is not None else "GET"
-    head = (
-        f"{method} {target.target} HTTP/1.1\r\n".encode("latin-1")
-        + header_lines([*extra, *(headers or [])])
-        + b"\r\n"
-    )
+        extra.append(("content-type", "application/x-www-form-urlencoded"))
+    method = b"POST" if form is not None else b"GET"
+    try:
+        fields = header_fields([*extra, *(headers or [])])
+    except ValueError as exc:
+        raise AuthUnavailable(str(exc)) from None
     try:
         async with asyncio.timeout(FETCH_TIMEOUT_SECONDS):
-            response = await pool_of(target).request(head, body)
+            response = await pool_of(target).request(
+                method, fields, body, target.target.encode("latin-1")
+            )
             try:
                 data = bytearray()
                 async for chunk in response.chunks():

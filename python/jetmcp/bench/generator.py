@@ -389,7 +389,14 @@ class Driver:
                 self._drop(conn)
                 self._replace()
             return
-        rec.service_time(label, (now - sent_ns) // 1000)
+        rec.service[label].record((now - sent_ns) // 1000)
+        if keep_alive and self.sending and not self.waiting and conn.capacity == 1:
+            # The common case, inlined: the connection is free again and sends what is due.
+            if not conn.listed and not conn.closed:
+                conn.listed = True
+                self.free.append(conn)
+            self._due(now)
+            return
         if not keep_alive:
             self._drop(conn)
             if self.waiting:

@@ -98,7 +98,10 @@ class Recorder:
         """One answered body. The common case (HTTP 200, one JSON result, no error) costs a
         few byte searches; anything else is parsed and classified."""
         self.hists[label].record(latency_us)
-        cur = self._second(now_ns)
+        if (now_ns - self.started_ns) // 1_000_000_000 == self._sec:
+            cur = self._cur
+        else:
+            cur = self._second(now_ns)
         cur.hist.record(latency_us)
         cur.requests += 1
         self.replies[label] += 1
@@ -107,8 +110,8 @@ class Recorder:
             and status == 200
             and body[:1] == b"{"
             and b'"error"' not in body
-            and b"isError" not in body
             and b'"result"' in body
+            and (b"isError" not in body or _plain_false(body))
         ):
             self.entries += 1
             return
@@ -264,6 +267,14 @@ class Recorder:
         for value, count in raw["lag"]:
             self.lag.record_n(value, count)
         self.ended_ns = max(self.ended_ns, raw["ended_ns"])
+
+
+def _plain_false(body: bytes) -> bool:
+    """Whether the one ``isError`` of a body is the key of a compact ``"isError":false``
+    (what most servers, jetmcp's among them, put in every tool result). Inside a JSON
+    string the quotes would be escaped, so neither pattern matches text; anything else
+    (spaces, two keys, ``true``) goes to the full parse."""
+    return body.count(b"isError") == 1 and b'"isError":false' in body
 
 
 def _messages(body: bytes) -> list[Any]:

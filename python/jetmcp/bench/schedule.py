@@ -8,6 +8,7 @@ holding it, whatever the latency of the replies it did send).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -16,9 +17,16 @@ from jetmcp.bench.report import Step
 #: A step whose replies came at less than this share of its rate did not keep up.
 KEEP_UP = 0.97
 #: ``--find-max`` stops when the rate that held and the one that broke are this close.
-PRECISION = 0.03
+PRECISION = 0.05
 #: ``--find-max`` tries at most this many rates after its probe.
-MAX_STEPS = 9
+MAX_STEPS = 12
+#: ``--find-max`` goes up by this factor while every rate holds (squared at each further
+#: step up)...
+UP = 1.1
+#: ...and down by this one while none does, likewise.
+DOWN = 0.85
+#: ``--find-max`` starts no rate that would take its search (after the probe) past this.
+FIND_MAX_SECONDS = 50.0
 
 
 def parse_ramp(text: str) -> tuple[float, float, float]:
@@ -84,29 +92,60 @@ async def ramp(rates: list[float], run_step: RunStep, slo: Slo, stop_on_break: b
     return steps
 
 
-async def find_max(capacity: float, run_step: RunStep, slo: Slo) -> list[Step]:
-    """Bisect between a rate that held and one that broke, from ``capacity`` (what a short
-    closed loop reached): up from 90% of it while every rate holds, down while none does."""
+async def find_max(
+    capacity: float,
+    run_step: RunStep,
+    slo: Slo,
+    *,
+    budget_s: float = FIND_MAX_SECONDS,
+    clock: Callable[[], float] = time.monotonic,
+) -> list[Step]:
+    """The highest rate that holds, from ``capacity`` (what a short closed loop reached).
+
+    Start at 90% of it; while every rate holds go up by :data:`UP`, while none does go down
+    by :data:`DOWN`, each factor squared at the next step (a server near the probe's rate,
+    the usual case, is bracketed closely; one far from it still in a few steps: a probe
+    over few connections can be far below what more connections carry);
+    once a held rate and a broken one bracket the answer, bisect until they are within
+    :data:`PRECISION` of each other. The first rate to break is tried a second time before
+    it counts (one noisy step would otherwise send the whole search down). No new rate
+    starts when the last one's time would take the search past ``budget_s`` seconds, nor
+    after :data:`MAX_STEPS` rates."""
     steps: list[Step] = []
     held = 0.0
     broke: float | None = None
     rate = max(1.0, capacity * 0.9)
-    for _ in range(MAX_STEPS):
+    began = clock()
+    last = 0.0
+    retried = False
+    down = DOWN
+    up = UP
+    while len(steps) < MAX_STEPS:
+        if steps and clock() - began + last > budget_s:
+            break
+        t0 = clock()
         step = await run_step(rate)
+        last = clock() - t0
         slo.judge(step)
         steps.append(step)
         if step.held:
             held = max(held, rate)
+        elif not retried:
+            retried = True  # the first rate to break is tried once more: a noisy step
+            continue  # would otherwise send the whole search down
         else:
             broke = rate if broke is None else min(broke, rate)
         if broke is None:
-            rate = rate * 1.15
+            rate = rate * up
+            up *= up
         elif held == 0.0:
-            rate = broke * 0.6
+            rate = broke * down
+            down *= down
         else:
-            if (broke - held) / broke <= PRECISION:
+            if broke <= held or (broke - held) / broke <= PRECISION:
                 break
-            rate = (held + broke) / 2.0
+            # Far apart, the geometric mean halves the ratio; close, the plain mean.
+            rate = (held * broke) ** 0.5 if broke > 2 * held else (held + broke) / 2.0
         if rate < 1.0:
             break
     return steps

@@ -72,43 +72,45 @@ class Url:
         return cls(parts.scheme, host, port, target, authority)
 
 
-def header_lines(headers: Sequence[tuple[str, str]] | Mapping[str, str]) -> bytes:
-    """``Name: value\\r\\n`` lines; refuses values that would break the head apart."""
+#: A request's header fields as the extension's framing takes them.
+Fields = list[tuple[bytes, bytes]]
+
+
+def header_fields(headers: Sequence[tuple[str, str]] | Mapping[str, str]) -> Fields:
+    """``(name, value)`` byte pairs; refuses names and values that would break the head
+    apart (CR, LF, a colon in a name)."""
     items = headers.items() if isinstance(headers, Mapping) else headers
-    out = bytearray()
+    out: Fields = []
     for name, value in items:
         if "\r" in value or "\n" in value or "\r" in name or "\n" in name or ":" in name:
             raise ValueError(f"invalid HTTP header {name!r}: {value!r}")
-        out += f"{name}: {value}\r\n".encode("latin-1")
-    return bytes(out)
+        out.append((name.encode("latin-1"), value.encode("latin-1")))
+    return out
 
 
 class HttpResponse:
-    """A response whose head has been read; the body is read on demand, once."""
+    """A response whose head has been read; the body is read on demand, once. Framed by
+    the extension (:class:`jetmcp._wire.Http1ClientConnection`: Content-Length, chunked,
+    or to the end of the connection; interim 1xx responses skipped)."""
 
-    __slots__ = ("_chunked", "_conn", "_done", "_remaining", "headers", "status")
+    __slots__ = ("_conn", "_done", "headers", "status")
 
-    def __init__(self, conn: HttpConnection, status: int, headers: dict[str, str], head: bool):
+    def __init__(self, conn: HttpConnection, head: _wire.Http1Response) -> None:
         self._conn = conn
-        self.status = status
+        self.status = head.status
+        headers: dict[str, str] = {}
+        for raw_name, raw_value in head.headers():
+            key = raw_name.decode("latin-1").lower()
+            text = raw_value.decode("latin-1")
+            headers[key] = f"{headers[key]}, {text}" if key in headers else text
         self.headers = headers
-        keep = headers.get("connection", "").lower()
-        conn.reusable = "close" not in keep
-        self._chunked = "chunked" in headers.get("transfer-encoding", "").lower()
-        self._remaining = -1
-        self._done = False
-        if head or status in (204, 304) or 100 <= status < 200:
-            self._done = True
-        elif not self._chunked:
-            length = headers.get("content-length")
-            if length is not None:
-                try:
-                    self._remaining = int(length)
-                except ValueError:
-                    raise TransportClosed(f"invalid Content-Length: {length!r}") from None
-                self._done = self._remaining == 0
-            else:
-                conn.reusable = False  # the body runs to the end of the connection
+        # Both framings: Transfer-Encoding won, and the connection must not carry another
+        # request (RFC 9112 6.1).
+        conn.reusable = head.keep_alive and not (
+            "transfer-encoding" in headers and "content-length" in headers
+        )
+        #: A whole response (no body to come) is done at once.
+        self._done = head.complete
 
     @property
     def content_type(self) -> str:
@@ -116,49 +118,21 @@ class HttpResponse:
 
     async def read(self) -> bytes:
         """The whole body."""
-        if self._done:
-            return b""
-        reader = self._conn.reader
-        if self._remaining >= 0:
-            try:
-                data = await reader.readexactly(self._remaining)
-            except asyncio.IncompleteReadError as exc:
-                raise TransportClosed("connection closed in the middle of a response") from exc
-            self._remaining = 0
-            self._done = True
-            return data
         return b"".join([chunk async for chunk in self.chunks()])
 
     async def chunks(self) -> AsyncIterator[bytes]:
         """The body as it arrives."""
-        reader = self._conn.reader
-        try:
-            if self._chunked:
-                while not self._done:
-                    line = await reader.readuntil(b"\r\n")
-                    size = int(line.split(b";", 1)[0].strip(), 16)
-                    if size == 0:
-                        while await reader.readuntil(b"\r\n") != b"\r\n":
-                            pass  # trailers
-                        self._done = True
-                        return
-                    data = await reader.readexactly(size + 2)
-                    yield data[:-2]
-            elif self._remaining >= 0:
-                while self._remaining > 0:
-                    data = await reader.read(min(self._remaining, _READ_SIZE))
-                    if not data:
-                        raise TransportClosed("connection closed in the middle of a response")
-                    self._remaining -= len(data)
-                    yield data
+        conn = self._conn
+        while not self._done:
+            event = await conn.next_event()
+            if event.__class__ is not bytes:
+                conn.close()
+                raise TransportClosed("a second response before the body ended")
+            assert isinstance(event, bytes)
+            if not event:
                 self._done = True
-            else:
-                while data := await reader.read(_READ_SIZE):
-                    yield data
-                self._done = True
-        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError) as exc:
-            self._conn.close()
-            raise TransportClosed(f"malformed or truncated response body: {exc}") from exc
+                return
+            yield event
 
     def abort(self) -> None:
         """Close the connection (a reply not read to the end, a stream given up on)."""
@@ -179,9 +153,11 @@ class HttpResponse:
 
 
 class HttpConnection:
-    """One keep-alive connection. Requests on it run one at a time."""
+    """One keep-alive connection, its bytes framed by the extension's sans-IO HTTP/1.1
+    client (:class:`jetmcp._wire.Http1ClientConnection`; TLS stays asyncio's). Requests on
+    it run one at a time."""
 
-    __slots__ = ("pool", "reader", "reusable", "used", "writer")
+    __slots__ = ("_events", "http", "pool", "reader", "reusable", "used", "writer")
 
     def __init__(
         self, pool: HttpPool, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
@@ -189,36 +165,54 @@ class HttpConnection:
         self.pool = pool
         self.reader = reader
         self.writer = writer
+        self.http = _wire.Http1ClientConnection(max_head=_MAX_HEAD)
+        self._events: deque[_wire.Http1Response | bytes] = deque()
         self.reusable = True
         #: Whether a request already went over it (a stale keep-alive may then be retried).
         self.used = False
 
-    async def request(self, head: bytes, body: bytes, method_is_head: bool = False) -> HttpResponse:
-        """Write a request (``head`` ends with the blank line) and read the response head."""
-        writer = self.writer
-        if body:
-            writer.writelines((head, body))
-        else:
-            writer.write(head)
-        self.used = True
-        reader = self.reader
+    async def request(
+        self, method: bytes, target: bytes, fields: Fields, body: bytes | None = None
+    ) -> HttpResponse:
+        """Write a request (``fields`` hold Host; a ``body`` gets its Content-Length) and read
+        the response head."""
         try:
-            while True:
-                try:
-                    raw = await reader.readuntil(b"\r\n\r\n")
-                except asyncio.IncompleteReadError as exc:
-                    raise TransportClosed("connection closed before the response") from exc
-                except asyncio.LimitOverrunError as exc:
-                    raise TransportClosed("response head too long") from exc
-                status, headers = _parse_head(raw)
-                if 100 <= status < 200 and status != 101:
-                    continue  # 100 Continue and other interim responses
-                return HttpResponse(self, status, headers, method_is_head)
+            data = self.http.request(method, target, fields, body, True)
+        except ValueError as exc:
+            raise TransportClosed(f"the request cannot be sent: {exc}") from exc
+        self.writer.write(data)
+        self.used = True
+        try:
+            event = await self.next_event()
+            if event.__class__ is bytes:
+                raise TransportClosed("response data before a response head")
+            assert isinstance(event, _wire.Http1Response)
+            return HttpResponse(self, event)
         except BaseException:
             # Whatever went wrong (a cancelled waiter included: at 2026-07-28 closing the
             # connection is how a request is cancelled), the response cannot be read now.
             self.close()
             raise
+
+    async def next_event(self) -> _wire.Http1Response | bytes:
+        """The next thing the framing completed: a response head, body data, or ``b""`` at
+        the body's end."""
+        events = self._events
+        while not events:
+            try:
+                data = await self.reader.read(_READ_SIZE)
+            except (ConnectionError, ssl_module.SSLError) as exc:
+                self.close()
+                raise TransportClosed(f"connection lost: {exc}") from exc
+            try:
+                events.extend(self.http.feed(data))
+            except _wire.Http1Error as exc:
+                self.close()
+                raise TransportClosed(f"malformed or truncated response: {exc.reason}") from exc
+            if not data and not events:
+                self.close()
+                raise TransportClosed("connection closed before the response ended")
+        return events.popleft()
 
     def release(self) -> None:
         self.pool.put(self)
@@ -229,29 +223,7 @@ class HttpConnection:
 
     @property
     def closed(self) -> bool:
-        return self.writer.is_closing() or self.reader.at_eof()
-
-
-def _parse_head(raw: bytes) -> tuple[int, dict[str, str]]:
-    lines = raw.split(b"\r\n")
-    parts = lines[0].split(b" ", 2)
-    if len(parts) < 2 or not parts[0].startswith(b"HTTP/"):
-        raise TransportClosed(f"not an HTTP response: {lines[0][:80]!r}")
-    try:
-        status = int(parts[1])
-    except ValueError:
-        raise TransportClosed(f"bad HTTP status line: {lines[0][:80]!r}") from None
-    headers: dict[str, str] = {}
-    for line in lines[1:]:
-        if not line:
-            continue
-        name, _, value = line.partition(b":")
-        key = name.strip().lower().decode("latin-1")
-        text = value.strip().decode("latin-1")
-        headers[key] = f"{headers[key]}, {text}" if key in headers else text
-    if parts[0] == b"HTTP/1.0" and "keep-alive" not in headers.get("connection", "").lower():
-        headers["connection"] = "close"
-    return status, headers
+        return self.writer.is_closing() or self.reader.at_eof() or self.http.closed
 
 
 class HttpPool:
@@ -259,6 +231,7 @@ class HttpPool:
 
     def __init__(self, url: Url, *, connect_timeout: float = 10.0, ssl: Any = None) -> None:
         self.url = url
+        self.target = url.target.encode("latin-1")
         self.connect_timeout = connect_timeout
         if url.scheme == "https" and ssl is None:
             ssl = ssl_module.create_default_context()
@@ -290,19 +263,23 @@ class HttpPool:
         else:
             self._idle.append(conn)
 
-    async def request(self, head: bytes, body: bytes) -> HttpResponse:
-        """Send on a pooled connection. A reused connection the server closed while it sat idle
-        fails before any byte of the response; that request is sent again on a new one."""
+    async def request(
+        self, method: bytes, fields: Fields, body: bytes | None = None, target: bytes = b""
+    ) -> HttpResponse:
+        """Send on a pooled connection (to ``target``, else the URL's). A reused connection
+        the server closed while it sat idle fails before any byte of the response; that
+        request is sent again on a new one."""
+        target = target or self.target
         conn = await self.acquire()
         reused = conn.used
         try:
-            return await conn.request(head, body)
+            return await conn.request(method, target, fields, body)
         except (TransportClosed, ConnectionResetError, BrokenPipeError):
             conn.close()
             if not reused:
                 raise
         conn = await self.connect()
-        return await conn.request(head, body)
+        return await conn.request(method, target, fields, body)
 
     def close(self) -> None:
         self._closed = True
@@ -500,13 +477,17 @@ class HttpTransport(Transport):
         self.protocol_version = None
         self.max_resumptions = max_resumptions
         url_ = self.url
-        self._post_head = (
-            f"POST {url_.target} HTTP/1.1\r\nHost: {url_.authority}\r\n"
-            "Content-Type: application/json\r\n"
-            "Accept: application/json, text/event-stream\r\n"
-        ).encode("latin-1") + header_lines(dict(headers or {}))
-        self._extra_headers = dict(headers or {})
-        self._state_head = b""
+        self._extra_fields = header_fields(dict(headers or {}))
+        host = [(b"host", url_.authority.encode("latin-1"))]
+        self._post_fields: Fields = [
+            *host,
+            (b"content-type", b"application/json"),
+            (b"accept", b"application/json, text/event-stream"),
+            *self._extra_fields,
+        ]
+        self._get_fields: Fields = [*host, (b"accept", b"text/event-stream")]
+        self._delete_fields: Fields = [*host, *self._extra_fields]
+        self._state_fields: Fields = []
 
     def describe(self) -> str:
         u = self.url
@@ -521,28 +502,22 @@ class HttpTransport(Transport):
             lines.append(("Mcp-Session-Id", self.session_id))
         if self.protocol_version is not None:
             lines.append(("MCP-Protocol-Version", self.protocol_version))
-        self._state_head = header_lines(lines)
+        self._state_fields = header_fields(lines)
 
     def set_state(self, protocol_version: str | None) -> None:
         """The revision every later request carries in ``MCP-Protocol-Version``."""
         self.protocol_version = protocol_version
         self._refresh_state()
 
-    def post_head(self, headers: Sequence[tuple[str, str]], length: int) -> bytes:
-        """The whole head of a POST with ``length`` bytes of body."""
-        return self.encoded_post_head(header_lines(headers) if headers else b"", length)
-
-    def encoded_post_head(self, extra: bytes, length: int) -> bytes:
-        """:meth:`post_head` with the extra header lines already encoded."""
-        return b"%s%s%sContent-Length: %d\r\n\r\n" % (
-            self._post_head,
-            self._state_head,
-            extra,
-            length,
-        )
+    def post_fields(self, headers: Sequence[tuple[str, str]]) -> Fields:
+        """The header fields of a POST (its Content-Length is the framing's)."""
+        fields = self._post_fields + self._state_fields
+        if headers:
+            fields += header_fields(headers)
+        return fields
 
     async def post(self, body: bytes, headers: Sequence[tuple[str, str]] = ()) -> HttpResponse:
-        resp = await self.pool.request(self.post_head(headers, len(body)), body)
+        resp = await self.pool.request(b"POST", self.post_fields(headers), body)
         if self.session_id is None:
             session = resp.headers.get("mcp-session-id")
             if session:
@@ -610,18 +585,16 @@ class HttpTransport(Transport):
                         raise orphan_error(orphans[0], status)
         return retry_ms
 
-    def _get_head(self, last_id: str | None) -> bytes:
-        head = (
-            f"GET {self.url.target} HTTP/1.1\r\nHost: {self.url.authority}\r\n"
-            "Accept: text/event-stream\r\n"
-        ).encode("latin-1")
+    def _get(self, last_id: str | None) -> Fields:
+        """The header fields of a GET of the session's stream (after ``last_id``)."""
+        fields = list(self._get_fields)
         if last_id is not None:
-            head += header_lines([("Last-Event-ID", last_id)])
-        return head + header_lines(self._extra_headers) + self._state_head + b"\r\n"
+            fields += header_fields([("Last-Event-ID", last_id)])
+        return fields + self._extra_fields + self._state_fields
 
     async def _resume(self, parser: SseParser, status: int) -> int:
         """GET the rest of a reply stream after ``parser.last_id``; the next ``retry`` (ms)."""
-        resp = await self.pool.request(self._get_head(parser.last_id), b"")
+        resp = await self.pool.request(b"GET", self._get(parser.last_id))
         try:
             if resp.status != 200 or resp.content_type != "text/event-stream":
                 data = await resp.read()
@@ -641,7 +614,7 @@ class HttpTransport(Transport):
         failures = 0
         while self.session_id is not None and failures < 3:
             try:
-                resp = await self.pool.request(self._get_head(parser.last_id), b"")
+                resp = await self.pool.request(b"GET", self._get(parser.last_id))
             except (OSError, TransportClosed):
                 failures += 1
                 await asyncio.sleep(0.5 * failures)
@@ -673,12 +646,8 @@ class HttpTransport(Transport):
         """End the session (legacy revisions); a server that does not do that may say 405."""
         if self.session_id is None:
             return
-        head = (
-            f"DELETE {self.url.target} HTTP/1.1\r\nHost: {self.url.authority}\r\n"
-            "Content-Length: 0\r\n"
-        ).encode("latin-1")
-        head += header_lines(self._extra_headers) + self._state_head + b"\r\n"
-        resp = await self.pool.request(head, b"")
+        # An empty body: the framing writes its Content-Length: 0.
+        resp = await self.pool.request(b"DELETE", self._delete_fields + self._state_fields, b"")
         try:
             await resp.read()
         finally:

@@ -774,6 +774,8 @@ def _serve_native(settings: Settings) -> int:
     """Serve with the native engine (the settings exported): 2 when the target did not load
     (in the only worker, this process: it said why; or in a supervised one)."""
     shared = _run_dir()
+    # The --metrics-port server, a thread of this process, adds up the workers' counts.
+    metrics_dir = _start_metrics(settings)
     try:
         code = native.serve_native(
             settings, math.ceil(settings.shutdown_grace_seconds) + _KILL_AFTER_GRACE
@@ -781,6 +783,8 @@ def _serve_native(settings: Settings) -> int:
         return _load_failed(shared, settings.app) if code == EXIT_BAD_TARGET else code
     finally:
         shutil.rmtree(shared, ignore_errors=True)
+        if metrics_dir is not None:
+            shutil.rmtree(metrics_dir, ignore_errors=True)
 
 
 def _load_failed(shared: str, target: str) -> int:

@@ -20,13 +20,13 @@ import logging
 import os
 import signal
 import socket
-import ssl
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from jetmcp.settings import Settings
+from jetmcp.transports.native.serve import bind, tls_context
 
 log = logging.getLogger("jetmcp.run")
 
@@ -125,27 +125,6 @@ def granian_tls(settings: Settings) -> dict[str, Any]:
     if settings.ssl_keyfile:
         tls["ssl_key"] = Path(settings.ssl_keyfile)
     return tls
-
-
-def bind(settings: Settings) -> socket.socket:
-    """The listening socket for ``settings.host``/``settings.port``."""
-    family = socket.AF_INET6 if ":" in settings.host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((settings.host, settings.port))
-    sock.listen(settings.backlog)
-    sock.setblocking(False)
-    return sock
-
-
-def tls_context(settings: Settings) -> ssl.SSLContext | None:
-    """The server's TLS context from ``--ssl-certfile``/``--ssl-keyfile``, or None."""
-    if not settings.ssl_certfile:
-        return None
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.load_cert_chain(settings.ssl_certfile, settings.ssl_keyfile or None)
-    context.set_alpn_protocols(["http/1.1"])
-    return context
 
 
 def _app(target: Any) -> Any:

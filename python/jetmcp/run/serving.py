@@ -121,13 +121,22 @@ class ServingRuntime:
         await serve_stdio(server, Settings())
 
     async def serve_http(self, server: Server, settings: Settings) -> None:
-        from granian.constants import HTTPModes, Interfaces
-        from granian.server.embed import Server as Embedded
-
+        """Streamable HTTP in this event loop: on the native engine (``settings.server``,
+        the default), or Granian's embedded server (``"granian"``, or HTTP/2 asked for)."""
         # Custom routes are served beside the endpoint as under `jetmcp run` (RSGI both).
         target = with_routes(
             make_app(server, settings, manage_lifespan=False), server.custom_routes
         )
+        if settings.server == "native" and settings.http == "1":  # HTTP/2 is Granian's
+            from jetmcp.transports.native.serve import serve_here
+
+            async with shared_lifespan(server).run():
+                await serve_here(target, settings)
+            return
+
+        from granian.constants import HTTPModes, Interfaces
+        from granian.server.embed import Server as Embedded
+
         async with shared_lifespan(server).run():
             embedded = Embedded(
                 target,

@@ -17,6 +17,7 @@ no transport.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
@@ -40,6 +41,8 @@ TRANSPORT_OPTIONS: dict[str, str | None] = {
     "max_request_body_size": "max_body_bytes",
     "session_idle_timeout": "session_idle_seconds",
     "max_sessions": "max_sessions",
+    # jetmcp's own: the HTTP engine, "native" (the default) or "granian".
+    "server": "server",
     "mount_path": None,
     "json_response": None,
     "event_store": None,
@@ -97,8 +100,13 @@ def check_options(options: dict[str, Any]) -> dict[str, Any]:
     return dict(options)
 
 
+#: The HTTP engines ``run(transport="http")`` serves on (``server=``, else $JETMCP_SERVER).
+ENGINES = ("native", "granian")
+
+
 def _http_settings(options: dict[str, Any], overrides: dict[str, Any]) -> Settings:
     settings = Settings()
+    settings.server = os.environ.get("JETMCP_SERVER") or settings.server
     for source in (options, overrides):
         for key, value in source.items():
             if key in REFUSED_OPTIONS:
@@ -108,6 +116,8 @@ def _http_settings(options: dict[str, Any], overrides: dict[str, Any]) -> Settin
             field = TRANSPORT_OPTIONS.get(key)
             if field is not None and value is not None:
                 setattr(settings, field, value)
+    if settings.server not in ENGINES:
+        raise ValueError(f"unknown HTTP server {settings.server!r}: native or granian")
     return settings
 
 

@@ -343,7 +343,7 @@ class TlsServer(HttpServer):
         super().__init__(*extra)
         self.url = self.url.replace("http://", "https://")
 
-    def _wait_ready(self) -> None:
+    def _wait_ready(self, ready: str = "ping") -> None:
         deadline = time.monotonic() + 30.0
         url = f"https://127.0.0.1:{self.port}/mcp"
         while time.monotonic() < deadline:

@@ -22,6 +22,7 @@ import asyncio
 import logging
 import re
 from collections.abc import AsyncIterator, Coroutine, Iterator
+from functools import partial
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
@@ -190,6 +191,17 @@ class NativeProto:
     def response_bytes(self, status: int, headers: Any, body: bytes) -> None:
         if self.started:
             raise RuntimeError("the response already started")
+        owner = self._owner
+        if headers is JSON_HEADERS and owner.busy is self:
+            # The usual answer of a task (write_response in short): the connection goes on
+            # once the task yields.
+            data = owner.conn.respond(status, _JSON_FIELDS, body, owner.server.draining)
+            self.started = True
+            if not owner.gone:
+                owner.transport.write(data)
+            owner.busy = None
+            owner.loop.call_soon(owner.proceed)
+            return
         if headers is not JSON_HEADERS and any(k.lower() == "content-length" for k, _ in headers):
             # The state machine writes Content-Length; a HEAD answer names the GET's own.
             length = next(v for k, v in headers if k.lower() == "content-length")
@@ -270,7 +282,26 @@ class HttpConnection(asyncio.Protocol):
             self.refuse(refused)
             return
         if request is not None:
-            self.serve(request)
+            # serve(), inline for one request on a kept-alive connection.
+            self.served += 1
+            if self.server.answer(self, request) and not (self.gone or self.write_paused):
+                try:
+                    request = conn.next_request()
+                except _Http1Error as refused:
+                    self.refuse(refused)
+                    request = None
+                else:
+                    if request is not None:
+                        self.serve(request)
+                    elif conn.closed or self.server.draining:  # settle(), inline
+                        self.transport.close()
+                    else:
+                        interim = conn.take_continue()
+                        if interim is not None:
+                            self.transport.write(interim)
+                        if self.read_paused and not self.write_paused and not conn.wants_pause:
+                            self.read_paused = False
+                            self.transport.resume_reading()
         elif self.busy is None:
             interim = conn.take_continue()
             if interim is not None:
@@ -324,9 +355,10 @@ class HttpConnection(asyncio.Protocol):
         """Answer ``request`` and the pipelined ones after it, in order, until one needs a
         task (its reply then continues from :meth:`_ended`) or writing must wait."""
         conn = self.conn
+        answer = self.server.answer
         while request is not None:
             self.served += 1
-            if not self.server.answer(self, request):
+            if not answer(self, request):
                 return
             if self.gone or self.write_paused:
                 return
@@ -335,7 +367,16 @@ class HttpConnection(asyncio.Protocol):
             except _Http1Error as refused:
                 self.refuse(refused)
                 return
-        self.settle()
+        # settle(), inline for the usual keep-alive case.
+        if conn.closed or self.server.draining:
+            self.transport.close()
+            return
+        interim = conn.take_continue()
+        if interim is not None:
+            self.transport.write(interim)
+        if self.read_paused and not self.write_paused and not conn.wants_pause:
+            self.read_paused = False
+            self.transport.resume_reading()
 
     def proceed(self) -> None:
         """Go on with held input once the previous reply is written."""
@@ -372,11 +413,11 @@ class HttpConnection(asyncio.Protocol):
         (the request was not answered in the callback)."""
         self.busy = proto
         task = self.loop.create_task(work)
-        task.add_done_callback(lambda done: self._ended(done, proto))
+        task.add_done_callback(partial(self._ended, proto))
         self.server.tasks.add(task)
         return False
 
-    def _ended(self, task: asyncio.Task[None], proto: NativeProto) -> None:
+    def _ended(self, proto: NativeProto, task: asyncio.Task[None]) -> None:
         """A request's task is over: a streamed response ends now, a missing one is 500."""
         self.server.tasks.discard(task)
         if not task.cancelled():

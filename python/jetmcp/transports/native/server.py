@@ -23,12 +23,14 @@ import logging
 import socket
 import ssl
 import time
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from jetmcp import _wire
+from jetmcp.protocol.revisions import R2026_07_28 as _MODERN
 from jetmcp.settings import Settings
 from jetmcp.transports._http import post_flags
-from jetmcp.transports.http import LEGACY_EXACT, MODERN_EXACT, McpHttpApp, later
+from jetmcp.transports.http import LEGACY_EXACT, MODERN_EXACT, McpHttpApp
 from jetmcp.transports.native.connection import (
     HttpConnection,
     NativeProto,
@@ -41,7 +43,6 @@ log = logging.getLogger("jetmcp.http")
 
 #: The headers a usual POST's verdict depends on.
 _GATE = (b"host", b"content-type", b"accept", b"origin", b"mcp-protocol-version")
-_POST = b"POST"
 #: Verdicts kept (sets of header values; clients send the same few again and again).
 _MAX_VERDICTS = 4096
 _IDLE = _wire.HTTP1_IDLE
@@ -200,62 +201,113 @@ class NativeServer:
 
     def answer(self, connection: HttpConnection, request: _wire.Http1Request) -> bool:
         """Answer ``request``: True when it was answered in the callback, False when a task
-        finishes it (:meth:`HttpConnection.later`)."""
-        proto = NativeProto(connection, request.body, request.method == b"HEAD")
+        finishes it (:meth:`HttpConnection.later`).
+
+        The hot path is inline here: a usual POST with no session to look up (a
+        2026-07-28 one, or any on a stateless server) costs one look at the method, target
+        and gate headers (``lane_key``), one verdict lookup, the decode, the dispatcher's
+        answer and the framed reply, with no object of the RSGI shape made, when the
+        extension answers its single call at once; else it goes on from the decoded frame
+        exactly where :meth:`McpHttpApp.lane_post` would (:meth:`_hot`)."""
         lane = self.lane
-        if lane is not None and request.method == _POST and request.target == self.path:
-            verdict = self.verdict(request)
-            if verdict is not None:
-                accept, revision = verdict
-                if revision is not None and self.stateless:
-                    return self._plain(lane, connection, request, accept, revision)
-                headers = RequestHeaders(request)
-                routing = None if revision is not None else _wire.Headers.from_map(headers)
-                try:
-                    rest = lane.lane_post(
-                        (accept, revision, routing, headers), request.body, proto, False
-                    )
-                except Exception as exc:
-                    lane.refuse(exc, "POST", self.path_text, proto)
-                    return True
-                if rest is None:
-                    return True
-                return connection.later(self._finish(lane, rest, proto), proto)
+        if lane is not None:
+            key = request.lane_key(self.path, _GATE)
+            if key is not None:
+                verdicts = self._verdicts
+                verdict = verdicts[key] if key in verdicts else self._learn(key, request)
+                if verdict is not None:
+                    revision = verdict[1]
+                    if revision is None:
+                        routing = request.routing()
+                        revision = _MODERN
+                    elif self.stateless:
+                        routing = None
+                    else:
+                        return self._usual(lane, connection, request, verdict)
+                    frame = _decode(request.body, self.max_depth, self.max_batch)
+                    done = None
+                    if frame.kind == _FRAME_SINGLE and not frame.initialize:
+                        done = lane.dispatcher.answer(frame, revision, routing, False)
+                        if type(done) is bytes:
+                            connection.transport.write(
+                                connection.conn.respond(200, _JSON_FIELDS, done, self.draining)
+                            )
+                            return True
+                    return self._hot(lane, connection, request, verdict, routing, frame, done)
+        proto = NativeProto(connection, request.body, request.method == b"HEAD")
         scope = NativeScope(request, connection.client, connection.here, self.scheme)
         return connection.later(self.target.__rsgi__(scope, proto), proto)
 
-    def _plain(
+    def _usual(
         self,
         lane: McpHttpApp,
         connection: HttpConnection,
         request: _wire.Http1Request,
-        accept: int,
-        revision: Any,
+        verdict: tuple[int, Any],
     ) -> bool:
-        """:meth:`McpHttpApp.lane_post` in short for the most usual POST of all (stateless,
-        a legacy revision named exactly): a single call the extension answers at once is
-        written back with no object of the RSGI shape made; anything else goes on from
-        the decoded frame exactly where ``lane_post`` would."""
-        frame = _decode(request.body, self.max_depth, self.max_batch)
-        if frame.kind == _FRAME_SINGLE and not frame.initialize:
-            done = lane.dispatcher.answer(frame, revision, None, False)
-            if type(done) is bytes:
-                data = connection.conn.respond(200, _JSON_FIELDS, done, self.draining)
-                connection.transport.write(data)
-                return True
-            proto = NativeProto(connection, request.body, False)
-            args = (frame, revision, None, accept, None, None, proto, done, False, request)
-            return connection.later(self._finish(lane, later(lane.lane_resume, args), proto), proto)
+        """A usual POST that may name a session: :meth:`McpHttpApp.lane_post` as under
+        Granian."""
+        accept, revision = verdict
+        proto = NativeProto(connection, request.body, False)
+        headers = RequestHeaders(request)
+        routing = None if revision is not None else request.routing()
+        try:
+            rest = lane.lane_post((accept, revision, routing, headers), request.body, proto, False)
+        except Exception as exc:
+            lane.refuse(exc, "POST", self.path_text, proto)
+            return True
+        if rest is None:
+            return True
+        return connection.later(self._finish(lane, rest, proto), proto)
+
+    def _hot(
+        self,
+        lane: McpHttpApp,
+        connection: HttpConnection,
+        request: _wire.Http1Request,
+        verdict: tuple[int, Any],
+        routing: Any,
+        frame: _wire.Frame,
+        done: Any,
+    ) -> bool:
+        """The rest of :meth:`McpHttpApp.lane_post` for a POST of :meth:`answer`'s hot
+        path that it did not answer at once: from the decoded frame (and what the
+        dispatcher gave for a single call, ``done``), exactly as ``lane_post`` goes on."""
+        accept, revision = verdict
         proto = NativeProto(connection, request.body, False)
         if frame.initialize:
-            rest = lane.lane_post(
-                (accept, revision, None, RequestHeaders(request)), request.body, proto, False
-            )
+            usual = (accept, revision, routing, RequestHeaders(request))
+            try:
+                rest = lane.lane_post(usual, request.body, proto, False)
+            except Exception as exc:
+                lane.refuse(exc, "POST", self.path_text, proto)
+                return True
             if rest is None:
                 return True
             return connection.later(self._finish(lane, rest, proto), proto)
-        args = (frame, revision, None, accept, None, None, proto, None, False, request)
-        return connection.later(self._finish(lane, later(lane.lane_start, args), proto), proto)
+        if revision is None:
+            revision = _MODERN
+        step = lane.lane_start
+        if frame.kind == _FRAME_SINGLE:
+            step = lane.lane_resume
+        args = (frame, revision, None, accept, None, routing, proto, done, False, request)
+        return connection.later(self._step(lane, step, args, proto), proto)
+
+    async def _step(
+        self,
+        lane: McpHttpApp,
+        step: Callable[..., Coroutine[Any, Any, None] | None],
+        args: tuple[Any, ...],
+        proto: NativeProto,
+    ) -> None:
+        """``step(*args)`` inside the request's task, then what it returns (one coroutine:
+        :func:`~jetmcp.transports.http.later` and :meth:`_finish` together)."""
+        try:
+            rest = step(*args)
+            if rest is not None:
+                await rest
+        except Exception as exc:
+            lane.refuse(exc, "POST", self.path_text, proto)
 
     async def _finish(self, lane: McpHttpApp, rest: Any, proto: NativeProto) -> None:
         try:
@@ -270,7 +322,13 @@ class NativeServer:
         verdicts = self._verdicts
         if key in verdicts:
             return verdicts[key]
+        return self._learn(key, request)
+
+    def _learn(self, key: bytes, request: _wire.Http1Request) -> tuple[int, Any] | None:
+        """:meth:`_judge` a request whose gate values (``key``) have no verdict yet, kept
+        for the next ones (up to a bound)."""
         found = self._judge(request)
+        verdicts = self._verdicts
         if len(verdicts) < _MAX_VERDICTS:
             verdicts[key] = found
         return found

@@ -37,6 +37,7 @@ from jetmcp.compat.base import (
 )
 from jetmcp.compat.capture import INIT_OPTIONS_ATTR
 from jetmcp.core.call import NULL_SINK, Call
+from jetmcp.core.request import http_request
 from jetmcp.errors import INVALID_PARAMS, McpError
 from jetmcp.protocol.revisions import Revision
 
@@ -221,7 +222,8 @@ class SdkServer1(AdaptedServer):
                 _task_support=None,
             )
         if "request" in self._context_fields:
-            fields["request"] = None
+            # The HTTP request's headers (``request.headers``), None on stdio, as the SDK's.
+            fields["request"] = http_request(call.http_headers)
         context = self._context_cls(**fields)
         token = self._lowlevel.request_ctx.set(context)
         try:

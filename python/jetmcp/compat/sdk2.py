@@ -19,6 +19,7 @@ import importlib
 import weakref
 from collections.abc import Awaitable, Mapping
 from contextlib import AbstractAsyncContextManager
+from dataclasses import replace
 from typing import Any
 
 from jetmcp._wire import encode_notification
@@ -32,6 +33,7 @@ from jetmcp.compat.base import (
 )
 from jetmcp.compat.capture import INIT_OPTIONS_ATTR
 from jetmcp.core.call import NULL_SINK, Call, Outgoing, Session
+from jetmcp.core.request import http_request
 from jetmcp.errors import McpError
 from jetmcp.protocol.meta import META_CLIENT_CAPABILITIES, META_CLIENT_INFO
 from jetmcp.protocol.revisions import Revision
@@ -100,7 +102,7 @@ class _Dispatch:
     def __init__(self, call: Call, transport: Any) -> None:
         self._call = call
         self.transport = transport
-        self.message_metadata = None
+        self.message_metadata: Any = None
         self._cancel: Any = None
 
     @property
@@ -163,6 +165,7 @@ class SdkServer(AdaptedServer):
         transport = _sdk("mcp.shared.transport_context").TransportContext
         self._transport_legacy = transport(kind="jetmcp", can_send_request=True)
         self._transport_plain = transport(kind="jetmcp", can_send_request=False)
+        self._metadata_cls = _sdk("mcp.shared.message").ServerMessageMetadata
         methods = [m for m in low._request_handlers if m not in ("ping", "server/discover")]
         self.sdk_handlers(methods)
         self._tools = ToolTable(self._input_schema)
@@ -243,7 +246,14 @@ class SdkServer(AdaptedServer):
         connection = self._connection(call)
         runner = self._runner_cls(self.low, connection, self.lifespan_context)
         legacy = not call.revision.mrtr and call.outgoing is not None
-        dispatch = _Dispatch(call, self._transport_legacy if legacy else self._transport_plain)
+        transport = self._transport_legacy if legacy else self._transport_plain
+        dispatch = _Dispatch(call, transport)
+        request = http_request(call.http_headers)
+        if request is not None:
+            # The HTTP request, where the SDK's transports put it (``ctx.headers``,
+            # ``ctx.request_context.request``, fastmcp's ``get_http_request()``).
+            dispatch.transport = replace(transport, headers=request.headers)
+            dispatch.message_metadata = self._metadata_cls(request_context=request)
         try:
             result: dict[str, Any] = await runner._on_request(dispatch, call.method, params)
         except Exception as exc:

@@ -369,6 +369,7 @@ class Call:
         "_meta",
         "_plans",
         "auth",
+        "http_headers",
         "method",
         "outgoing",
         "raw_id",
@@ -387,6 +388,7 @@ class Call:
         meta: dict[str, Any] | None,
         outgoing: Outgoing | None = None,
         auth: Principal | None = None,
+        http_headers: Any = None,
     ) -> None:
         self.method = method
         self.raw_id = raw_id
@@ -402,6 +404,9 @@ class Call:
         self.outgoing = outgoing
         #: Who sent the request (its verified bearer token), None without auth.
         self.auth = auth
+        #: The HTTP request's headers as the engine holds them, None off HTTP
+        #: (:attr:`jetmcp.core.exchange.Exchange.http_headers`).
+        self.http_headers = http_headers
 
     @property
     def meta(self) -> dict[str, Any] | None:

@@ -86,6 +86,11 @@ class Exchange:
         #: suspending is answered at once, with no waiting machinery.
         self.eager = eager
 
+    #: The HTTP request's headers as the engine holds them, decoded only when a tool asks
+    #: (:mod:`jetmcp.core.request`): None here (no HTTP request, as on stdio), set on an
+    #: :class:`HttpExchange` (a class attribute, so an exchange off HTTP pays nothing).
+    http_headers: Any = None
+
     @property
     def sink(self) -> Sink:
         """Where the body's handlers send what precedes their results (made now, when the
@@ -117,6 +122,13 @@ class Exchange:
         close = getattr(self.sink, "close_stream", None)
         if close is not None:
             await close(retry_ms)
+
+
+class HttpExchange(Exchange):
+    """The exchange of an HTTP POST: an :class:`Exchange` whose :attr:`http_headers` the
+    transport sets once made (the engine's header map, kept by reference)."""
+
+    __slots__ = ("http_headers",)
 
 
 class LazyExchange:
@@ -162,9 +174,14 @@ class LazyExchange:
         """:attr:`Exchange.auth` of the exchange (made now)."""
         return self.exchange().auth
 
+    @property
+    def http_headers(self) -> Any:
+        """:attr:`Exchange.http_headers` of the exchange (made now)."""
+        return self.exchange().http_headers
+
 
 #: What :meth:`Dispatcher.start` gives back.
 Started = bytes | Coroutine[Any, Any, bytes | None] | None
 
 
-__all__ = ["Exchange", "LazyExchange", "Started"]
+__all__ = ["Exchange", "HttpExchange", "LazyExchange", "Started"]

@@ -243,6 +243,7 @@ class RoundCall(Call):
             call.meta,
             call.outgoing,
             call.auth,
+            call.http_headers,
         )
         self._inputs: Inputs | None = inputs
         self._rounds: Rounds | None = None
@@ -273,6 +274,7 @@ class RoundCall(Call):
         sink: Sink,
         plans: Plans,
         auth: Principal | None,
+        http_headers: Any = None,
     ) -> RoundCall:
         """The ``tools/call`` of a 2026-07-28 request the extension planned (``plans``, one
         entry, carrying neither ``inputResponses`` nor ``requestState``; its ``_meta`` read
@@ -281,7 +283,9 @@ class RoundCall(Call):
         handler asks for it (:meth:`Rounds.fresh`), from the params ``params_of`` reads
         (nothing may change them meanwhile)."""
         made = cls.__new__(cls)
-        Call.__init__(made, "tools/call", raw_id, revision, None, sink, None, None, auth)
+        Call.__init__(
+            made, "tools/call", raw_id, revision, None, sink, None, None, auth, http_headers
+        )
         made._plans = plans
         made._inputs = None
         made._rounds = rounds

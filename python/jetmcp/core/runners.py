@@ -499,6 +499,7 @@ class LegacyRunner(Runner):
             params.get("_meta"),
             self._outgoing(ex),
             ex.auth,
+            ex.http_headers,
         )
         return handler, call
 
@@ -521,6 +522,7 @@ class LegacyRunner(Runner):
             None,
             self._outgoing(ex),
             ex.auth,
+            ex.http_headers,
         )
         call.meta_from(plans)
         return call
@@ -648,7 +650,9 @@ class ModernRunner(Runner):
         modern.check_method(method, in_batch=in_batch)
         handler = self.lookup(method, revision)
         # No session and no server-to-client requests (outgoing None): MRTR replaces them.
-        return handler, Call(method, raw_id, revision, None, ex.call_sink, meta, None, ex.auth)
+        return handler, Call(
+            method, raw_id, revision, None, ex.call_sink, meta, None, ex.auth, ex.http_headers
+        )
 
     def encode(self, raw_id: bytes, result: dict[str, Any], revision: Revision) -> bytes:
         server_info = self.shaped(revision).server_info
@@ -674,7 +678,17 @@ class ModernRunner(Runner):
         :meth:`prepare` does); its ``_meta`` is read from ``plans`` only if the tool asks (a
         log level check reads just that member)."""
         assert revision is not None
-        call = Call("tools/call", entry.raw_id, revision, None, ex.call_sink, None, None, ex.auth)
+        call = Call(
+            "tools/call",
+            entry.raw_id,
+            revision,
+            None,
+            ex.call_sink,
+            None,
+            None,
+            ex.auth,
+            ex.http_headers,
+        )
         call.meta_from(plans)
         return call
 

@@ -131,6 +131,8 @@ class Server(Handlers, Serving):
         auth: Any = None,
         token_verifier: TokenVerifier | None = None,
         authorize: Authorize | None = None,
+        include_tags: Iterable[str] | None = None,
+        exclude_tags: Iterable[str] | None = None,
         **sdk_options: Any,
     ) -> None:
         if page_size is not None and page_size < 1:
@@ -174,6 +176,13 @@ class Server(Handlers, Serving):
         self.lifespan = lifespan
         self.lifespan_context: Any = None
         self._tools: dict[str, Tool] = {}
+        #: Registered tools kept out of listings and calls: disabled, or filtered out by
+        #: tags (:meth:`exposes`).
+        self._inactive: dict[str, Tool] = {}
+        #: fastmcp's tag filters: only tools with one of ``include_tags`` (when given), and
+        #: none with one of ``exclude_tags``, are listed and callable.
+        self.include_tags = None if include_tags is None else frozenset(include_tags)
+        self.exclude_tags = None if exclude_tags is None else frozenset(exclude_tags)
         #: The tools the extension can call by itself (:attr:`Tool.route`), by name; the
         #: dispatcher hands this dict to it.
         self.routes = _wire.Routes()
@@ -522,17 +531,94 @@ class Server(Handlers, Serving):
         tool = fn if isinstance(fn, Tool) else Tool(fn, **options)
         tool.mask_errors = self.mask_error_details
         tool.fast = self.fast_paths
-        self._count_scoped("tools", self._tools.get(tool.name), tool)
-        self._tools[tool.name] = tool
-        self._route(tool)
+        replaced = self._tools.get(tool.name) or self._inactive.get(tool.name)
+        if replaced is not None and replaced is not tool:
+            self._disown(replaced)
+        if self._toggled not in tool.owners:
+            tool.owners.append(self._toggled)
+        self._place(tool)
         self._changed("tools")
         return tool
 
+    def _place(self, tool: Tool) -> None:
+        """Put ``tool`` where it belongs: served (:attr:`_tools`, its route) when
+        :meth:`exposes` says so, else held apart (:attr:`_inactive`)."""
+        name = tool.name
+        if self.exposes(tool):
+            self._inactive.pop(name, None)
+            self._count_scoped("tools", self._tools.get(name), tool)
+            self._tools[name] = tool
+            self._route(tool)
+        else:
+            self._count_scoped("tools", self._tools.pop(name, None), None)
+            self.routes.pop(name)
+            self._inactive[name] = tool
+
+    def _toggled(self, tool: Tool) -> None:
+        """A tool of this server was enabled or disabled (``tool.enable()``)."""
+        name = tool.name
+        if self._tools.get(name) is tool or self._inactive.get(name) is tool:
+            self._place(tool)
+            self._changed("tools")
+
+    def _disown(self, tool: Tool) -> None:
+        if self._toggled in tool.owners:
+            tool.owners.remove(self._toggled)
+
+    def exposes(self, tool: Tool) -> bool:
+        """Whether ``tool`` is listed and callable: enabled, and passing the server's tag
+        filters (fastmcp's: ``include_tags`` keeps only tools with one of them,
+        ``exclude_tags`` drops tools with any of them)."""
+        if not tool.enabled:
+            return False
+        include = self.include_tags
+        if include is not None and not tool.tags & include:
+            return False
+        exclude = self.exclude_tags
+        return exclude is None or not tool.tags & exclude
+
+    def enable(
+        self, *, names: Iterable[str] | None = None, tags: Iterable[str] | None = None
+    ) -> Server:
+        """Enable the registered tools with one of ``names`` and/or one of ``tags`` (both
+        given: tools matching both), as fastmcp's ``server.enable(names=, tags=)`` does for
+        tools; returns the server."""
+        self._set_enabled(True, names, tags)
+        return self
+
+    def disable(
+        self, *, names: Iterable[str] | None = None, tags: Iterable[str] | None = None
+    ) -> Server:
+        """Disable the registered tools matching as :meth:`enable` does: they leave the
+        listings, and a call of one is answered as one of an unknown tool."""
+        self._set_enabled(False, names, tags)
+        return self
+
+    def _set_enabled(
+        self, enabled: bool, names: Iterable[str] | None, tags: Iterable[str] | None
+    ) -> None:
+        if names is None and tags is None:
+            raise TypeError("name the tools to change: names=..., tags=... or both")
+        wanted_names = None if names is None else set(names)
+        wanted_tags = None if tags is None else frozenset(tags)
+        for tool in [*self._tools.values(), *self._inactive.values()]:
+            if wanted_names is not None and tool.name not in wanted_names:
+                continue
+            if wanted_tags is not None and not tool.tags & wanted_tags:
+                continue
+            tool._toggle(enabled)
+
     def remove_tool(self, name: str) -> None:
         """Unregister a tool (``KeyError`` when there is none by that name)."""
+        if name in self._inactive:
+            self._disown(self._inactive.pop(name))
+            self._changed("tools")
+            return
         if name not in self._tools:
             raise KeyError(f"Unknown tool: {name}")
-        self._count_scoped("tools", self._tools.pop(name), None)
+        removed = self._tools.pop(name)
+        self._disown(removed)
+        self._count_scoped("tools", removed, None)
         self.routes.pop(name)
         self._changed("tools")
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from jetmcp.core.call import LOG_RANK, NULL_SINK, Call, log_wanted
 from jetmcp.core.mrtr import RoundCall
+from jetmcp.core.request import RequestHeaders
 from jetmcp.errors import INTERNAL_ERROR, MISSING_CLIENT_CAPABILITY, McpError
 from jetmcp.protocol.meta import META_CLIENT_INFO
 from jetmcp.protocol.revisions import Revision
@@ -106,6 +107,7 @@ class Context:
                 ex.call_sink,
                 plans,
                 ex.auth,
+                ex.http_headers,
             )
             self._plan = None
         return call
@@ -199,6 +201,16 @@ class Context:
         """The session id, or None when the request is not part of a session."""
         session = self._call.session
         return session.id if session is not None else None
+
+    @property
+    def headers(self) -> RequestHeaders | None:
+        """The headers of the HTTP request this call came in on: a read-only mapping whose
+        lookups ignore case (``ctx.headers.get("X-Api-Key")``), decoded only when asked
+        for. None when the call did not come over HTTP (stdio), as SDK 2.x's
+        ``ctx.headers``. Headers are what the client says: never take one as proof of
+        who it is (that is :attr:`auth`)."""
+        raw = self._call.http_headers
+        return None if raw is None else RequestHeaders(raw)
 
     @property
     def revision(self) -> Revision:

@@ -13,12 +13,23 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
-from typing import Any, Literal, TypedDict
+from enum import Enum
+from typing import Any, Final, Literal, TypedDict
 
 from jetmcp.server.caching import CacheScope, check_hint
 
 TaskSupport = Literal["forbidden", "optional", "required"]
 TASK_SUPPORT: tuple[TaskSupport, ...] = ("forbidden", "optional", "required")
+
+
+class _NotSet(Enum):
+    NOT_SET = "NOT_SET"
+
+
+#: ``output_schema``'s default: the schema comes from the return annotation (None means
+#: none at all, as fastmcp's ``NotSet`` and None do).
+NOT_SET: Final = _NotSet.NOT_SET
+NotSet = Literal[_NotSet.NOT_SET]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -47,6 +58,17 @@ class ToolOptions:
     #: A synchronous function in the thread pool (True), inline (False), or inline once
     #: measured fast (None: :mod:`jetmcp.core.threads`).
     run_in_thread: bool | None = None
+    #: fastmcp's: labels listed under ``_meta.fastmcp.tags``, which the server's
+    #: ``include_tags``/``exclude_tags`` filter on.
+    tags: Iterable[str] | None = None
+    #: fastmcp's: False keeps the tool out of listings and calls until ``tool.enable()``.
+    enabled: bool = True
+    #: fastmcp's: parameters left out of the input schema (each must have a default, which
+    #: every call then gets).
+    exclude_args: Iterable[str] | None = None
+    #: fastmcp's: a JSON schema published instead of the return annotation's (an object
+    #: schema), or None for no output schema at all.
+    output_schema: dict[str, Any] | NotSet | None = NOT_SET
 
     def __post_init__(self) -> None:
         run_in_thread = self.run_in_thread
@@ -67,6 +89,19 @@ class ToolOptions:
         check_hint(self.ttl_ms, self.cache_scope)
         if self.defer_task and self.task_support == "forbidden":
             raise ValueError("defer_task needs task_support 'optional' or 'required'")
+        if not isinstance(self.enabled, bool):
+            raise ValueError(f"enabled must be True or False, not {self.enabled!r}")
+        for what, names in (("tags", self.tags), ("exclude_args", self.exclude_args)):
+            if names is not None and (
+                isinstance(names, str) or not all(isinstance(n, str) for n in names)
+            ):
+                raise ValueError(f"{what} must be a collection of strings, not {names!r}")
+        output_schema = self.output_schema
+        if output_schema is not NOT_SET and output_schema is not None:
+            if not isinstance(output_schema, dict) or output_schema.get("type") != "object":
+                raise ValueError('an output_schema must be a dict with "type": "object", or None')
+            if self.structured_output is False:
+                raise ValueError("output_schema and structured_output=False contradict")
 
 
 class ToolKeywords(TypedDict, total=False):
@@ -87,6 +122,10 @@ class ToolKeywords(TypedDict, total=False):
     timeout: float | None
     scopes: Iterable[str] | None
     run_in_thread: bool | None
+    tags: Iterable[str] | None
+    enabled: bool
+    exclude_args: Iterable[str] | None
+    output_schema: dict[str, Any] | NotSet | None
 
 
 def _same_names() -> None:
@@ -98,4 +137,4 @@ def _same_names() -> None:
 
 _same_names()
 
-__all__ = ["TASK_SUPPORT", "TaskSupport", "ToolKeywords", "ToolOptions"]
+__all__ = ["NOT_SET", "TASK_SUPPORT", "NotSet", "TaskSupport", "ToolKeywords", "ToolOptions"]

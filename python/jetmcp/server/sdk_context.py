@@ -12,6 +12,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from jetmcp.core.request import HttpRequest, http_request
+
 if TYPE_CHECKING:
     from jetmcp.server.context import Context
 
@@ -224,9 +226,10 @@ class RequestContextView:
         return self._ctx.lifespan
 
     @property
-    def request(self) -> None:
-        """The HTTP request: jetmcp hands none to handlers."""
-        return None
+    def request(self) -> HttpRequest | None:
+        """The HTTP request the call came in on (its headers: ``request.headers``), None
+        off HTTP (stdio), as the SDK's."""
+        return http_request(self._ctx.call.http_headers)
 
     @property
     def experimental(self) -> None:

@@ -70,8 +70,6 @@ NO_EFFECT_OPTIONS = frozenset(
         "resource_security",
         "subscriptions",
         "cache_hints",
-        "include_tags",
-        "exclude_tags",
         "strict_input_validation",
         "tool_serializer",
         "tasks",

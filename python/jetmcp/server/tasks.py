@@ -389,6 +389,7 @@ class TaskManager:
             record,
             call.auth,
         )
+        background.http_headers = call.http_headers  # the headers of the request that started it
         loop = asyncio.get_running_loop()  # first: without one no coroutine is left unawaited
         runner = loop.create_task(self._run(record, tool, arguments, background))
         record.runner = runner

@@ -7,12 +7,12 @@ import copy
 import inspect
 import types
 import typing
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from time import perf_counter_ns
 from typing import TYPE_CHECKING, Any, Literal, Unpack
 
 import pydantic_core
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from jetmcp import _wire
 from jetmcp.core.call import Call, Result
@@ -24,7 +24,7 @@ from jetmcp.protocol.tool_result import Output, ToolShaping, error_result, valid
 from jetmcp.server.access import check_scopes
 from jetmcp.server.caching import CacheScope
 from jetmcp.server.context import Context
-from jetmcp.server.options import TaskSupport, ToolKeywords, ToolOptions
+from jetmcp.server.options import NOT_SET, NotSet, TaskSupport, ToolKeywords, ToolOptions
 from jetmcp.server.schema import (
     _REQUIRED,
     Arguments,
@@ -94,6 +94,7 @@ class Tool(ToolShaping):
         "data_out",
         "defer_task",
         "description",
+        "enabled",
         "fast",
         "fn",
         "icons",
@@ -106,11 +107,13 @@ class Tool(ToolShaping):
         "name",
         "options",
         "output",
+        "owners",
         "route",
         "scopes",
         "startable",
         "structured_output",
         "sync",
+        "tags",
         "task_support",
         "timeout",
         "title",
@@ -128,12 +131,13 @@ class Tool(ToolShaping):
         description = opts.description
         timeout = opts.timeout
         sig = signature(fn)
+        exposed = _without(sig, opts.exclude_args, tool_name)
         self.fn = fn
         self.name: str = tool_name
         self.title = opts.title
         self.description: str = description if description is not None else doc_whole(fn) or ""
         self.arguments: Arguments = build_arguments(
-            fn, f"{tool_name}Arguments", sig=sig, allow_var_keyword=input_schema is not None
+            fn, f"{tool_name}Arguments", sig=exposed, allow_var_keyword=input_schema is not None
         )
         #: The published input schema: the one given (kept verbatim), else the signature's.
         self.input_schema: dict[str, Any] = (
@@ -149,13 +153,21 @@ class Tool(ToolShaping):
         #: Seconds a call may wait (None: the server's request timeout; ``math.inf``: none).
         self.timeout: float | None = float(timeout) if timeout is not None else None
         self.context_param = self.arguments.context_param
-        self.output: Output | None = build_output(
-            tool_name, sig.return_annotation, structured_output
+        self.output: Output | None = _output(
+            tool_name, sig.return_annotation, structured_output, opts.output_schema
         )
         self.structured_output = structured_output
         self.annotations = normalize_object(opts.annotations, "tool annotations")
         self.icons = normalize_icons(opts.icons)
         self.meta = opts.meta
+        #: fastmcp's tags (listed under ``_meta.fastmcp.tags``; the server's
+        #: ``include_tags``/``exclude_tags`` filter on them).
+        self.tags: frozenset[str] = frozenset(opts.tags or ())
+        #: Whether the tool is listed and callable (fastmcp's ``enabled``; see
+        #: :meth:`enable`, :meth:`disable`).
+        self.enabled = opts.enabled
+        #: What to tell when :attr:`enabled` changes (the servers that hold the tool).
+        self.owners: list[Callable[[Tool], None]] = []
         declared_async = is_async_callable(fn)
         #: How a synchronous function is called (the thread pool, or inline once measured
         #: fast: :mod:`jetmcp.core.threads`); None for an ``async`` one.
@@ -198,6 +210,23 @@ class Tool(ToolShaping):
         #: How the extension calls this tool by itself (see :meth:`_route`); None when the
         #: Python path must.
         self.route: _wire.ToolRoute | None = self._route()
+
+    def enable(self) -> None:
+        """List and serve the tool again (fastmcp 2.x's ``tool.enable()``); the servers
+        holding it tell their clients the list changed."""
+        self._toggle(True)
+
+    def disable(self) -> None:
+        """Take the tool out of listings and calls (fastmcp 2.x's ``tool.disable()``): a
+        call of it is answered as one of an unknown tool."""
+        self._toggle(False)
+
+    def _toggle(self, enabled: bool) -> None:
+        if self.enabled is enabled:
+            return
+        self.enabled = enabled
+        for owner in list(self.owners):
+            owner(self)
 
     def _switched(self) -> None:
         """A synchronous tool was promoted or demoted: calls, and the extension's route of
@@ -332,8 +361,10 @@ class Tool(ToolShaping):
         if revision.tasks and self.task_support != "forbidden":
             entry["execution"] = {"taskSupport": self.task_support}
         # ``_meta`` on definitions arrived with titles (2025-06-18).
-        if revision.definition_meta and self.meta:
-            entry["_meta"] = self.meta
+        if revision.definition_meta:
+            meta = tagged_meta(self.meta, self.tags)
+            if meta:
+                entry["_meta"] = meta
         return entry
 
     def call(self, arguments: dict[str, Any], call: Call, server: Server) -> Result:
@@ -401,6 +432,65 @@ class Tool(ToolShaping):
         except Exception as exc:
             return self.failure(exc, revision)
         return self.shape(value, revision)
+
+
+#: The key fastmcp's client reads in an output schema: the structured content is
+#: ``{"result": value}`` and ``.data`` is the value.
+WRAP_MARK = "x-fastmcp-wrap-result"
+
+
+def tagged_meta(meta: dict[str, Any] | None, tags: frozenset[str]) -> dict[str, Any] | None:
+    """A component's listed ``_meta``: its own, with its tags (if any) under
+    ``fastmcp.tags``, sorted, where fastmcp 3.x/4.x lists them."""
+    if not tags:
+        return meta
+    own = dict(meta or {})
+    upstream = own.get("fastmcp")
+    own["fastmcp"] = {**(upstream if isinstance(upstream, dict) else {}), "tags": sorted(tags)}
+    return own
+
+
+def _without(
+    sig: inspect.Signature, excluded: Iterable[str] | None, tool_name: str
+) -> inspect.Signature:
+    """``sig`` without the parameters ``exclude_args`` names (fastmcp's): each must exist
+    and have a default, which every call then gets."""
+    if not excluded:
+        return sig
+    names = set(excluded)
+    params = sig.parameters
+    for name in sorted(names):
+        param = params.get(name)
+        if param is None:
+            raise ValueError(f"{tool_name}: exclude_args names {name!r}, not a parameter")
+        if param.default is inspect.Parameter.empty:
+            raise ValueError(
+                f"{tool_name}: parameter {name!r} in exclude_args must have a default value"
+            )
+    return sig.replace(parameters=[p for n, p in params.items() if n not in names])
+
+
+def _output(
+    tool_name: str,
+    annotation: Any,
+    structured_output: bool | None,
+    given: dict[str, Any] | NotSet | None,
+) -> Output | None:
+    """The tool's declared output: from the return annotation (a wrapped one marked as
+    fastmcp marks it, :data:`WRAP_MARK`), none (``output_schema=None``), or the schema
+    given, published verbatim (structured content: the value as JSON, under ``result``
+    when the schema carries the mark)."""
+    if given is None:
+        return None
+    if given is NOT_SET:
+        output = build_output(tool_name, annotation, structured_output)
+        if output is not None and output.wrap:
+            output.schema = {**output.schema, WRAP_MARK: True}
+        return output
+    return Output(copy.deepcopy(given), given.get(WRAP_MARK) is True, _ANY, None)
+
+
+_ANY: TypeAdapter[Any] = TypeAdapter(Any)
 
 
 def _plain_model(output: Output | None, annotation: Any) -> type[BaseModel] | None:
@@ -492,4 +582,11 @@ def _positional(fn: Callable[..., Any], plain: tuple[tuple[str, type, Any, bool]
     )
 
 
-__all__ = ["Tool", "is_async_callable", "normalize_icons", "normalize_object"]
+__all__ = [
+    "WRAP_MARK",
+    "Tool",
+    "is_async_callable",
+    "normalize_icons",
+    "normalize_object",
+    "tagged_meta",
+]

@@ -38,7 +38,7 @@ from jetmcp import _wire
 from jetmcp.core.call import NULL_SINK, Session
 from jetmcp.core.deadlines import STOP_SHUTDOWN
 from jetmcp.core.dispatch import Dispatcher
-from jetmcp.core.exchange import Exchange, LazyExchange, Started
+from jetmcp.core.exchange import Exchange, HttpExchange, LazyExchange, Started
 from jetmcp.core.reply import Reply
 from jetmcp.core.threads import exit_if_abandoned
 from jetmcp.errors import INTERNAL_ERROR, INVALID_REQUEST, SERVER_ERROR
@@ -303,13 +303,13 @@ class McpHttpApp:
             if type(done) is bytes:
                 proto.response_bytes(200, _JSON, done)
                 return None
-            args = (frame, revision, session, accept, inflight, routing, proto, done, step)
+            args = (frame, revision, session, accept, inflight, routing, proto, done, step, headers)
             if not in_task:
                 return later(self.lane_resume, args)
             return self.lane_resume(*args)
         # An array or a parse error: as _post_frame would (an exact 2026-07-28 version
         # names a served revision, so an array is not refused whole).
-        args = (frame, revision, session, accept, inflight, routing, proto, None, False)
+        args = (frame, revision, session, accept, inflight, routing, proto, None, False, headers)
         if not in_task:
             return later(self.lane_start, args)
         return self.lane_start(*args)
@@ -325,14 +325,16 @@ class McpHttpApp:
         proto: Any,
         done: Any,
         step: bool,
+        request: Any = None,
     ) -> Coroutine[Any, Any, None] | None:
-        """:meth:`lane_post` for a single call the extension did not answer at once."""
+        """:meth:`lane_post` for a single call the extension did not answer at once
+        (``request``: the engine's header map, kept for a tool that reads it)."""
         # Its exchange is made only if something asks: a tool that takes a Context and
         # touches nothing of its call answers with none made.
         later = LazyExchange(
             revision,
             self._exchange,
-            (revision, session, accept, inflight, routing, None, proto),
+            (revision, session, accept, inflight, routing, None, proto, request),
         )
         pending = self.dispatcher.resume(frame, later, done, step)
         if later.made is None and type(pending) is bytes:
@@ -353,9 +355,10 @@ class McpHttpApp:
         proto: Any,
         done: Any,
         step: bool,
+        request: Any = None,
     ) -> Coroutine[Any, Any, None] | None:
         """:meth:`lane_post` for an array or a parse error."""
-        ex = self._exchange(revision, session, accept, inflight, routing, None, proto)
+        ex = self._exchange(revision, session, accept, inflight, routing, None, proto, request)
         return self._reply(proto, self.dispatcher.start(frame, ex), ex)
 
     async def _route(self, scope: Any, proto: Any) -> None:
@@ -642,7 +645,7 @@ class McpHttpApp:
             and not frame.initialize
         ):
             raise HttpError(400, INVALID_REQUEST, "Missing Mcp-Session-Id header")
-        ex = self._exchange(revision, session, accept, inflight, None, principal, proto)
+        ex = self._exchange(revision, session, accept, inflight, None, principal, proto, headers)
         rest = self._reply(proto, self.dispatcher.start(frame, ex), ex)
         if rest is not None:
             await rest
@@ -656,12 +659,13 @@ class McpHttpApp:
         routing: _wire.Headers | None,
         principal: Principal | None,
         proto: Any,
+        request: Any,
     ) -> Exchange:
         """The exchange of a POST. Its reply turns into an SSE stream only if a handler
         sends something before its result, and only for a client that takes one; otherwise
         notifications are dropped and server-to-client requests refused (NULL_SINK). The
         stream is made only when a handler first asks for it (:meth:`_open_stream`)."""
-        return Exchange(  # by position (see Exchange.__init__)
+        ex = HttpExchange(  # by position (see Exchange.__init__)
             revision,
             session,
             None if accept & ACCEPT_SSE else NULL_SINK,  # sink
@@ -675,6 +679,8 @@ class McpHttpApp:
             self._opener,
             proto,  # channel
         )
+        ex.http_headers = request  # the engine's header map, decoded only if a tool reads it
+        return ex
 
     def _reply(
         self, proto: Any, pending: Started, ex: Exchange
@@ -743,7 +749,7 @@ class McpHttpApp:
                 proto.response_bytes(400, _JSON, body)
                 return None
         routing = _wire.Headers.from_map(headers)
-        ex = self._exchange(_MODERN, None, accept, None, routing, principal, proto)
+        ex = self._exchange(_MODERN, None, accept, None, routing, principal, proto, headers)
         return self._reply(proto, self.dispatcher.start(frame, ex), ex)
 
     # GET --------------------------------------------------------------------

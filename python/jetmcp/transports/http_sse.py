@@ -21,7 +21,7 @@ from urllib.parse import parse_qs
 
 from jetmcp import _wire
 from jetmcp.core.call import Outgoing, Session
-from jetmcp.core.exchange import Exchange
+from jetmcp.core.exchange import HttpExchange
 from jetmcp.core.inflight import InFlight
 from jetmcp.core.reply import Reply
 from jetmcp.errors import INVALID_REQUEST, SERVER_ERROR
@@ -168,7 +168,7 @@ class LegacySse:
         settings = self.settings
         frame = _wire.decode(body, settings.max_depth, settings.max_batch)
         session = conn.session
-        ex = Exchange(  # by position (see Exchange.__init__)
+        ex = HttpExchange(  # by position (see Exchange.__init__)
             session.revision if session is not None else TRANSPORT_REVISION,
             session,
             conn,
@@ -179,6 +179,7 @@ class LegacySse:
             conn.outgoing,
             principal,  # auth
         )
+        ex.http_headers = headers  # the POST's headers, decoded only if a tool reads them
         pending = self.dispatcher.start(frame, ex)
         new = pending.session if isinstance(pending, Reply) else None
         if new is not None:

@@ -290,7 +290,7 @@ class NativeServer:
         step = lane.lane_start
         if frame.kind == _FRAME_SINGLE:
             step = lane.lane_resume
-        args = (frame, revision, None, accept, None, routing, proto, done, False)
+        args = (frame, revision, None, accept, None, routing, proto, done, False, request)
         return connection.later(self._step(lane, step, args, proto), proto)
 
     async def _step(

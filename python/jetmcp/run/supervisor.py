@@ -158,8 +158,11 @@ class _Supervisor:
             self.load_failed = True
             self.stop_signal = self.stop_signal or signal.SIGTERM
             return
-        if self.load_failed and os.WIFSIGNALED(status) and os.WTERMSIG(status) == self.stop_signal:
-            return  # stopped, still importing, by the stop the failed load asked for
+        if self.stop_signal and os.WIFSIGNALED(status) and os.WTERMSIG(status) == self.stop_signal:
+            # Ended by the stop signal itself: a worker that serves drains and exits 0, so
+            # this one was still starting (importing the app) and had nothing to drain.
+            self.log.info("worker %d stopped while starting", place.index + 1)
+            return
         if self.stop_signal:
             if status != 0:
                 self.unclean = True

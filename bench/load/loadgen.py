@@ -92,13 +92,15 @@ class Server:
 
 def bench(url: str, *args: str, core: str | None = "1") -> dict[str, Any]:
     pin = ["taskset", "-c", core] if core else []
-    done = subprocess.run(
-        [*pin, *jetmcp(), "bench", url, *ADD, "-q", "--json", "-", *args],
-        capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
-    if not done.stdout.strip():
-        raise RuntimeError(f"jetmcp bench failed: {done.stderr[-400:]}")
-    data: dict[str, Any] = json.loads(done.stdout)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "report.json"
+        done = subprocess.run(
+            [*pin, *jetmcp(), "bench", url, *ADD, "-q", "--json", str(out), *args],
+            capture_output=True, text=True, timeout=600, check=False,
+        )  # fmt: skip
+        if not out.exists() or not out.read_text().strip():
+            raise RuntimeError(f"jetmcp bench failed: {done.stderr[-400:]}")
+        data: dict[str, Any] = json.loads(out.read_text())
     return data
 
 

@@ -4,10 +4,10 @@ and ``jetmcp bench compare``."""
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import math
 import os
+import select
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -344,10 +344,16 @@ def _write(path: str, text: str) -> None:
     if path == "-":
         # The event loop may leave stdout non-blocking (it shares the file description
         # with a pipe): a report past the pipe's 64 KiB would then be cut short.
-        with contextlib.suppress(OSError, ValueError):
-            os.set_blocking(sys.stdout.fileno(), True)
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        # Written to the descriptor in a loop that waits whenever the pipe is full, so the
+        # report arrives whole whatever mode the descriptor is in.
         sys.stdout.flush()
+        fd = sys.stdout.fileno()
+        view = memoryview((text if text.endswith("\n") else text + "\n").encode())
+        while view:
+            try:
+                view = view[os.write(fd, view) :]
+            except BlockingIOError:
+                select.select([], [fd], [])
         return
     Path(path).write_text(text, encoding="utf-8")
 

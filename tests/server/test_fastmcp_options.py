@@ -213,3 +213,66 @@ def test_annotations_are_listed() -> None:
             assert tool.annotations == {"readOnlyHint": True}
 
     run()
+
+
+def _components(**kw: Any) -> Server:
+    server = Server("components", **kw)
+
+    @server.resource("notes://public", tags={"public"}, meta={"owner": "ada"})
+    def public() -> str:
+        return "public"
+
+    @server.resource("notes://admin", tags={"admin"})
+    def admin() -> str:
+        return "admin"
+
+    @server.resource("notes://off", enabled=False)
+    def off() -> str:
+        return "off"
+
+    @server.prompt(tags={"public"})
+    def greet() -> str:
+        return "hello"
+
+    @server.prompt(enabled=False)
+    def hidden() -> str:
+        return "hidden"
+
+    return server
+
+
+def test_resources_and_prompts_take_tags_and_enabled() -> None:
+    @async_test
+    async def run() -> None:
+        async with Client(_components()) as client:
+            resources = {r.uri: r for r in (await client.list_resources()).resources}
+            assert sorted(resources) == ["notes://admin", "notes://public"]
+            assert resources["notes://public"].meta == {
+                "owner": "ada",
+                "fastmcp": {"tags": ["public"]},
+            }
+            prompts = {p.name: p for p in (await client.list_prompts()).prompts}
+            assert sorted(prompts) == ["greet"]
+            assert prompts["greet"].meta == {"fastmcp": {"tags": ["public"]}}
+            with pytest.raises(McpError):
+                await client.read_resource("notes://off")
+            with pytest.raises(McpError):
+                await client.get_prompt("hidden")
+
+    run()
+
+
+def test_tag_filters_apply_to_resources_and_prompts() -> None:
+    @async_test
+    async def run() -> None:
+        async with Client(_components(exclude_tags={"admin"})) as client:
+            uris = sorted(r.uri for r in (await client.list_resources()).resources)
+            assert uris == ["notes://public"]
+            with pytest.raises(McpError):
+                await client.read_resource("notes://admin")
+        async with Client(_components(include_tags={"admin"})) as client:
+            uris = sorted(r.uri for r in (await client.list_resources()).resources)
+            assert uris == ["notes://admin"]
+            assert (await client.list_prompts()).prompts == []
+
+    run()

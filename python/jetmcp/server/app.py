@@ -41,7 +41,7 @@ from jetmcp.server.tasks_ext import (
     TASKS_EXTENSION,
     ModernTasks,
 )
-from jetmcp.server.tools import Tool, normalize_icons
+from jetmcp.server.tools import Tool, normalize_icons, tagged_meta
 
 if TYPE_CHECKING:
     from jetmcp.core.principal import Principal, TokenVerifier
@@ -409,6 +409,8 @@ class Server(Handlers, Serving):
         ttl_ms: int | None = None,
         cache_scope: CacheScope | None = None,
         scopes: Iterable[str] | None = None,
+        tags: Iterable[str] | None = None,
+        enabled: bool = True,
     ) -> Callable[[F], F]:
         """Register a resource at ``uri``; with ``{var}`` in it, a template whose variables are
         the function's parameters. Returns the function unchanged.
@@ -434,6 +436,8 @@ class Server(Handlers, Serving):
                 ttl_ms=ttl_ms,
                 cache_scope=cache_scope,
                 scopes=scopes,
+                tags=tags,
+                enabled=enabled,
             )
             return fn
 
@@ -453,6 +457,8 @@ class Server(Handlers, Serving):
         ttl_ms: int | None = None,
         cache_scope: CacheScope | None = None,
         scopes: Iterable[str] | None = None,
+        tags: Iterable[str] | None = None,
+        enabled: bool = True,
     ) -> F: ...
 
     @overload
@@ -469,6 +475,8 @@ class Server(Handlers, Serving):
         ttl_ms: int | None = None,
         cache_scope: CacheScope | None = None,
         scopes: Iterable[str] | None = None,
+        tags: Iterable[str] | None = None,
+        enabled: bool = True,
     ) -> Callable[[F], F]: ...
 
     def prompt(
@@ -484,6 +492,8 @@ class Server(Handlers, Serving):
         ttl_ms: int | None = None,
         cache_scope: CacheScope | None = None,
         scopes: Iterable[str] | None = None,
+        tags: Iterable[str] | None = None,
+        enabled: bool = True,
     ) -> Any:
         """Register a prompt: ``@server.prompt``, ``@server.prompt()`` or
         ``@server.prompt("name")``. Its arguments are the function's parameters.
@@ -506,6 +516,8 @@ class Server(Handlers, Serving):
                 ttl_ms=ttl_ms,
                 cache_scope=cache_scope,
                 scopes=scopes,
+                tags=tags,
+                enabled=enabled,
             )
             return fn
 
@@ -627,8 +639,12 @@ class Server(Handlers, Serving):
         fn: Callable[..., Any] | Resource | ResourceTemplate,
         uri: str | None = None,
         **kw: Any,
-    ) -> Resource | ResourceTemplate:
-        """Register (or replace) a resource or template; keywords as for :meth:`resource`."""
+    ) -> Resource | ResourceTemplate | None:
+        """Register (or replace) a resource or template; keywords as for :meth:`resource`
+        (one that is not ``enabled``, or that the server's tag filters drop, is not
+        registered: None)."""
+        if not self._admitted(kw):
+            return None
         entry: Resource | ResourceTemplate
         if isinstance(fn, Resource | ResourceTemplate):
             entry = fn
@@ -657,13 +673,31 @@ class Server(Handlers, Serving):
             raise KeyError(f"Unknown resource: {uri}")
         self._changed("resources")
 
-    def add_prompt(self, fn: Callable[..., Any] | Prompt, **kw: Any) -> Prompt:
-        """Register (or replace) a prompt; keywords as for :meth:`prompt`."""
+    def add_prompt(self, fn: Callable[..., Any] | Prompt, **kw: Any) -> Prompt | None:
+        """Register (or replace) a prompt; keywords as for :meth:`prompt` (one that is not
+        ``enabled``, or that the server's tag filters drop, is not registered: None)."""
+        if not self._admitted(kw):
+            return None
         prompt = fn if isinstance(fn, Prompt) else Prompt(fn, **kw)
         self._count_scoped("prompts", self._prompts.get(prompt.name), prompt)
         self._prompts[prompt.name] = prompt
         self._changed("prompts")
         return prompt
+
+    def _admitted(self, kw: dict[str, Any]) -> bool:
+        # fastmcp's ``tags`` and ``enabled`` on a resource or prompt (taken out of ``kw``):
+        # the tags listed under ``_meta.fastmcp.tags``; not enabled, or outside the server's
+        # tag filters, it is neither listed nor readable.
+        tags = frozenset(kw.pop("tags", None) or ())
+        if not kw.pop("enabled", True):
+            return False
+        if self.include_tags is not None and not tags & self.include_tags:
+            return False
+        if self.exclude_tags is not None and tags & self.exclude_tags:
+            return False
+        if tags:
+            kw["meta"] = tagged_meta(kw.get("meta"), tags)
+        return True
 
     def remove_prompt(self, name: str) -> None:
         if name not in self._prompts:

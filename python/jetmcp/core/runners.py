@@ -282,8 +282,11 @@ class Runner:
         the call still to await (its coroutine), as a :class:`Pending`."""
         raw_id = outcome.raw_id
         tool = outcome.tool
-        if tool.is_async and not outcome.failed:
-            value = outcome.value
+        value = outcome.value
+        # What the call gave back decides, not the tool's flag now: a synchronous tool
+        # switched between the pool and inline (jetmcp.core.threads) may have been called
+        # the other way.
+        if not outcome.failed and (outcome.suspended or hasattr(value, "__await__")):
             if outcome.suspended:
                 # Stepped by the extension (never a timed tool): the rest is awaited.
                 return Pending(resume(value, outcome.yielded), revision, self, tool, None, True)

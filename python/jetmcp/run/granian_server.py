@@ -22,7 +22,7 @@ from typing import Any
 from granian.server.mp import MPServer
 
 from jetmcp.run.lifeline import die_with_parent
-from jetmcp.run.rundir import failed_to_load
+from jetmcp.run.rundir import LOAD_FAILED_STATUS, failed_to_load
 
 _log = logging.getLogger("jetmcp.run")
 
@@ -127,6 +127,10 @@ class SupervisedGranian(MPServer):
         """Whether the worker exited because the target did not load
         (:func:`jetmcp.run.rundir.failed_to_load`). Then every worker is stopped, none is
         respawned (each would fail the same way), and :attr:`load_failed` is set."""
+        if self.load_failed and code == LOAD_FAILED_STATUS:
+            # Another worker that failed the same way, seen after the run's directory (and
+            # the failure's record in it) was cleaned up.
+            return True
         if not failed_to_load(code):
             return False
         self.load_failed = True

@@ -190,6 +190,28 @@ def _spread(values: list[float]) -> str:
     return f"{mid:,.0f} ({min(values):,.0f}-{max(values):,.0f})"
 
 
+def _limits(mine: list[dict[str, Any]]) -> list[str]:
+    """The best 2 workers can do against 1 on two cores shared with wrk, from CPU per
+    request alone (noise on a shared machine changes rates, much less CPU per request)."""
+    one = [r for r in mine if r["workers"] == 1]
+    two = [r for r in mine if r["workers"] == 2]
+    if not one or not two:
+        return []
+    s1, s2 = _median(one, "server_us_per_req"), _median(two, "server_us_per_req")
+    w = _median([*one, *two], "wrk_us_per_req")
+    # One worker is one process: at most one core, and wrk must fit in what is left.
+    best_one = min(1e6 / s1, 1e6 / w, 2e6 / (s1 + w))
+    best_two = 2e6 / (s2 + w)
+    measured = _median(two, "rps") / _median(one, "rps")
+    return [
+        f"**Limit from CPU per request:** one worker at most {best_one:,.0f} req/s (one core "
+        f"for its {s1:.1f} µs, wrk's {w:.1f} µs on the other), two at most {best_two:,.0f} "
+        f"(2 s / ({s2:.1f} + {w:.1f}) µs): **{best_two / best_one:.2f}x** is the most a "
+        f"second worker can give here (measured on this run: {measured:.2f}x; the other "
+        "cores column says how far the machine was from quiet).",
+    ]
+
+
 def report(rows: list[dict[str, Any]], args: argparse.Namespace) -> str:
     lines = [
         "# `--workers 2` vs `--workers 1` on the native engine, load generator on the same cores",
@@ -205,7 +227,7 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace) -> str:
         "- **Ceiling:** what the 2 cores allow when wrk shares them: "
         "2 s / (server CPU + wrk CPU per request)",
         "- **Per worker:** requests from the bytes each worker wrote (/proc/PID/io wchar ÷ the "
-        "reply size), connections from `ss` at the end of the run",
+        "reply size), connections from `ss` halfway through the run",
         "",
     ]
     for key, (title, _body, _version) in WORKLOADS.items():
@@ -236,6 +258,7 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace) -> str:
                 f"{_median(some, 'server_cores'):.2f} | {_median(some, 'wrk_cores'):.2f} | "
                 f"{_median(some, 'other_cores'):.2f} | {sum(r['errors'] for r in some)} |"
             )
+        lines += ["", *_limits(mine)]
         two = [r for r in mine if r["workers"] == 2]
         if two:
             lines += ["", "Per run with 2 workers: requests / connections per worker", ""]
@@ -259,8 +282,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workloads", default=",".join(WORKLOADS))
     parser.add_argument("--server-args", default="", help="more `jetmcp run` arguments")
     parser.add_argument("--out", default=str(ROOT / "bench/results/workers"))
+    parser.add_argument("--from-json", default="", help="write the report of earlier rows")
     args = parser.parse_args(argv)
     args.server_args = args.server_args.split()
+    out = Path(args.out)
+    if args.from_json:
+        out.with_suffix(".md").write_text(
+            report(json.loads(Path(args.from_json).read_text()), args)
+        )
+        return 0
     TMP.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
     for key in args.workloads.split(","):
@@ -275,7 +305,6 @@ def main(argv: list[str] | None = None) -> int:
                     f"cpu {row['per_worker_cpu_s']}"
                 )
                 rows.append(row)
-    out = Path(args.out)
     out.with_suffix(".json").write_text(json.dumps(rows, indent=1) + "\n")
     out.with_suffix(".md").write_text(report(rows, args))
     log(f"wrote {out.with_suffix('.md')}")

@@ -206,6 +206,30 @@ def test_each_worker_listens_on_its_own_socket_and_gets_its_share() -> None:
         server.stop()
 
 
+def test_every_worker_serves_with_its_loaded_heap_frozen() -> None:
+    server = start()
+    try:
+        pids = workers(server)
+        counts: dict[int, int] = {}
+
+        def tool(client: httpx.Client, name: str) -> int:
+            body = encode(request("tools/call", {"name": name, "arguments": {}}, 1))
+            reply = client.post(server.url, content=body, headers=json_headers())
+            return int(reply.json()["result"]["content"][0]["text"])
+
+        for _ in range(200):
+            if len(counts) == len(pids):
+                break
+            with httpx.Client(timeout=5.0) as client:  # one connection: one worker
+                counts[tool(client, "pid")] = tool(client, "frozen")
+        assert set(counts) == pids
+        # The app, jetmcp and their modules: thousands of objects a full collection no
+        # longer walks while the worker serves (none are frozen without the freeze).
+        assert min(counts.values()) > 5000, counts
+    finally:
+        server.stop()
+
+
 def test_no_worker_outlives_a_killed_main_process() -> None:
     server = start()
     try:

@@ -20,6 +20,7 @@ import argparse
 import asyncio
 import contextlib
 import errno
+import gc
 import logging
 import os
 import signal
@@ -178,6 +179,7 @@ def run_server(
         )
         await server.serve(sock, tls)
 
+    settle_heap()
     try:
         loop.run_until_complete(main())
     finally:
@@ -189,6 +191,16 @@ def run_server(
         loop.close()
         asyncio.set_event_loop(None)
     return 0
+
+
+def settle_heap() -> None:
+    """Collect, then freeze what is left (the app, its modules, the engine): Python's cyclic
+    GC never traverses those objects again. Without it, each full collection while serving
+    walks every object the app loaded (~34,000 for bench/load/jetmcp_server.py, 13 ms on
+    this shared machine, every request waiting meanwhile); the young generations stay as
+    they are. Per worker, just before it serves."""
+    gc.collect()
+    gc.freeze()
 
 
 def _stuck(seconds: float) -> None:
@@ -281,6 +293,7 @@ __all__ = [
     "reuseport_sockets",
     "run_server",
     "serve_native",
+    "settle_heap",
     "tls_context",
     "worker_main",
 ]

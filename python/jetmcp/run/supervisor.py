@@ -113,7 +113,15 @@ class _Supervisor:
     def spawn(self, place: _Place) -> None:
         parent = os.getpid()
         if self.listen is not None and place.sock is None:
-            place.sock = self.listen()
+            try:
+                place.sock = self.listen()
+            except OSError as exc:
+                # Out of file descriptors, say: counted as a death of this place (retried
+                # after the growing delay); the other workers go on serving.
+                self.log.error("worker %d has no listening socket: %s", place.index + 1, exc)
+                place.started = time.monotonic()
+                self._ended(place, 1 << 8)
+                return
         for handler in logging.getLogger().handlers + self.log.handlers:
             handler.flush()
         # Stop signals wait until the child has the default handlers back: one forwarded

@@ -4,7 +4,8 @@ JSON to ``$GC_PROBE_OUT.PID`` when the process exits (after the drain; one worke
 ``GC_PROBE_FREEZE=0`` turns off ``jetmcp run``'s own ``gc.freeze()`` of the loaded app (to
 compare); ``GC_PROBE_THRESHOLD=a,b,c`` sets ``gc.set_threshold`` first;
 ``GC_PROBE_CALLBACKS=1`` also times every ``data_received`` of the native engine (thread
-CPU and wall time: quantiles in the JSON).
+CPU and wall time: quantiles in the JSON); ``GC_PROBE_SLOW_MS=1`` logs every event loop
+callback longer than that (the loop's debug mode: slower everywhere, for finding names).
 
     GC_PROBE_OUT=/tmp/gc.json .venv/bin/python bench/load/gc_probe.py run APP --transport http
 """
@@ -40,6 +41,13 @@ def _on_gc(phase: str, info: dict[str, int]) -> None:
 #: is the server's own (GC, a slow path); wall minus CPU is time the core was taken away.
 _cpu_ns = array.array("q")
 _wall_ns = array.array("q")
+#: Thread CPU time spent between two callbacks (the loop's own work, timers, tasks, GC
+#: outside a callback; a blocked epoll_wait costs none): a stall of the server's own there
+#: would show as a large gap.
+_gap_ns = array.array("q")
+_last_cpu = [0]
+#: (wall seconds since the epoch, µs) of every gap above 1 ms of CPU: when they happen.
+_big_gaps: list[tuple[float, float]] = []
 
 
 def _watch_callbacks() -> None:
@@ -51,8 +59,14 @@ def _watch_callbacks() -> None:
 
     def timed(self: HttpConnection, data: bytes) -> None:
         c0, w0 = cpu(), wall()
+        if _last_cpu[0]:
+            gap = c0 - _last_cpu[0]
+            _gap_ns.append(gap)
+            if gap > 1_000_000:
+                _big_gaps.append((time.time(), gap / 1000))
         received(self, data)
-        _cpu_ns.append(cpu() - c0)
+        c1 = _last_cpu[0] = cpu()
+        _cpu_ns.append(c1 - c0)
         _wall_ns.append(wall() - w0)
 
     HttpConnection.data_received = timed  # type: ignore[method-assign]
@@ -84,6 +98,8 @@ def _write() -> None:
         _stats["frozen"] = gc.get_freeze_count()
         _stats["callback_cpu"] = _quantiles(_cpu_ns)
         _stats["callback_wall"] = _quantiles(_wall_ns)
+        _stats["between_cpu"] = _quantiles(_gap_ns)
+        _stats["big_gaps"] = _big_gaps
         with open(f"{out}.{os.getpid()}", "w") as f:
             json.dump(_stats, f)
 
@@ -105,6 +121,14 @@ def main() -> int:
         _stats.update(collections=[0, 0, 0], pause_s=[0.0, 0.0, 0.0], max_s=0.0)
         if os.environ.get("GC_PROBE_CALLBACKS") == "1":
             _watch_callbacks()
+        slow = os.environ.get("GC_PROBE_SLOW_MS")
+        if slow:
+            # The loop's debug mode: every callback longer than this is logged by name.
+            import asyncio
+
+            loop = asyncio.get_event_loop()
+            loop.set_debug(True)
+            loop.slow_callback_duration = float(slow) / 1000
 
     jetmcp.run.native.settle_heap = serving
     gc.callbacks.append(_on_gc)

@@ -156,8 +156,8 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace) -> str:
         "a fresh server per run; servers alternate",
         "- **Closed loop:** wrk -t1 -c32. **Open model:** `jetmcp bench --rate R` (latency from "
         "each request's scheduled time) at the given fractions of that run's closed-loop rate",
-        "- **GC:** collections per generation and their summed pause over the whole run "
-        "(warm-up, closed loop and open model), from gc.callbacks",
+        "- **GC:** collections per generation and their summed pause from the moment "
+        "the worker serves (warm-up, closed loop, open model), from gc.callbacks",
         "",
         "Each run (no medians hide anything):",
         "",

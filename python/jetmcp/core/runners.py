@@ -65,6 +65,9 @@ _encode_error = _wire.encode_error
 _dumps = _wire.dumps
 #: What an ``async def`` function gives back.
 _Coroutine = types.CoroutineType
+#: Result types with no ``__await__`` (built-in, exact types: no subclass can add one), told
+#: apart from an awaitable by one set lookup (:meth:`Runner.outcome`).
+_SETTLED = frozenset({dict, list, tuple, str, bytes, int, float, bool, type(None)})
 #: The ``_meta`` key that makes a stdio request a 2026-07-28 one, as it stands in the bytes.
 _MODERN_KEY = f'"{META_PROTOCOL_VERSION}"'.encode()
 
@@ -283,10 +286,16 @@ class Runner:
         raw_id = outcome.raw_id
         tool = outcome.tool
         value = outcome.value
+        failed = outcome.failed
         # What the call gave back decides, not the tool's flag now: a synchronous tool
         # switched between the pool and inline (jetmcp.core.threads) may have been called
-        # the other way.
-        if not outcome.failed and (outcome.suspended or hasattr(value, "__await__")):
+        # the other way. A value of a built-in result type is never awaitable: the common
+        # case is told without looking up ``__await__``.
+        if (
+            not failed
+            and type(value) not in _SETTLED
+            and (outcome.suspended or hasattr(value, "__await__"))
+        ):
             if outcome.suspended:
                 # Stepped by the extension (never a timed tool): the rest is awaited.
                 return Pending(resume(value, outcome.yielded), revision, self, tool, None, True)
@@ -296,10 +305,10 @@ class Runner:
                     value if timeout is None else Timed(value, timeout), revision, self, tool
                 )
         try:
-            if outcome.failed:
-                result = tool.failure(outcome.value, revision)
+            if failed:
+                result = tool.failure(value, revision)
             else:
-                result = tool.shape(outcome.value, revision)
+                result = tool.shape(value, revision)
             return self.encode(raw_id, result, revision)
         except McpError as exc:
             return self.error(raw_id, exc, single)

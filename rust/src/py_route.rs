@@ -29,7 +29,6 @@
 
 use std::collections::HashMap;
 use std::ptr;
-use std::time::Instant;
 
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::ffi;
@@ -718,7 +717,11 @@ pub(crate) fn call_tool<'py>(
     // one keyword name each). The result is a new reference or NULL with an exception.
     // A promoted synchronous tool is timed here, not by a Python wrapper: two reads of the
     // monotonic clock (vDSO), and Python entered again only for a slow call.
-    let started = route.on_slow.as_ref().map(|_| Instant::now());
+    let started = if route.on_slow.is_some() {
+        clock_ns()
+    } else {
+        0
+    };
     let result = unsafe {
         let r = if route.positional {
             ffi::PyObject_Vectorcall(
@@ -736,8 +739,11 @@ pub(crate) fn call_tool<'py>(
         };
         Bound::from_owned_ptr_or_err(py, r)
     };
-    if let (Some(started), Some(on_slow)) = (started, &route.on_slow) {
-        slow_check(py, started, route.slow_ns, on_slow);
+    if let Some(on_slow) = &route.on_slow {
+        let took = clock_ns().wrapping_sub(started);
+        if took > route.slow_ns {
+            report_slow(py, took, on_slow);
+        }
     }
     match result {
         Ok(value) => Ok(Called::Returned(value)),
@@ -745,17 +751,37 @@ pub(crate) fn call_tool<'py>(
     }
 }
 
-/// Report a timed call that took over `slow_ns` to `on_slow` (its nanoseconds). Called with
-/// no exception pending (the tool's own is held in its `PyErr`); what `on_slow` raises is
-/// written as unraisable, never the caller's outcome.
+/// The monotonic clock in nanoseconds (from an arbitrary start), which times a promoted
+/// synchronous call: `clock_gettime` (vDSO) and one multiply. `Instant::now` and
+/// `Instant::elapsed` read the same clock but check and normalise a `Timespec` and a
+/// `Duration` on the way: about 90 instructions more per timed call (two reads and a
+/// difference; bench/results/layout_instructions.md).
+#[cfg(unix)]
 #[inline]
-fn slow_check(py: Python<'_>, started: Instant, slow_ns: u64, on_slow: &Py<PyAny>) {
-    let took = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
-    if took > slow_ns {
-        report_slow(py, took, on_slow);
-    }
+fn clock_ns() -> u64 {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `now` is a timespec the call writes; CLOCK_MONOTONIC exists on every unix
+    // (the call cannot fail with a valid clock and pointer).
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
+    (now.tv_sec as u64)
+        .wrapping_mul(1_000_000_000)
+        .wrapping_add(now.tv_nsec as u64)
 }
 
+/// The monotonic clock in nanoseconds since its first read (where `clock_gettime` is not).
+#[cfg(not(unix))]
+fn clock_ns() -> u64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    let took = START.get_or_init(std::time::Instant::now).elapsed();
+    u64::try_from(took.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// Report a timed call that took `took` nanoseconds, over its route's `slow_ns`, to
+/// `on_slow`. Called with no exception pending (the tool's own is held in its `PyErr`); what `on_slow` raises is
+/// written as unraisable, never the caller's outcome.
 #[cold]
 #[inline(never)]
 fn report_slow(py: Python<'_>, took: u64, on_slow: &Py<PyAny>) {

@@ -145,7 +145,14 @@ class Router:
             if type(done) is bytes:
                 return done
             if type(done) is _Plans:
-                served = self.planned(done, frame, ex, step)
+                # The single call ``frame`` holds, which the extension planned but left to
+                # run with a Context (the tool takes one) or to Python (``python_call``): its
+                # reply, what is still to await, or None (nothing ran) to serve it the
+                # general way. Picked here, not in a method of its own: a frame less.
+                if ex.revision.modern:
+                    served = self._planned_modern(done, frame, ex, step)
+                else:
+                    served = self._planned_legacy(done, frame, ex, step)
                 if served is not None:
                     if type(served) is bytes:
                         return served
@@ -171,16 +178,6 @@ class Router:
         if type(reply) is _Coroutine:
             return reply  # a relayed answer or cancellation: delivered before the 202
         return self._wait(reply, entry, ex)  # type: ignore[arg-type]
-
-    def planned(
-        self, plans: _wire.Plans, frame: _wire.Frame, ex: Exchange | LazyExchange, step: bool
-    ) -> bytes | Pending | None:
-        """The single call ``frame`` holds, which the extension planned but left to run with
-        a Context (the tool takes one) or to Python (``python_call``): its reply, what is
-        still to await, or None (nothing ran) to serve it the general way."""
-        if ex.revision.modern:
-            return self._planned_modern(plans, frame, ex, step)
-        return self._planned_legacy(plans, frame, ex, step)
 
     def _planned_legacy(
         self, plans: _wire.Plans, frame: _wire.Frame, ex: Exchange | LazyExchange, step: bool

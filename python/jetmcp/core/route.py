@@ -266,15 +266,21 @@ class Router:
     def batch(self, frame: _wire.Frame, ex: Exchange) -> Started:
         """Every entry of an array in request order: batch-native when every entry plans,
         else batch-mixed (planned entries by the extension, the others the general way)."""
-        runner = self.runner(ex.revision)
         revision = ex.revision
-        plans = self._plan(frame, ex)
+        # The extension's plans for the calls of plain tools in the array, unless
+        # ``tools/call`` was given another handler (inline, and the runner looked up only
+        # past batch-native: two frames less for an array the extension answers whole).
+        server = self.server
+        plans = None
+        if self.planning and server.handlers.get("tools/call") is server.builtin_call_tool:
+            plans = server.routes.plan(frame, self.shape(revision), ex.headers)
         done: Any = None
         if plans is not None and plans.complete:
             done = plans.run_all()
             if type(done) is bytes:
                 self.fast += len(plans)
                 return done
+        runner = self.runner(revision)
         slots: list[Any] = []
         relayed: list[Relayed] = []
         waiting = False
@@ -327,14 +333,6 @@ class Router:
         if waiting:
             return await self._gather(slots, ex)
         return _encode_batch(slots) if slots else None
-
-    def _plan(self, frame: _wire.Frame, ex: Exchange) -> _wire.Plans | None:
-        """The extension's plans for the calls of plain tools in ``frame`` (an array),
-        unless ``tools/call`` was given another handler."""
-        server = self.server
-        if not self.planning or server.handlers.get("tools/call") is not server.builtin_call_tool:
-            return None
-        return server.routes.plan(frame, self.shape(ex.revision), ex.headers)
 
     # -- how the extension writes results ---------------------------------------------------
 

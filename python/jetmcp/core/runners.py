@@ -305,10 +305,7 @@ class Runner:
                     value if timeout is None else Timed(value, timeout), revision, self, tool
                 )
         try:
-            if failed:
-                result = tool.failure(value, revision)
-            else:
-                result = tool.shape(value, revision)
+            result = tool.failure(value, revision) if failed else tool.shape(value, revision)
             return self.encode(raw_id, result, revision)
         except McpError as exc:
             return self.error(raw_id, exc, single)

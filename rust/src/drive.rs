@@ -109,6 +109,8 @@ struct Conn {
     http: ClientConnection,
     out: Vec<u8>,
     written: usize,
+    /// Whether the loop watches for writability (connecting, or a request half written).
+    wants_write: bool,
     state: State,
     /// Whether the engine holds it in its list of free connections.
     listed: bool,
@@ -169,6 +171,7 @@ pub struct Engine {
     clock: (Instant, u64),
     body: Vec<u8>,
     read_buf: Vec<u8>,
+    ready: Vec<usize>,
     /// Why connections could not be opened (the last few).
     pub connect_errors: Vec<String>,
     /// Set from another thread: stop sending, end the phase.
@@ -229,6 +232,7 @@ impl Engine {
             clock: (Instant::now(), now_ns),
             body: Vec::new(),
             read_buf: vec![0; 64 * 1024],
+            ready: Vec::new(),
             connect_errors: Vec::new(),
             stop: Arc::new(AtomicBool::new(false)),
             progress: Arc::new(AtomicU64::new(0)),
@@ -280,6 +284,7 @@ impl Engine {
             http: ClientConnection::new(Limits::default()),
             out: Vec::new(),
             written: 0,
+            wants_write: true,
             state: State::Connecting,
             listed: false,
             opened_ns: now,
@@ -391,7 +396,18 @@ impl Engine {
             match conn.stream.peer_addr() {
                 Ok(_) => {
                     let _ = conn.stream.set_nodelay(true);
+                    // From now on writability matters only while a request is half written
+                    // (each write would otherwise wake the loop once more).
+                    if let Err(e) = self.poll.registry().reregister(
+                        &mut conn.stream,
+                        Token(slot),
+                        Interest::READABLE,
+                    ) {
+                        self.connect_error(e.to_string());
+                        return Happened::Lost;
+                    }
                     conn.state = State::Idle;
+                    conn.wants_write = false;
                     return Happened::Connected;
                 }
                 Err(e) if e.kind() == ErrorKind::NotConnected => return Happened::Nothing,
@@ -401,9 +417,12 @@ impl Engine {
                 }
             }
         }
-        if flush(conn).is_err() {
+        if conn.wants_write && self.write_pending(slot).is_err() {
             return Happened::Lost;
         }
+        let Some(conn) = self.conns[slot].as_mut() else {
+            return Happened::Nothing;
+        };
         let mut eof = false;
         loop {
             match conn.stream.read(&mut self.read_buf) {
@@ -411,7 +430,14 @@ impl Engine {
                     eof = true;
                     break;
                 }
-                Ok(n) => conn.http.feed(&self.read_buf[..n]),
+                Ok(n) => {
+                    conn.http.feed(&self.read_buf[..n]);
+                    // Edge-triggered: what arrives after this read wakes the loop again, so
+                    // a short read has drained the socket (no read just to see EAGAIN).
+                    if n < self.read_buf.len() {
+                        break;
+                    }
+                }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                 Err(_) => return Happened::Lost,
@@ -465,7 +491,28 @@ impl Engine {
         conn.sent_ns = now;
         conn.expected = expected;
         conn.state = State::Busy;
-        written.is_ok() && flush(conn).is_ok()
+        written.is_ok() && self.write_pending(slot).is_ok()
+    }
+
+    /// Writes what the connection has pending, watching for writability while some is left.
+    fn write_pending(&mut self, slot: usize) -> std::io::Result<()> {
+        let Some(conn) = self.conns[slot].as_mut() else {
+            return Ok(());
+        };
+        flush(conn)?;
+        let left = conn.written < conn.out.len();
+        if left != conn.wants_write {
+            let interest = if left {
+                Interest::READABLE | Interest::WRITABLE
+            } else {
+                Interest::READABLE
+            };
+            self.poll
+                .registry()
+                .reregister(&mut conn.stream, Token(slot), interest)?;
+            conn.wants_write = left;
+        }
+        Ok(())
     }
 
     /// Runs one phase into `tally`.
@@ -556,10 +603,13 @@ impl Engine {
                     break;
                 }
             }
-            let ready: Vec<usize> = self.events.iter().map(|e| e.token().0).collect();
-            for slot in ready {
+            let mut ready = std::mem::take(&mut self.ready);
+            ready.clear();
+            ready.extend(self.events.iter().map(|e| e.token().0));
+            for &slot in &ready {
                 self.event(slot, &mut ph, tally);
             }
+            self.ready = ready;
             let now = self.now();
             if let Some(d) = ph.deadline {
                 if now >= d && !ph.stopping {

@@ -105,10 +105,10 @@ async def find_max(
 ) -> list[Step]:
     """The highest rate that holds, from ``capacity`` (what a short closed loop reached).
 
-    Start at :data:`START` of it; while every rate holds go up by :data:`UP`, while none does go down
-    by :data:`DOWN`, each factor squared at the next step (a server near the probe's rate,
-    the usual case, is bracketed closely; one far from it still in a few steps: a probe
-    over few connections can be far below what more connections carry);
+    Start at :data:`START` of it; while every rate holds go up by :data:`UP`, while none
+    does go down by :data:`DOWN`, each factor squared at the next step (a server near the
+    probe's rate, the usual case, is bracketed closely; one far from it still in a few
+    steps: a probe over few connections can be far below what more connections carry);
     once a held rate and a broken one bracket the answer, bisect until they are within
     :data:`PRECISION` of each other. The first rate to break is tried a second time before
     it counts (one noisy step would otherwise send the whole search down). No new rate

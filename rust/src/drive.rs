@@ -17,6 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mio::net::TcpStream;
+use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 
 use crate::drive_check::Tally;
@@ -172,6 +173,7 @@ pub struct Engine {
     body: Vec<u8>,
     read_buf: Vec<u8>,
     ready: Vec<usize>,
+    timer: Timer,
     /// Why connections could not be opened (the last few).
     pub connect_errors: Vec<String>,
     /// Set from another thread: stop sending, end the phase.
@@ -201,6 +203,73 @@ struct Phase {
     sending: bool,
 }
 
+/// The open model's timer's token (mio keeps `usize::MAX` for itself).
+const TIMER: usize = usize::MAX - 1;
+/// A request due sooner than this is sent on the timer, not the epoll timeout.
+const FINE_NS: u64 = 2_000_000;
+
+/// A one-shot timerfd on the loop's epoll.
+struct Timer {
+    fd: libc::c_int,
+    /// The due time it is armed for (0: none).
+    armed_for: u64,
+}
+
+impl Timer {
+    fn new(poll: &Poll) -> std::io::Result<Timer> {
+        // SAFETY: timerfd_create takes no pointers; the fd is owned by the Timer.
+        let fd = unsafe {
+            libc::timerfd_create(
+                libc::CLOCK_MONOTONIC,
+                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
+            )
+        };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let timer = Timer { fd, armed_for: 0 };
+        poll.registry()
+            .register(&mut SourceFd(&fd), Token(TIMER), Interest::READABLE)?;
+        Ok(timer)
+    }
+
+    /// Fires in `in_ns` (for the request due at `due`).
+    fn arm(&mut self, due: u64, in_ns: u64) {
+        if self.armed_for == due {
+            return;
+        }
+        let in_ns = in_ns.max(1);
+        let spec = libc::itimerspec {
+            it_interval: libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
+            it_value: libc::timespec {
+                tv_sec: (in_ns / 1_000_000_000) as libc::time_t,
+                tv_nsec: (in_ns % 1_000_000_000) as libc::c_long,
+            },
+        };
+        // SAFETY: `spec` outlives the call; a null old value is allowed.
+        let rc = unsafe { libc::timerfd_settime(self.fd, 0, &spec, std::ptr::null_mut()) };
+        self.armed_for = if rc == 0 { due } else { 0 };
+    }
+
+    /// It fired: read its count so that it can fire again.
+    fn clear(&mut self) {
+        let mut count = [0u8; 8];
+        // SAFETY: reads at most 8 bytes into `count`.
+        let _ = unsafe { libc::read(self.fd, count.as_mut_ptr().cast(), 8) };
+        self.armed_for = 0;
+    }
+}
+
+impl Drop for Timer {
+    fn drop(&mut self) {
+        // SAFETY: the fd is the Timer's own.
+        unsafe { libc::close(self.fd) };
+    }
+}
+
 const SWEEP_MAX_NS: u64 = 250_000_000;
 const RETRY_NS: u64 = 50_000_000;
 
@@ -216,8 +285,11 @@ impl Engine {
         late_ns: i64,
         now_ns: u64,
     ) -> std::io::Result<Self> {
+        let poll = Poll::new()?;
+        let timer = Timer::new(&poll)?;
         Ok(Engine {
-            poll: Poll::new()?,
+            poll,
+            timer,
             events: Events::with_capacity(1024),
             addr,
             target,
@@ -592,7 +664,11 @@ impl Engine {
                 }
             }
             if ph.sending {
-                wake = wake.min(ph.t0 + (ph.index as f64 * ph.interval) as u64);
+                let next = ph.t0 + (ph.index as f64 * ph.interval) as u64;
+                wake = wake.min(next);
+                if next > now && next - now < FINE_NS {
+                    self.timer.arm(next, next - now);
+                }
             }
             if let Some(&r) = ph.reopen.iter().min() {
                 wake = wake.min(r);
@@ -649,6 +725,11 @@ impl Engine {
     }
 
     fn event(&mut self, slot: usize, ph: &mut Phase, tally: &mut Tally) {
+        if slot == TIMER {
+            // What fell due is sent after the events (`due`).
+            self.timer.clear();
+            return;
+        }
         let was_connecting = matches!(&self.conns[slot], Some(c) if c.state == State::Connecting);
         match self.advance(slot) {
             Happened::Nothing => {}

@@ -106,6 +106,8 @@ class Router:
         def runner(self, revision: Revision) -> Runner: ...
         def _wait(self, pending: Pending, entry: _wire.Entry, ex: Exchange) -> Started: ...
         def _register(self, entry: _wire.Entry, ex: Exchange) -> Running | None: ...
+        def can_step(self, inflight: Any) -> bool: ...
+        def first_step(self, pending: Pending, entry: _wire.Entry) -> bytes | None: ...
         async def _gather(self, slots: list[Any], ex: Exchange) -> bytes | None: ...
 
     # -- a single message -----------------------------------------------------------------
@@ -171,6 +173,27 @@ class Router:
         if type(reply) is _Coroutine:
             return reply  # a relayed answer or cancellation: delivered before the 202
         return self._wait(reply, entry, ex)  # type: ignore[arg-type]
+
+    def settle(
+        self, done: _wire.Outcome, frame: _wire.Frame, revision: Revision
+    ) -> bytes | Pending:
+        """:meth:`resume` for what :meth:`answer` gave as an :class:`~jetmcp._wire.Outcome`
+        of a request with no session, up to where an exchange would be needed: its reply
+        (``bytes``, or a :class:`Reply`) when the call ended or the first step of its
+        coroutine finished it, else the :class:`Pending` still to await (stepped when it
+        suspended: ``Dispatcher._finish`` awaits the rest). The caller is the task that
+        awaits the rest (a tool's first step runs inside it, as it does in
+        ``Dispatcher._wait``); a tool without a Context reaches no exchange."""
+        self.fast += 1
+        shaped = self.runner(revision).outcome(done, revision, True)
+        if isinstance(shaped, bytes):
+            return shaped
+        if not shaped.stepped and type(shaped.awaitable) is _Coroutine and self.can_step(None):
+            stepped = self.first_step(shaped, frame.entries[0])
+            if stepped is not None:
+                return stepped
+            shaped.stepped = True
+        return shaped
 
     def planned(
         self, plans: _wire.Plans, frame: _wire.Frame, ex: Exchange | LazyExchange, step: bool

@@ -344,6 +344,41 @@ class McpHttpApp:
         ex = later.exchange()
         return self._reply(proto, pending, ex)
 
+    async def lane_outcome(
+        self,
+        frame: _wire.Frame,
+        revision: revisions.Revision,
+        accept: int,
+        routing: Any,
+        done: _wire.Outcome,
+        proto: Any,
+        request: Any = None,
+    ) -> bytes | None:
+        """:meth:`lane_resume` for a single call with no session that the extension ran and
+        handed back (``done``: an :class:`~jetmcp._wire.Outcome`, an ``async`` tool's
+        coroutine not yet stepped, most often), run as the request's task. The reply when
+        it is a plain 200 known by the end of the first step (the caller writes it: the
+        native engine takes that step inside its socket callback, an eager task); else
+        None, with the reply given to ``proto`` as :meth:`lane_resume` gives it."""
+        dispatcher = self.dispatcher
+        settled = dispatcher.settle(done, frame, revision)
+        if type(settled) is bytes:
+            return settled
+        try:
+            ex = self._exchange(revision, None, accept, None, routing, None, proto, request)
+            started: Started
+            if isinstance(settled, bytes):
+                started = settled  # a Reply: its kind says the status
+            else:
+                entry = frame.entries[0]
+                started = dispatcher._finish(settled, entry, None, ex, True)
+            rest = self._reply(proto, started, ex)
+            if rest is not None:
+                await rest
+        except Exception as exc:
+            self.refuse(exc, "POST", self.settings.path, proto)
+        return None
+
     def lane_start(
         self,
         frame: _wire.Frame,

@@ -48,6 +48,7 @@ _MAX_VERDICTS = 4096
 _IDLE = _wire.HTTP1_IDLE
 _decode = _wire.decode
 _FRAME_SINGLE = _wire.FRAME_SINGLE
+_Outcome = _wire.Outcome
 _JSON_FIELDS = _wire.Http1Fields([(b"content-type", b"application/json")])
 _HEAD = _wire.HTTP1_HEAD
 _BODY = _wire.HTTP1_BODY
@@ -233,6 +234,14 @@ class NativeServer:
                                 connection.conn.respond(200, _JSON_FIELDS, done, self.draining)
                             )
                             return True
+                        if type(done) is _Outcome:
+                            # An async tool's coroutine (or a value Python shapes): its
+                            # task's first step runs now, most often to the reply.
+                            proto = NativeProto(connection, request.body, False)
+                            work = lane.lane_outcome(
+                                frame, revision, verdict[0], routing, done, proto, request
+                            )
+                            return connection.eager(work, proto)
                     return self._hot(lane, connection, request, verdict, routing, frame, done)
         proto = NativeProto(connection, request.body, request.method == b"HEAD")
         scope = NativeScope(request, connection.client, connection.here, self.scheme)

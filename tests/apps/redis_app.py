@@ -76,4 +76,19 @@ async def task_asks(ctx: Context, ms: int = 0) -> str:
     return f"{answer.action}:{getattr(answer, 'data', None)}"
 
 
+NAME = {"type": "object", "properties": {"name": {"type": "string"}}}
+
+
+@app.tool(task_support="required")
+async def task_asks_twice(ctx: Context) -> str:
+    """Two questions at once ("first", "second"), then a third: a task's inputRequests as
+    they are answered"""
+    one, two = await ctx.gather(
+        ctx.elicit("First?", NAME, key="first"), ctx.elicit("Second?", NAME, key="second")
+    )
+    again = await ctx.elicit("Third?", NAME, key="third")
+    names = [getattr(answer, "data", {}).get("name") for answer in (one, two, again)]
+    return ",".join(str(name) for name in names)
+
+
 __all__ = ["app"]

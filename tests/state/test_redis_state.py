@@ -18,11 +18,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import httpx
+import orjson
 import pytest
 
 from harness.messages import initialize_request, unique_id
 from harness.redis_support import REDIS_URL, Hosts, PrivateRedis, drop_keys, hosts, keys, new_prefix
 from harness.servers import AppServer, jetmcp_command
+from jetmcp.errors import McpError
 from transports.http.test_http_streaming import (
     LATEST,
     call,
@@ -697,6 +699,102 @@ def test_extension_tasks_answer_from_any_host(pair: Hosts) -> None:
     assert state["status"] == "cancelled", state
     unknown = _modern(b, "tasks/get", {"taskId": "nope"}, name="nope")
     assert unknown["error"]["code"] == -32602
+
+
+def _task_view(url: str, task_id: str) -> dict[str, Any]:
+    got: dict[str, Any] = _modern(url, "tasks/get", {"taskId": task_id}, name=task_id)["result"]
+    return got
+
+
+def _answer(url: str, task_id: str, key: str, name: str) -> None:
+    answer = {key: {"action": "accept", "content": {"name": name}}}
+    ack = _modern(url, "tasks/update", {"taskId": task_id, "inputResponses": answer}, name=task_id)
+    assert ack["result"]["resultType"] == "complete", ack
+
+
+def _until(url: str, task_id: str, keys: set[str]) -> dict[str, Any]:
+    """The task once it asks exactly ``keys`` (5 s at most)."""
+    deadline = time.monotonic() + 5
+    while True:
+        got = _task_view(url, task_id)
+        if set(got.get("inputRequests", ())) == keys or time.monotonic() > deadline:
+            return got
+        time.sleep(0.05)
+
+
+def test_an_answered_question_is_gone_on_every_host_when_the_ack_arrives(pair: Hosts) -> None:
+    """tasks/update's ack means every host's tasks/get leaves the answered key out, whether
+    the update reached the host running the task or the other one (the conformance suite's
+    tasks-mrtr-partial-fulfillment through a round-robin proxy)."""
+    a, b = pair.urls
+    created = _modern(
+        a, "tools/call", {"name": "task_asks_twice", "arguments": {}}, name="task_asks_twice"
+    )
+    task_id = created["result"]["taskId"]
+    assert set(_until(b, task_id, {"first", "second"})["inputRequests"]) == {"first", "second"}
+    # Answered on the host that does not run the task: gone at once on both.
+    _answer(b, task_id, "first", "one")
+    for url in (a, b):
+        got = _task_view(url, task_id)
+        assert got["status"] == "input_required", got
+        assert set(got["inputRequests"]) == {"second"}, got
+    # Answered on the host running it: the other host sees it at once too.
+    _answer(a, task_id, "second", "two")
+    got = _task_view(b, task_id)
+    assert "second" not in got.get("inputRequests", {}), got
+    # The next question is listed once asked.
+    again = _until(b, task_id, {"third"})
+    assert again["inputRequests"]["third"]["params"]["message"] == "Third?", again
+    _answer(b, task_id, "third", "three")
+    deadline = time.monotonic() + 5
+    while (got := _task_view(a, task_id))["status"] != "completed" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert got["result"]["content"][0]["text"] == "one,two,three", got
+
+
+def test_tasks_update_marks_its_keys_answered_before_the_running_worker_takes_them() -> None:
+    """The same, held still: a task record as its worker wrote it (asking "first" and
+    "second"), and no worker to take the answer. tasks/update in this worker, then tasks/get
+    here: "first" is gone at once (before, it was listed until the running worker took the
+    answer and wrote its state, and a round-robin client saw it still asked)."""
+    from jetmcp import Server
+    from jetmcp.settings import Settings
+    from jetmcp.state.redis import RedisState
+    from jetmcp.state.redis_tasks import RedisTasks
+
+    prefix = new_prefix()
+
+    async def scenario() -> None:
+        state = RedisState(Settings(redis_url=REDIS_URL, redis_prefix=prefix))
+        try:
+            tasks = RedisTasks(state, Server("answered"))
+            asked = {
+                key: {"method": "elicitation/create", "params": {}} for key in ("first", "second")
+            }
+            fields = ["status", "input_required", "msg", "", "updated", "t", "created", "t"]
+            fields += ["extra", "{}", "outcome", "", "inputs", orjson.dumps(asked)]
+            assert await state.run("task_put", "t1", 1, "modern", "", state.worker, -1, *fields)
+            got = await tasks.get("modern", "t1", "")
+            assert set(got["inputRequests"]) == {"first", "second"}, got
+            ack = await tasks.update("t1", {"first": {"action": "accept"}, "other": {}}, "")
+            assert ack == {"resultType": "complete"}
+            got = await tasks.get("modern", "t1", "")
+            assert got["status"] == "input_required" and set(got["inputRequests"]) == {"second"}, (
+                got
+            )
+            await tasks.update("t1", {"second": {"action": "decline"}}, "")
+            got = await tasks.get("modern", "t1", "")
+            assert got["status"] == "working" and "inputRequests" not in got, got
+            with pytest.raises(McpError) as missing:
+                await tasks.update("t2", {"first": {}}, "")
+            assert missing.value.code == -32602
+        finally:
+            await state.close()
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        drop_keys(prefix)
 
 
 def test_a_task_whose_host_died_is_failed_by_the_next_host_asked() -> None:

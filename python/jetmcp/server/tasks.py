@@ -521,6 +521,11 @@ class SharedTasks(Protocol):
         self, task_id: str, responses: dict[str, Any], scope: str = ""
     ) -> Awaitable[dict[str, Any]]: ...
 
+    def answered(self, task_id: str) -> Awaitable[dict[str, Any]]:
+        """``tasks/update`` was answered in this process, which runs the task: the ack,
+        once every process would see the task without the answered questions."""
+        ...
+
 
 def _outcome(record: TaskRecord) -> dict[str, Any]:
     """What the wrapped request answered: its result, or its error raised again."""

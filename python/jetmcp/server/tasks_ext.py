@@ -367,6 +367,8 @@ class ModernTasks:
         if not isinstance(responses, dict):
             raise McpError(INVALID_PARAMS, "Invalid params: inputResponses must be an object")
         self.answer(task, responses)
+        if self.shared is not None:
+            return self.shared.answered(task.id)
         return {"resultType": "complete"}
 
     def answer(self, task: ModernTask, responses: dict[str, Any]) -> None:

@@ -184,8 +184,12 @@ class RedisTasks:
         out: dict[str, Any] = {"resultType": "complete", **wire}
         status = wire["status"]
         outcome = _loads(record.get("outcome"))
-        inputs = _loads(record.get("inputs"))
-        if status == "input_required" and inputs:
+        asked = _loads(record.get("inputs"))
+        inputs = _unanswered(asked, record)
+        if status == "input_required" and asked and not inputs:
+            # Every question is answered; the running worker has not written that yet.
+            out["status"] = "working"
+        elif status == "input_required" and inputs:
             out["inputRequests"] = inputs
         elif status == "completed" and "result" in outcome:
             out["result"] = outcome["result"]
@@ -287,7 +291,7 @@ class RedisTasks:
         self, task_id: str, responses: dict[str, Any], scope: str = ""
     ) -> dict[str, Any]:
         record = await self._read("modern", task_id, scope)
-        pending = _loads(record.get("inputs"))
+        pending = _unanswered(_loads(record.get("inputs")), record)
         for key, value in responses.items():
             if key in pending and not isinstance(value, dict):
                 raise McpError(
@@ -297,9 +301,22 @@ class RedisTasks:
                 )
         known = {key: value for key, value in responses.items() if key in pending}
         if known:
-            payload = b"tupd " + task_id.encode() + b" " + orjson.dumps(known)
+            # Marked answered in the same step as it is told: a tasks/get anywhere right
+            # after this ack no longer lists these keys.
+            told = await self._run(
+                "task_answer", task_id, "modern", scope, orjson.dumps(known), *known
+            )
+            if told is None:
+                raise _not_found("modern", task_id)
+        return {"resultType": "complete"}
+
+    async def answered(self, task_id: str) -> dict[str, Any]:
+        """``tasks/update`` answered here, in the worker running the task: its new state is
+        in Redis before the ack, so a ``tasks/get`` in any worker right after sees it."""
+        entry = self.local.get(task_id)
+        if entry is not None:
             try:
-                await self.state.publish(payload)
+                await self._write(entry[2])
             except StateUnavailable as exc:
                 raise McpError(SERVER_ERROR, f"{exc}; retry later") from None
         return {"resultType": "complete"}
@@ -347,6 +364,12 @@ def _outcome_json(task: SharedTask) -> bytes:
 def _inputs_json(task: SharedTask) -> bytes:
     requests = task.open_requests()
     return orjson.dumps(requests) if requests else b""
+
+
+def _unanswered(inputs: dict[str, Any], record: dict[str, bytes]) -> dict[str, Any]:
+    """``inputs`` without the keys ``tasks/update`` answered in another worker (marked
+    ``ans:<key>``; the running worker may not have taken the answer yet)."""
+    return {key: value for key, value in inputs.items() if "ans:" + key not in record}
 
 
 def _as_dict(fields: list[Any]) -> dict[str, bytes]:

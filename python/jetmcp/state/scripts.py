@@ -455,6 +455,25 @@ redis.call('PUBLISH', P .. 'ctl', 'tdone ' .. id)
 return {1}
 """
 
+#: ARGV: P, task, kind, scope, payload, then input keys. ``tasks/update`` in a worker that
+#: does not run the task: marks each answered key (``ans:<key>``, which ``tasks/get`` in any
+#: worker leaves out of ``inputRequests`` at once, before the running worker has taken the
+#: answer and written its state) and tells every worker (``tupd <task> <payload>``, acted on
+#: by the one running it). A task never asks two questions under one key (core/mrtr.py), so
+#: a mark never hides a later question. 1 when told, 0 when the task is terminal, false when
+#: there is no such task.
+TASK_ANSWER = r"""
+local id = ARGV[2]
+local k = P .. 't:' .. id
+if redis.call('HGET', k, 'kind') ~= ARGV[3] or redis.call('HGET', k, 'scope') ~= ARGV[4] then
+  return false
+end
+if TERMINAL[redis.call('HGET', k, 'status')] then return 0 end
+for i = 6, #ARGV do redis.call('HSET', k, 'ans:' .. ARGV[i], '1') end
+redis.call('PUBLISH', P .. 'ctl', 'tupd ' .. id .. ' ' .. ARGV[5])
+return 1
+"""
+
 #: ARGV: P, task, message. Hands a message of a task to the worker where a ``tasks/result``
 #: for it waits (``sink``); 0 when none waits.
 TASK_MESSAGE = r"""
@@ -500,6 +519,7 @@ SCRIPTS: dict[str, str] = {
         "task_put": _TASK_PRELUDE + TASK_PUT,
         "task_get": _TASK_PRELUDE + TASK_GET,
         "task_end": _TASK_PRELUDE + TASK_END,
+        "task_answer": _TASK_PRELUDE + TASK_ANSWER,
         "task_message": TASK_MESSAGE,
         "task_sink": TASK_SINK,
     }.items()

@@ -19,7 +19,7 @@ import pytest
 from harness.messages import modern_meta, tool_call
 from harness.servers import HttpServer
 
-APP = "tests/apps/eager_app.py:app"
+APP = "tests/apps/eager_task_app.py:app"
 MODERN = "2026-07-28"
 VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", MODERN]
 CALLS: list[tuple[str, dict[str, Any]]] = [

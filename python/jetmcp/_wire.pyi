@@ -434,6 +434,11 @@ class Outcome:
     @property
     def yielded(self) -> Any:
         """What the suspended coroutine yielded (None when it did not suspend)."""
+    def reply(self, value: Any, shape: Shape) -> bytes | None:
+        """The reply to this call for ``value``, what the ``async`` tool's coroutine returned
+        once Python stepped it, written as a synchronous tool's value is (the declared
+        model's JSON, a primitive, data); None when the extension does not write such a
+        value (Python shapes it)."""
 
 @final
 class Plans:

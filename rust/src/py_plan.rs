@@ -128,6 +128,8 @@ pub struct Outcome {
     /// The entry's index in the frame.
     #[pyo3(get)]
     index: usize,
+    /// The route the call was planned with (how its values are written).
+    route: Py<ToolRoute>,
     /// The object given to the tool's `ToolRoute`.
     #[pyo3(get)]
     tool: Py<PyAny>,
@@ -157,6 +159,32 @@ impl Outcome {
         self.yielded.is_some()
     }
 
+    /// The reply to this call for `value`, what the coroutine of the `async` tool returned
+    /// once Python stepped it, written as `shape` says and as a synchronous tool's value
+    /// is written (`Routes.answer`); None when the extension does not write such a value
+    /// (Python shapes it).
+    fn reply<'py>(
+        &self,
+        py: Python<'py>,
+        value: &Bound<'py, PyAny>,
+        shape: &Bound<'py, Shape>,
+    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let raw_id = self.raw_id.bind(py);
+        let mut reply = None;
+        let route = self.route.get();
+        if write_value(
+            py,
+            route,
+            shape.get(),
+            raw_id.as_bytes(),
+            value,
+            Out::Single(&mut reply),
+        )? {
+            return Ok(reply);
+        }
+        Ok(None)
+    }
+
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         Ok(format!(
             "<Outcome index={} raw_id={} {}={}>",
@@ -168,6 +196,7 @@ impl Outcome {
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.route)?;
         visit.call(&self.tool)?;
         visit.call(&self.value)?;
         if let Some(yielded) = &self.yielded {
@@ -400,30 +429,7 @@ fn call_plan<'py>(
     let mut yielded = None;
     let (value, failed) = match called {
         Called::Returned(value) => {
-            if let Some(p) = primitive(route.primitives(), &value) {
-                let structured = route.structured(shape.structured);
-                let info = shape.server_info.as_deref();
-                put(py, out, |buf| {
-                    encode::write_text_result(buf, raw_id, p, structured, info)
-                })?;
-                return Ok(Ran::Written);
-            }
-            // A declared model's JSON, indented, is its text, and as it is its structured
-            // content; data (a dict, a list, None) has texts and structured content of its
-            // own (the declared output's dump).
-            let written = match model_json(route.model_out(), &value)? {
-                Some(json) => encode::indented(json.as_bytes()).map(|text| {
-                    let texts = Texts::from_buf([text]);
-                    (texts, route.structured(shape.structured).then_some(json))
-                }),
-                None => data_json(route.data_out(), &value, shape.structured)?,
-            };
-            if let Some((texts, data)) = written {
-                let data = data.as_ref().map(|d| d.as_bytes());
-                let info = shape.server_info.as_deref();
-                put(py, out, |buf| {
-                    encode::write_json_result(buf, raw_id, &texts, data, info)
-                })?;
+            if write_value(py, route, shape, raw_id, &value, out)? {
                 return Ok(Ran::Written);
             }
             (value, false)
@@ -439,6 +445,7 @@ fn call_plan<'py>(
     };
     let outcome = Outcome {
         index: i,
+        route: plan.route.clone_ref(py),
         tool: route.tool_of(py).unbind(),
         raw_id: PyBytes::new(py, raw_id).unbind(),
         value: value.unbind(),
@@ -447,6 +454,46 @@ fn call_plan<'py>(
         yielded,
     };
     Ok(Ran::Outcome(Bound::new(py, outcome)?))
+}
+
+/// Write the reply for `value`, what the tool (or its coroutine) returned, into `out` when
+/// the extension writes such a value itself (True); else write nothing (False: Python
+/// shapes it).
+fn write_value<'py>(
+    py: Python<'py>,
+    route: &ToolRoute,
+    shape: &Shape,
+    raw_id: &[u8],
+    value: &Bound<'py, PyAny>,
+    out: Out<'_, 'py>,
+) -> PyResult<bool> {
+    if let Some(p) = primitive(route.primitives(), value) {
+        let structured = route.structured(shape.structured);
+        let info = shape.server_info.as_deref();
+        put(py, out, |buf| {
+            encode::write_text_result(buf, raw_id, p, structured, info)
+        })?;
+        return Ok(true);
+    }
+    // A declared model's JSON, indented, is its text, and as it is its structured
+    // content; data (a dict, a list, None) has texts and structured content of its
+    // own (the declared output's dump).
+    let written = match model_json(route.model_out(), value)? {
+        Some(json) => encode::indented(json.as_bytes()).map(|text| {
+            let texts = Texts::from_buf([text]);
+            (texts, route.structured(shape.structured).then_some(json))
+        }),
+        None => data_json(route.data_out(), value, shape.structured)?,
+    };
+    if let Some((texts, data)) = written {
+        let data = data.as_ref().map(|d| d.as_bytes());
+        let info = shape.server_info.as_deref();
+        put(py, out, |buf| {
+            encode::write_json_result(buf, raw_id, &texts, data, info)
+        })?;
+        return Ok(true);
+    }
+    Ok(false)
 }
 
 /// A reply written by `write` put in `out`: as the single reply's `bytes`, or as the next

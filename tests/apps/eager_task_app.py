@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from jetmcp.errors import McpError
 from jetmcp.server import Server
@@ -88,3 +89,45 @@ def shaped(n: int) -> dict[str, list[int]]:
 @app.tool()
 def raises(n: int) -> int:
     raise ValueError(f"bad {n}")
+
+
+class Named(BaseModel):
+    model_config = {"populate_by_name": True}
+    full_name: str = Field(alias="fullName")
+
+
+class Point3(Point):
+    z: float = 0.0
+
+
+@app.tool()
+async def values(kind: str) -> Any:
+    """A value of each kind the extension writes itself, or leaves to Python."""
+    table: dict[str, Any] = {
+        "dict": {"a": [1, 2.5, None]},
+        "list": [1, "two", {"three": 3}],
+        "none": None,
+        "str": "text",
+        "bool": True,
+        "float": 2.5,
+        "bigint": 10**30,
+        "model": Point(x=1, y=2),
+        "subclass": Point3(x=1, y=2, z=3),
+    }
+    return table[kind]
+
+
+@app.tool()
+async def alias() -> Named:
+    return Named(full_name="Ada")
+
+
+@app.tool()
+async def typed_dict() -> dict[str, int]:
+    return {"a": 1}
+
+
+@app.tool()
+async def wrong_model() -> Point:
+    """A value that does not match the declared output."""
+    return Named(full_name="x")  # type: ignore[return-value]

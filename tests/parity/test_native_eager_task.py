@@ -3,9 +3,11 @@ a single call whose Outcome Python finishes (an async tool's coroutine, a value 
 shapes, an exception) answers byte for byte as the same app on Granian does, where every
 request runs in a task of its own: at every revision, stateless and stateful, for tools that
 finish at once, return a model, suspend, need a task (``asyncio.timeout``), set a context
-variable (no request sees another's), raise an McpError or another exception, pass their own
-``timeout=`` or the server's ``--request-timeout-seconds``, and synchronous tools whose value
-or exception Python shapes. Real processes, one keep-alive connection each."""
+variable (no request sees another's), return values of every kind the extension writes
+itself (``Outcome.reply``) or leaves to Python (primitives, data, models, a subclass,
+aliases, a mismatch), raise an McpError or another exception, pass their own ``timeout=``
+or the server's ``--request-timeout-seconds``, and synchronous tools whose value or
+exception Python shapes. Real processes, one keep-alive connection each."""
 
 from __future__ import annotations
 
@@ -36,6 +38,13 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     ("slow", {}),
     ("shaped", {"n": 3}),
     ("raises", {"n": 2}),
+    *[
+        ("values", {"kind": kind})
+        for kind in ("dict", "list", "none", "str", "bool", "float", "bigint", "model", "subclass")
+    ],
+    ("alias", {}),
+    ("typed_dict", {}),
+    ("wrong_model", {}),
 ]
 
 

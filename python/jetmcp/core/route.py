@@ -107,7 +107,9 @@ class Router:
         def _wait(self, pending: Pending, entry: _wire.Entry, ex: Exchange) -> Started: ...
         def _register(self, entry: _wire.Entry, ex: Exchange) -> Running | None: ...
         def can_step(self, inflight: Any) -> bool: ...
-        def first_step(self, pending: Pending, entry: _wire.Entry) -> bytes | None: ...
+        def first_step(
+            self, pending: Pending, entry: _wire.Entry, outcome: _wire.Outcome | None = None
+        ) -> bytes | None: ...
         async def _gather(self, slots: list[Any], ex: Exchange) -> bytes | None: ...
 
     # -- a single message -----------------------------------------------------------------
@@ -189,7 +191,7 @@ class Router:
         if isinstance(shaped, bytes):
             return shaped
         if not shaped.stepped and type(shaped.awaitable) is _Coroutine and self.can_step(None):
-            stepped = self.first_step(shaped, frame.entries[0])
+            stepped = self.first_step(shaped, frame.entries[0], done)
             if stepped is not None:
                 return stepped
             shaped.stepped = True

@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from jetmcp.errors import McpError
-from jetmcp.server import Server
+from jetmcp.server import Context, Server
 
 app = Server("eager-test")
 
@@ -131,3 +131,24 @@ async def typed_dict() -> dict[str, int]:
 async def wrong_model() -> Point:
     """A value that does not match the declared output."""
     return Named(full_name="x")  # type: ignore[return-value]
+
+
+@app.tool()
+async def ctx_log(a: int, ctx: Context) -> int:
+    """A Context tool (the extension's plans): it logs, then answers."""
+    await ctx.info("adding")
+    return a + 1
+
+
+@app.tool()
+async def ctx_in_task(ctx: Context) -> str:
+    async with asyncio.timeout(5):
+        await ctx.debug("checking")
+        await asyncio.sleep(0.001)
+    return str(asyncio.current_task() is not None)
+
+
+@app.tool()
+async def ctx_fails(ctx: Context) -> int:
+    await ctx.info("about to fail")
+    raise RuntimeError("context boom")

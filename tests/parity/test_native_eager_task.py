@@ -5,7 +5,8 @@ request runs in a task of its own: at every revision, stateless and stateful, fo
 finish at once, return a model, suspend, need a task (``asyncio.timeout``), set a context
 variable (no request sees another's), return values of every kind the extension writes
 itself (``Outcome.reply``) or leaves to Python (primitives, data, models, a subclass,
-aliases, a mismatch), raise an McpError or another exception, pass their own ``timeout=``
+aliases, a mismatch), take a Context (logging into a stream or not, in a task, failing),
+raise an McpError or another exception, pass their own ``timeout=``
 or the server's ``--request-timeout-seconds``, and synchronous tools whose value or
 exception Python shapes. Real processes, one keep-alive connection each."""
 
@@ -45,11 +46,18 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     ("alias", {}),
     ("typed_dict", {}),
     ("wrong_model", {}),
+    ("ctx_log", {"a": 1}),
+    ("ctx_in_task", {}),
+    ("ctx_fails", {}),
 ]
 
 
 def _body(name: str, arguments: dict[str, Any], version: str, n: int) -> bytes:
-    meta = modern_meta(version) if version == MODERN else None
+    meta = None
+    if version == MODERN:
+        # Every third call asks for log lines (a Context tool's reply is then a stream).
+        extra = {"io.modelcontextprotocol/logLevel": "debug"} if n % 3 == 0 else {}
+        meta = modern_meta(version, **extra)
     return orjson.dumps(tool_call(name, arguments, n, meta=meta))
 
 
@@ -98,7 +106,12 @@ def test_eager_task_answers_as_granian(mode: list[str]) -> None:
     # What the calls came to, so that an engine answering every call alike but wrongly
     # fails too.
     by_name = {}
+    streams = 0
     for (name, arguments), (status, body) in zip(CALLS, native, strict=False):
+        if not body.startswith(b"{"):
+            streams += 1  # a Context tool's log line turned the reply into a stream
+            assert body.startswith(b"data: "), body
+            continue
         by_name.setdefault(name + str(arguments.get("value", "")), (status, orjson.loads(body)))
     assert by_name["at_once"][1]["result"]["content"][0]["text"] == "5"
     assert by_name["in_task"][1]["result"]["content"][0]["text"] == "True"
@@ -114,3 +127,4 @@ def test_eager_task_answers_as_granian(mode: list[str]) -> None:
         "x": 3.0,
         "y": -6.0,
     }
+    assert streams == 3

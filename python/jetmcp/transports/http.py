@@ -379,6 +379,39 @@ class McpHttpApp:
             self.refuse(exc, "POST", self.settings.path, proto)
         return None
 
+    async def lane_planned(
+        self,
+        frame: _wire.Frame,
+        revision: revisions.Revision,
+        accept: int,
+        routing: Any,
+        done: _wire.Plans,
+        proto: Any,
+        request: Any = None,
+    ) -> bytes | None:
+        """:meth:`lane_resume` for a single call with no session that the extension planned
+        but left to run with a Context or to Python (``done``), run as the request's task
+        with its first step allowed, as :meth:`lane_post` runs it in a task. The reply when
+        it is a plain 200 made with no exchange (the caller writes it: the native engine's
+        eager task); else None, with the reply given to ``proto``."""
+        dispatcher = self.dispatcher
+        later = LazyExchange(
+            revision,
+            self._exchange,
+            (revision, None, accept, None, routing, None, proto, request),
+        )
+        try:
+            pending = dispatcher.resume(frame, later, done, dispatcher.can_step(None))
+            if later.made is None and type(pending) is bytes:
+                later.answered = True
+                return pending
+            rest = self._reply(proto, pending, later.exchange())
+            if rest is not None:
+                await rest
+        except Exception as exc:
+            self.refuse(exc, "POST", self.settings.path, proto)
+        return None
+
     def lane_start(
         self,
         frame: _wire.Frame,

@@ -45,7 +45,8 @@ _BODY = _wire.HTTP1_BODY
 _IDLE = _wire.HTTP1_IDLE
 _Http1Error = _wire.Http1Error
 _encode_error = _wire.encode_error
-_current_task = asyncio.current_task
+#: The task running on each loop (``asyncio.current_task(loop)`` without its Python call).
+_running_tasks: dict[asyncio.AbstractEventLoop, asyncio.Task[Any]] = asyncio.tasks._current_tasks  # type: ignore[attr-defined]
 
 
 def _text(value: bytes) -> str | None:
@@ -524,7 +525,7 @@ def eager_task(
     ``asyncio.timeout`` and the task's copy of the context as in any task). Outside a
     callback with no task running (or on a loop whose ``call_soon`` cannot be redirected,
     or with a task factory set), it is an ordinary task."""
-    if loop.get_task_factory() is not None or _current_task(loop) is not None:
+    if loop.get_task_factory() is not None or loop in _running_tasks:
         return loop.create_task(work)
     try:
         loop.call_soon = _capture  # type: ignore[method-assign,assignment]  # this instance only

@@ -49,6 +49,7 @@ _IDLE = _wire.HTTP1_IDLE
 _decode = _wire.decode
 _FRAME_SINGLE = _wire.FRAME_SINGLE
 _Outcome = _wire.Outcome
+_Plans = _wire.Plans
 _JSON_FIELDS = _wire.Http1Fields([(b"content-type", b"application/json")])
 _HEAD = _wire.HTTP1_HEAD
 _BODY = _wire.HTTP1_BODY
@@ -239,6 +240,14 @@ class NativeServer:
                             # task's first step runs now, most often to the reply.
                             proto = NativeProto(connection, request.body, False)
                             work = lane.lane_outcome(
+                                frame, revision, verdict[0], routing, done, proto, request
+                            )
+                            return connection.eager(work, proto)
+                        if type(done) is _Plans:
+                            # A tool that takes a Context, or that Python calls: the same,
+                            # its first step allowed as in any request's task.
+                            proto = NativeProto(connection, request.body, False)
+                            work = lane.lane_planned(
                                 frame, revision, verdict[0], routing, done, proto, request
                             )
                             return connection.eager(work, proto)

@@ -159,30 +159,58 @@ impl Outcome {
         self.yielded.is_some()
     }
 
-    /// The reply to this call for `value`, what the coroutine of the `async` tool returned
-    /// once Python stepped it, written as `shape` says and as a synchronous tool's value
-    /// is written (`Routes.answer`); None when the extension does not write such a value
-    /// (Python shapes it).
-    fn reply<'py>(
-        &self,
-        py: Python<'py>,
-        value: &Bound<'py, PyAny>,
-        shape: &Bound<'py, Shape>,
-    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
-        let raw_id = self.raw_id.bind(py);
-        let mut reply = None;
-        let route = self.route.get();
-        if write_value(
-            py,
-            route,
-            shape.get(),
-            raw_id.as_bytes(),
-            value,
-            Out::Single(&mut reply),
-        )? {
-            return Ok(reply);
+    /// Take the first step of the coroutine this outcome holds (an `async` tool's, not
+    /// stepped yet), as `Routes.answer(..., step=True)` takes it; the caller is the task
+    /// that awaits the rest. The reply when the coroutine returned a value the extension
+    /// writes (as a synchronous tool's value is written); else the outcome of the step
+    /// (`stepped`: what it returned for Python to shape, what it raised, or `suspended`).
+    /// Raises what the coroutine raised that is no `Exception`, as the Python path lets it.
+    fn step<'py>(slf: &Bound<'py, Self>, shape: &Bound<'py, Shape>) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let this = slf.get();
+        let coroutine = this.value.bind(py).clone();
+        if this.stepped || this.failed || !is_coroutine(&coroutine) {
+            return Err(PyValueError::new_err(
+                "this outcome holds no coroutine to step",
+            ));
         }
-        Ok(None)
+        let mut yielded = None;
+        let (value, failed) = match step_coroutine(coroutine)? {
+            Called::Returned(value) => {
+                let mut reply = None;
+                let raw_id = this.raw_id.bind(py).as_bytes();
+                // A value the extension cannot write (its model refuses to dump) is left to
+                // Python, whose shaping says why as the general path does.
+                let out = Out::Single(&mut reply);
+                if let Ok(true) =
+                    write_value(py, this.route.get(), shape.get(), raw_id, &value, out)
+                {
+                    if let Some(reply) = reply {
+                        return Ok(reply.into_any());
+                    }
+                }
+                (value, false)
+            }
+            Called::Raised(exc) => (exc, true),
+            Called::Suspended {
+                coroutine,
+                yielded: first,
+            } => {
+                yielded = Some(first.unbind());
+                (coroutine, false)
+            }
+        };
+        let stepped = Outcome {
+            index: this.index,
+            route: this.route.clone_ref(py),
+            tool: this.tool.clone_ref(py),
+            raw_id: this.raw_id.clone_ref(py),
+            value: value.unbind(),
+            failed,
+            stepped: true,
+            yielded,
+        };
+        Ok(Bound::new(py, stepped)?.into_any())
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {

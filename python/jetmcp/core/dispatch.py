@@ -296,15 +296,11 @@ class Dispatcher(Router):
             return None
         return self.first_step(pending, entry)
 
-    def first_step(
-        self, pending: Pending, entry: _wire.Entry, outcome: _wire.Outcome | None = None
-    ) -> bytes | None:
+    def first_step(self, pending: Pending, entry: _wire.Entry) -> bytes | None:
         """:meth:`_step` once the caller has checked :meth:`may_step` (or :meth:`can_step`
         for a request with no session): the step itself, which needs no exchange (only a
         tool that takes a Context reaches its exchange, and such a call is no
-        :class:`Pending` of this kind). The caller is the task that awaits the rest.
-        ``outcome``: the extension's outcome of the call, which writes a value it returned
-        at once as a synchronous tool's (:meth:`jetmcp._wire.Outcome.reply`) when it can."""
+        :class:`Pending` of this kind). The caller is the task that awaits the rest."""
         coro: Coroutine[Any, Any, Any] = pending.awaitable  # type: ignore[assignment]
         raw_id: bytes = entry.raw_id  # type: ignore[assignment]  # a REQUEST has one
         runner = pending.runner
@@ -312,13 +308,6 @@ class Dispatcher(Router):
             try:
                 first = coro.send(None)
             except StopIteration as done:
-                if outcome is not None:
-                    try:
-                        reply = outcome.reply(done.value, self.shape(pending.revision))
-                    except Exception:
-                        reply = None  # shaped below, as the general path says
-                    if reply is not None:
-                        return reply
                 result = pending.settled(done.value)
             except Exception as exc:
                 result = pending.failed(exc)

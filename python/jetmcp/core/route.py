@@ -24,7 +24,9 @@ async
     As native, for an ``async`` tool: its coroutine, stepped once by the extension when the
     caller awaits in place (``Dispatcher.may_step``). Why: an ``async`` tool that returns
     without waiting costs no task. Run by ``Runner.outcome`` (a ``Pending``), then
-    ``Dispatcher._wait`` / ``_finish``.
+    ``Dispatcher._wait`` / ``_finish``. The native engine calls without stepping, then
+    finishes the outcome in an eager task (:meth:`Router.settle`: ``Outcome.step`` inside
+    the task, whose first step runs in the socket callback).
 context-modern
     2026-07-28, a tool that takes a Context. Why: the extension makes the Context itself, and
     its call and input round are built only if the tool asks. Run by ``Plans.run_context``,
@@ -107,9 +109,7 @@ class Router:
         def _wait(self, pending: Pending, entry: _wire.Entry, ex: Exchange) -> Started: ...
         def _register(self, entry: _wire.Entry, ex: Exchange) -> Running | None: ...
         def can_step(self, inflight: Any) -> bool: ...
-        def first_step(
-            self, pending: Pending, entry: _wire.Entry, outcome: _wire.Outcome | None = None
-        ) -> bytes | None: ...
+
         async def _gather(self, slots: list[Any], ex: Exchange) -> bytes | None: ...
 
     # -- a single message -----------------------------------------------------------------
@@ -187,15 +187,18 @@ class Router:
         awaits the rest (a tool's first step runs inside it, as it does in
         ``Dispatcher._wait``); a tool without a Context reaches no exchange."""
         self.fast += 1
-        shaped = self.runner(revision).outcome(done, revision, True)
-        if isinstance(shaped, bytes):
-            return shaped
-        if not shaped.stepped and type(shaped.awaitable) is _Coroutine and self.can_step(None):
-            stepped = self.first_step(shaped, frame.entries[0], done)
-            if stepped is not None:
+        if (
+            not done.stepped
+            and not done.failed
+            and type(done.value) is _Coroutine
+            and done.tool.timeout is None  # a timed tool is never stepped (its deadline)
+            and self.can_step(None)
+        ):
+            stepped = done.step(self.shape(revision))
+            if type(stepped) is bytes:
                 return stepped
-            shaped.stepped = True
-        return shaped
+            done = stepped  # type: ignore[assignment]  # an Outcome when not bytes
+        return self.runner(revision).outcome(done, revision, True)
 
     def planned(
         self, plans: _wire.Plans, frame: _wire.Frame, ex: Exchange | LazyExchange, step: bool

@@ -1,4 +1,4 @@
-"""The native engine's eager task (``HttpConnection.eager``, ``McpHttpApp.lane_outcome``):
+"""The native engine's eager task (``HttpConnection.eager``, ``McpHttpApp.lane_eager``):
 a single call whose Outcome Python finishes (an async tool's coroutine, a value Python
 shapes, an exception) answers byte for byte as the same app on Granian does, where every
 request runs in a task of its own: at every revision, stateless and stateful, for tools that

@@ -294,13 +294,6 @@ class Dispatcher(Router):
         on waiting requests is reached (:meth:`_finish` refuses the request then)."""
         if not self.may_step(ex):
             return None
-        return self.first_step(pending, entry)
-
-    def first_step(self, pending: Pending, entry: _wire.Entry) -> bytes | None:
-        """:meth:`_step` once the caller has checked :meth:`may_step` (or :meth:`can_step`
-        for a request with no session): the step itself, which needs no exchange (only a
-        tool that takes a Context reaches its exchange, and such a call is no
-        :class:`Pending` of this kind). The caller is the task that awaits the rest."""
         coro: Coroutine[Any, Any, Any] = pending.awaitable  # type: ignore[assignment]
         raw_id: bytes = entry.raw_id  # type: ignore[assignment]  # a REQUEST has one
         runner = pending.runner

@@ -5,11 +5,16 @@
 A usual POST (auth and observers off, headers judged before: :meth:`NativeServer.verdict`)
 goes down the same lane as under Granian (:meth:`McpHttpApp.lane_post`): a call the
 extension plans and answers is written back before the callback returns, with no
-coroutine and no task. Anything else runs as a task of the app's RSGI entry point on the
-same loop, given this connection's request through the small RSGI-shaped objects below
-(:class:`NativeScope`, :class:`NativeProto`, :class:`RequestHeaders`); its reply is
-written back by this connection. One request is out at a time: pipelined requests wait,
-unparsed, until the one before them is answered (the state machine holds them).
+coroutine and no task. A single call the extension hands back to Python (an ``async``
+tool's coroutine, a value Python shapes, a tool that takes a Context) is finished in an
+eager task (:func:`eager_task`): a real task whose first step runs inside the callback, so
+a tool that returns without waiting is answered there too, with ``current_task``,
+``asyncio.timeout`` and its own context as in any task. Anything else runs as a task of
+the app's RSGI entry point on the same loop, given this connection's request through the
+small RSGI-shaped objects below (:class:`NativeScope`, :class:`NativeProto`,
+:class:`RequestHeaders`); its reply is written back by this connection. One request is
+out at a time: pipelined requests wait, unparsed, until the one before them is answered
+(the state machine holds them).
 
 Backpressure: when the transport's write buffer passes its high mark no further request
 is parsed and the socket is not read until it drains below the low mark; SSE writes wait

@@ -235,19 +235,12 @@ class NativeServer:
                                 connection.conn.respond(200, _JSON_FIELDS, done, self.draining)
                             )
                             return True
-                        if type(done) is _Outcome:
-                            # An async tool's coroutine (or a value Python shapes): its
-                            # task's first step runs now, most often to the reply.
+                        if type(done) is _Outcome or type(done) is _Plans:
+                            # An async tool's coroutine, a value Python shapes, a tool that
+                            # takes a Context: its task's first step runs now, most often to
+                            # the reply.
                             proto = NativeProto(connection, request.body, False)
-                            work = lane.lane_outcome(
-                                frame, revision, verdict[0], routing, done, proto, request
-                            )
-                            return connection.eager(work, proto)
-                        if type(done) is _Plans:
-                            # A tool that takes a Context, or that Python calls: the same,
-                            # its first step allowed as in any request's task.
-                            proto = NativeProto(connection, request.body, False)
-                            work = lane.lane_planned(
+                            work = lane.lane_eager(
                                 frame, revision, verdict[0], routing, done, proto, request
                             )
                             return connection.eager(work, proto)

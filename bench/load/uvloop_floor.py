@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import signal
 import socket
 import sys
@@ -23,6 +24,32 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bodies import canned_reply
 
 _HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n"
+#: The handshake a load generator that opens a session first (``jetmcp bench``) needs.
+_ACCEPTED = b"HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n"
+_INITIALIZED = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "result": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "uvloop-floor", "version": "0"},
+        },
+    },
+    separators=(",", ":"),
+).encode()
+
+
+def _answer(body: bytes) -> bytes:
+    """The canned reply, or the handshake's (an ``initialize`` answered with its own id)."""
+    if b'"notifications/' in body:
+        return _ACCEPTED
+    if b'"initialize"' in body:
+        request_id = json.loads(body)["id"]
+        reply = _INITIALIZED.replace(b'"id":0', b'"id":' + json.dumps(request_id).encode())
+        return _HEAD % len(reply) + reply
+    reply = canned_reply(body)
+    return _HEAD % len(reply) + reply
 
 
 class Floor(asyncio.Protocol):
@@ -49,8 +76,7 @@ class Floor(asyncio.Protocol):
             start = end + 4
             if len(buf) < start + length:
                 break
-            reply = canned_reply(buf[start : start + length])
-            out.append(_HEAD % len(reply) + reply)
+            out.append(_answer(buf[start : start + length]))
             buf = buf[start + length :]
         self.pending = buf
         if out:

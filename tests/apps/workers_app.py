@@ -30,3 +30,11 @@ def block(seconds: float) -> int:
     """Hold a thread for ``seconds`` (nothing can cancel it), then answer the pid."""
     time.sleep(seconds)
     return os.getpid()
+
+
+@app.tool()
+def frozen() -> int:
+    """How many objects the worker's cyclic GC no longer traverses (``gc.freeze``)."""
+    import gc
+
+    return gc.get_freeze_count()

@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -279,3 +281,29 @@ def test_a_load_failure_outside_a_worker_exits_2_saying_why(
         rundir.fail_worker("jetmcp: again\n")
     assert capsys.readouterr().err == "jetmcp: again\n"
     assert rundir.load_failure(str(tmp_path)) is None
+
+
+def test_a_stop_signal_while_the_explanation_is_written_waits_for_it(tmp_path: Path) -> None:
+    """The supervisor stops every worker as soon as one failed to load: a worker stopped
+    between its claim of the explanation and its rename left the claim and no explanation,
+    and ``jetmcp run`` printed the short line without the reason (seen once in about 13 runs
+    with 2 native workers). Here the worker sends itself SIGTERM at that very point."""
+    code = textwrap.dedent(
+        """
+        import os, signal
+        from jetmcp.run import rundir
+
+        real_replace = os.replace
+
+        def replace(src, dst):
+            os.kill(os.getpid(), signal.SIGTERM)
+            real_replace(src, dst)
+
+        os.replace = replace
+        rundir.fail_worker("the reason it failed\\n")
+        """
+    )
+    env = {**os.environ, "JETMCP_RUN_DIR": str(tmp_path), "JETMCP_RUN_PID": "1"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, timeout=30, check=False)
+    assert done.returncode == 3, done
+    assert (tmp_path / "failed").read_text() == "the reason it failed\n"

@@ -17,6 +17,7 @@ says everything itself.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from typing import NoReturn
 
@@ -76,6 +77,10 @@ def fail_worker(explanation: str) -> NoReturn:
         sys.stderr.write(explanation)
         raise SystemExit(2)
     written = False
+    # The supervisor stops every worker once one failed to load: a worker killed between its
+    # claim and the rename would leave the claim and no explanation (the main process then
+    # printed the short line without the reason). Stop signals wait until this one exits.
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT, signal.SIGQUIT})
     if directory is not None and claim(FAILED + ".lock"):
         try:
             # Written aside, then renamed: the main process never reads half of it.

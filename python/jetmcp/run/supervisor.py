@@ -23,6 +23,15 @@ forked workers serving it, replacing any that dies or hangs.
   worker's target did not load (:func:`jetmcp.run.rundir.failed_to_load`): then every
   worker is stopped and none restarted.
 
+- With ``listen`` (a factory of listening sockets, ``SO_REUSEPORT`` ones on one port),
+  ``sock`` only holds the port (bound, not listening) and each worker gets a listening
+  socket of its own, made when its place starts: the kernel spreads new connections over
+  the workers' sockets evenly, where workers sharing one socket take them as they wake
+  (with persistent connections one worker can end up with nearly all of them: 62 of 64
+  under wrk -c64, bench/results/workers.md). A dead worker's socket is closed at once
+  when another worker is serving (new clients go to the living; connections queued on it
+  but not yet accepted are reset), else kept for its replacement (they wait for it).
+
 Signals reach Python handlers in the main thread only: :func:`serve_workers` must be
 called there, and ``PR_SET_PDEATHSIG`` fires when the forking thread ends, which is this one.
 """
@@ -75,6 +84,9 @@ class _Place:
     started: float = 0.0
     deaths_in_a_row: int = 0
     restart_at: float = 0.0
+    #: Its own listening socket (with ``listen``), kept between a death and the restart
+    #: only when no other worker serves.
+    sock: socket.socket | None = None
 
 
 @dataclass
@@ -87,6 +99,7 @@ class _Supervisor:
     restart_delay_max: float
     healthy_seconds: float
     crash_loop_after: int
+    listen: Callable[[], socket.socket] | None = None
     places: list[_Place] = field(default_factory=list)
     stop_signal: int = 0
     hurry: bool = False
@@ -99,6 +112,16 @@ class _Supervisor:
 
     def spawn(self, place: _Place) -> None:
         parent = os.getpid()
+        if self.listen is not None and place.sock is None:
+            try:
+                place.sock = self.listen()
+            except OSError as exc:
+                # Out of file descriptors, say: counted as a death of this place (retried
+                # after the growing delay); the other workers go on serving.
+                self.log.error("worker %d has no listening socket: %s", place.index + 1, exc)
+                place.started = time.monotonic()
+                self._ended(place, 1 << 8)
+                return
         for handler in logging.getLogger().handlers + self.log.handlers:
             handler.flush()
         # Stop signals wait until the child has the default handlers back: one forwarded
@@ -107,14 +130,14 @@ class _Supervisor:
         try:
             pid = os.fork()
             if pid == 0:
-                self._become_worker(parent, blocked)
+                self._become_worker(parent, blocked, place)
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         place.pid = pid
         place.started = time.monotonic()
         self.log.info("worker %d started (pid %d)", place.index + 1, pid)
 
-    def _become_worker(self, parent: int, mask: set[int | signal.Signals]) -> None:
+    def _become_worker(self, parent: int, mask: set[int | signal.Signals], place: _Place) -> None:
         """In the child: never returns (its status is ``worker_main``'s value)."""
         status = 1
         try:
@@ -126,7 +149,14 @@ class _Supervisor:
             # A stop signal sent meanwhile ends the worker now (it has nothing to drain).
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)
             die_with_parent(parent)
-            status = int(self.worker_main(self.sock))
+            sock = self.sock
+            if place.sock is not None:
+                sock = place.sock
+                self.sock.close()  # the port's holder, and the other workers' sockets
+                for other in self.places:
+                    if other is not place and other.sock is not None:
+                        other.sock.close()
+            status = int(self.worker_main(sock))
         except SystemExit as exc:
             status = exc.code if isinstance(exc.code, int) else 1
         except BaseException:
@@ -152,6 +182,9 @@ class _Supervisor:
 
     def _ended(self, place: _Place, status: int) -> None:
         how = describe_status(status)
+        if place.sock is not None and (self.stop_signal or self.live()):
+            place.sock.close()
+            place.sock = None
         if os.WIFEXITED(status) and failed_to_load(os.WEXITSTATUS(status)):
             # The target does not load: every worker would fail the same way. No restart;
             # the run stops and ends with status 2 (its caller says why: jetmcp.run.rundir).
@@ -258,8 +291,10 @@ class _Supervisor:
         # The socket stops listening for every process that shares it: a new client is
         # refused at once (and tries another replica) instead of waiting in the backlog
         # for workers that no longer accept, to be reset when the last copy closes.
-        with contextlib.suppress(OSError):
-            self.sock.shutdown(socket.SHUT_RD)
+        for sock in (self.sock, *(p.sock for p in self.places)):
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RD)
         deadline = time.monotonic() + self.grace
         while True:
             self.reap()
@@ -280,6 +315,10 @@ class _Supervisor:
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(place.pid, 0)
             place.pid = 0
+        for place in self.places:
+            if place.sock is not None:
+                place.sock.close()
+                place.sock = None
 
 
 def serve_workers(
@@ -293,11 +332,14 @@ def serve_workers(
     restart_delay_max: float = RESTART_DELAY_MAX,
     healthy_seconds: float = HEALTHY_SECONDS,
     crash_loop_after: int = CRASH_LOOP_AFTER,
+    listen: Callable[[], socket.socket] | None = None,
 ) -> int:
     """Keep ``workers`` forked processes running ``worker_main(sock)`` until SIGTERM or
     SIGINT, then drain them within ``grace`` seconds; the exit status to leave with (0, or
     1 when a worker died unexpectedly, exited non-zero or had to be killed; 2 when a
-    worker's target did not load). See the module's text for the rules."""
+    worker's target did not load). With ``listen``, each worker serves a socket of its
+    own that ``listen()`` makes (``sock`` only holds the port). See the module's text for
+    the rules."""
     if workers < 1:
         raise ValueError("workers must be at least 1")
     if restart_delay <= 0 or restart_delay_max < restart_delay:
@@ -311,6 +353,7 @@ def serve_workers(
         restart_delay_max,
         healthy_seconds,
         crash_loop_after,
+        listen,
     ).run(workers)
 
 

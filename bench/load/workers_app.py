@@ -1,0 +1,43 @@
+"""The app of bench/load/workers.py: the request-shape tools (``add``, ``scale``) and ``spin``,
+a CPU-bound tool (``rounds`` of integer arithmetic, ~150 µs at the default) for a workload
+where the server's work dominates the load generator's.
+
+    jetmcp run bench/load/workers_app.py:app --transport http --workers 2 --stateless
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from jetmcp.server import Server
+
+app = Server("jetmcp-workers", version="0.1.0")
+
+
+class Point(BaseModel):
+    x: float
+    y: float
+
+
+@app.tool()
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@app.tool()
+async def scale(point: Point, factor: float) -> Point:
+    """Scale a point by a factor."""
+    return Point(x=point.x * factor, y=point.y * factor)
+
+
+@app.tool()
+async def spin(rounds: int) -> int:
+    """Burn CPU on the event loop: ``rounds`` steps of a linear congruential sequence."""
+    value = 1
+    for _ in range(rounds):
+        value = (value * 1103515245 + 12345) & 0x7FFFFFFF
+    return value
+
+
+__all__ = ["app"]

@@ -434,6 +434,12 @@ class Outcome:
     @property
     def yielded(self) -> Any:
         """What the suspended coroutine yielded (None when it did not suspend)."""
+    def step(self, shape: Shape) -> bytes | Outcome:
+        """Take the first step of the coroutine this outcome holds (an ``async`` tool's, not
+        stepped yet), as ``Routes.answer(..., step=True)`` takes it; the caller is the task
+        that awaits the rest. The reply when the coroutine returned a value the extension
+        writes (as a synchronous tool's); else the outcome of the step (``stepped``). Raises
+        what the coroutine raised that is no ``Exception``."""
 
 @final
 class Plans:

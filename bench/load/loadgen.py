@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import signal
 import socket
@@ -92,6 +93,7 @@ class Server:
 
 def bench(url: str, *args: str, core: str | None = "1") -> dict[str, Any]:
     pin = ["taskset", "-c", core] if core else []
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "report.json"
         done = subprocess.run(
@@ -101,6 +103,10 @@ def bench(url: str, *args: str, core: str | None = "1") -> dict[str, Any]:
         if not out.exists() or not out.read_text().strip():
             raise RuntimeError(f"jetmcp bench failed: {done.stderr[-400:]}")
         data: dict[str, Any] = json.loads(out.read_text())
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # The generator's own CPU (every process of it), per request answered.
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    data["cpu_us_per_request"] = cpu * 1e6 / max(1, data["requests"])
     return data
 
 
@@ -156,10 +162,26 @@ def main() -> int:
         wrk_rps = w["requests"] / (w["duration_us"] / 1e6)
         closed = bench(server.url, "-c", str(c), "-d", str(secs))
         max_rps = closed["requests_per_s"]
-        out["closed"] = {"wrk_rps": round(wrk_rps, 1), "jetmcp_bench_rps": max_rps}
+        python = bench(server.url, "-c", str(c), "-d", str(secs), "--driver", "python")
+        out["closed"] = {
+            "wrk_rps": round(wrk_rps, 1),
+            "jetmcp_bench_rps": max_rps,
+            "driver": closed.get("driver"),
+            "cpu_us_per_request": round(closed["cpu_us_per_request"], 2),
+            "python_driver_rps": python["requests_per_s"],
+            "python_cpu_us_per_request": round(python["cpu_us_per_request"], 2),
+        }
         rows.append(
-            ("closed loop, one core", f"wrk {wrk_rps:,.0f} req/s", f"jetmcp bench {max_rps:,.0f}",
+            ("closed loop, one core", f"wrk {wrk_rps:,.0f} req/s",
+             f"jetmcp bench ({closed.get('driver')} driver) {max_rps:,.0f}, "
+             f"{closed['cpu_us_per_request']:.1f} us CPU/req",
              f"{max_rps / wrk_rps:.2f}x (goal >= 1.00x)")
+        )  # fmt: skip
+        rows.append(
+            ("closed loop, --driver python", f"wrk {wrk_rps:,.0f} req/s",
+             f"jetmcp bench {python['requests_per_s']:,.0f}, "
+             f"{python['cpu_us_per_request']:.1f} us CPU/req",
+             f"{python['requests_per_s'] / wrk_rps:.2f}x")
         )  # fmt: skip
         out["rate"] = []
         for share in (0.2, 0.5, 0.8):
@@ -184,24 +206,39 @@ def main() -> int:
             lambda: bench(server.url, "--rate", str(rate), "-d", "10", "-c", str(c)),
         )
         plain = with_stall(server, 4.0, 1.0, lambda: bench(server.url, "-c", str(c), "-d", "10"))
+        # Requests due in the stall are 10% of the run; the top 1% of all is the first tenth
+        # of them, which waited 0.9-1 s, and the backlog drains at the spare rate: about
+        # 1 s - 0.1 s x (1 - rate/max) is what a perfect generator reports.
+        expected = 1000.0 * (1.0 - 0.1 * (1.0 - rate / max_rps))
         out["stall"] = {
             "open_p99_ms": opened["latency_ms"]["p99"],
             "closed_p99_ms": plain["latency_ms"]["p99"],
+            "expected_p99_ms": round(expected, 1),
         }
         rows.append(
             ("1 s stall in 10 s", f"--rate {rate:,}: p99 {opened['latency_ms']['p99']:,.1f} ms",
              f"closed loop: p99 {plain['latency_ms']['p99']:,.1f} ms",
-             "goal: corrected p99 >= 1000 ms")
+             f"expected {expected:,.0f} ms for a perfect generator (goal as written >= 1000)")
         )  # fmt: skip
         started = time.monotonic()
         found = bench(server.url, "--find-max", "--slo-p99", str(args.slo_p99), "-c", str(c))
         took = time.monotonic() - started
         max_rate = found.get("max_rate") or 0.0
-        out["find_max"] = {"max_rate": max_rate, "seconds": round(took, 1), "closed_rps": max_rps}
+        # Its own closed-loop probe ran seconds before the search: on a shared machine the
+        # nearer figure to hold it to.
+        probe = found.get("closed_loop_probe_rate") or max_rps
+        out["find_max"] = {
+            "max_rate": max_rate,
+            "seconds": round(took, 1),
+            "closed_rps": max_rps,
+            "probe_rps": probe,
+            "steps": [[s["rate"], s["held"]] for s in found.get("steps", [])],
+        }
         rows.append(
             (f"--find-max (p99 <= {args.slo_p99:g} ms)", f"{max_rate:,.0f}/s in {took:.0f} s",
-             f"closed loop {max_rps:,.0f}/s",
-             f"{max_rate / max_rps:.2f}x (goal 0.90-1.10x, < 60 s)")
+             f"closed loop {max_rps:,.0f}/s; its own 2 s probe {probe:,.0f}/s",
+             f"{max_rate / max_rps:.2f}x, {max_rate / probe:.2f}x the probe "
+             "(goal 0.90-1.10x, < 60 s)")
         )  # fmt: skip
     finally:
         server.stop()
@@ -210,10 +247,24 @@ def main() -> int:
         one = bench(server.url, "-c", str(c), "-d", str(secs), core=None)
         two = bench(server.url, "-c", str(c), "-d", str(secs), "--processes", "2", core=None)
         ratio = two["requests_per_s"] / one["requests_per_s"]
-        out["processes"] = {"one": one["requests_per_s"], "two": two["requests_per_s"]}
+        out["processes"] = {
+            "one": one["requests_per_s"],
+            "two": two["requests_per_s"],
+            "one_cpu_us_per_request": round(one["cpu_us_per_request"], 2),
+            "two_cpu_us_per_request": round(two["cpu_us_per_request"], 2),
+        }
         rows.append(
             ("--processes 2 vs 1", f"1: {one['requests_per_s']:,.0f} req/s",
              f"2: {two['requests_per_s']:,.0f} req/s", f"{ratio:.2f}x (goal >= 1.6x)")
+        )  # fmt: skip
+        # On 2 cores the server's workers and the generators share the cores: what two
+        # processes could offer an external server is one core each at their CPU per request.
+        offer1 = 1e6 / one["cpu_us_per_request"]
+        offer2 = 2 * 1e6 / two["cpu_us_per_request"]
+        rows.append(
+            ("generator CPU per request", f"1: {one['cpu_us_per_request']:.1f} us",
+             f"2: {two['cpu_us_per_request']:.1f} us",
+             f"one core each: {offer1:,.0f} vs {offer2:,.0f} req/s, {offer2 / offer1:.2f}x")
         )  # fmt: skip
     finally:
         server.stop()

@@ -55,18 +55,20 @@ def main() -> int:
         # taken off, so the figure is the per-request cost of the loop itself.
         base = [*pin, *jetmcp(), "bench", server.url, *ADD, "-q", "--json", "-"]
         c = str(args.connections)
-        idle, _ = _child_cpu([*base, "-c", c, "-n", str(args.connections)])
-        for name, extra in (
-            ("jetmcp bench closed loop", ["-c", c, "-n", str(args.requests)]),
-            (
-                f"jetmcp bench --rate {args.rate}",
-                ["-c", c, "--rate", str(args.rate), "-n", str(args.requests // 4)],
-            ),
-        ):
-            cpu, out = min(_child_cpu([*base, *extra]) for _ in range(args.repeat))
-            data = json.loads(out)
-            n = data["requests"]
-            rows.append((name, n, cpu - idle, data.get("errors")))
+        for driver in ("rust", "python"):
+            flag = ["--driver", driver]
+            idle, _ = _child_cpu([*base, *flag, "-c", c, "-n", str(args.connections)])
+            for name, extra in (
+                ("closed loop", ["-c", c, "-n", str(args.requests)]),
+                (
+                    f"--rate {args.rate}",
+                    ["-c", c, "--rate", str(args.rate), "-n", str(args.requests // 4)],
+                ),
+            ):
+                cpu, out = min(_child_cpu([*base, *flag, *extra]) for _ in range(args.repeat))
+                data = json.loads(out)
+                n = data["requests"]
+                rows.append((f"jetmcp bench {name}, {driver} driver", n, cpu - idle, None))
         if shutil.which("wrk"):
             with tempfile.TemporaryDirectory() as tmp:
                 body = Path(tmp) / "body.json"

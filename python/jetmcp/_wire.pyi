@@ -434,6 +434,12 @@ class Outcome:
     @property
     def yielded(self) -> Any:
         """What the suspended coroutine yielded (None when it did not suspend)."""
+    def step(self, shape: Shape) -> bytes | Outcome:
+        """Take the first step of the coroutine this outcome holds (an ``async`` tool's, not
+        stepped yet), as ``Routes.answer(..., step=True)`` takes it; the caller is the task
+        that awaits the rest. The reply when the coroutine returned a value the extension
+        writes (as a synchronous tool's); else the outcome of the step (``stepped``). Raises
+        what the coroutine raised that is no ``Exception``."""
 
 @final
 class Plans:
@@ -741,3 +747,47 @@ class Histogram:
         """Every populated bucket as ``(value, count)``, lowest first."""
     def percentiles(self, ticks: int = ...) -> list[tuple[float, int]]:
         """``(quantile, value)`` points, ``ticks`` per halving of the distance to 100%."""
+
+class Drive:
+    """``jetmcp bench``'s load loop over plain HTTP in Rust, the GIL released: connections to
+    ``host``:``port`` posting to ``target``. ``items``: the mix in rotation order, each
+    ``(label index, body before the id, body after it, header fields)``; ``batch`` requests
+    per body (labelled ``batch_label``, with ``batch_fields``). Each phase returns what
+    :meth:`jetmcp.bench.recorder.Recorder.to_raw` returns, less ``labels``."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        target: bytes,
+        items: list[tuple[int, bytes, bytes, list[tuple[bytes, bytes]]]],
+        labels: int,
+        *,
+        batch: int = ...,
+        batch_label: int = ...,
+        batch_fields: list[tuple[bytes, bytes]] = ...,
+        timeout: float = ...,
+        connect_timeout: float = ...,
+        late_ns: int = ...,
+        now_ns: int,
+        first_id: int = ...,
+    ) -> None: ...
+    def fill(self, count: int) -> int:
+        """Open connections until ``count`` are open; how many are."""
+    def closed(
+        self, lanes: int, duration: float | None = ..., count: int | None = ...
+    ) -> dict[str, Any]:
+        """The closed loop for ``duration`` seconds or ``count`` requests."""
+    def open(
+        self, rate: float, total: int, connections: int, max_connections: int
+    ) -> dict[str, Any]:
+        """The open model: ``total`` requests at ``rate`` a second."""
+    def stop(self) -> None:
+        """End the running phase soon (from another thread)."""
+    @property
+    def progress(self) -> int: ...
+    @property
+    def connect_errors(self) -> list[str]: ...
+    @property
+    def open_count(self) -> int: ...
+    def close(self) -> None: ...

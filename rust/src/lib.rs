@@ -13,7 +13,8 @@
 //!   `py_headers` (`Headers`), `py_gate` (`Gate`), `py_shape` (`Shape`, and the Context slots
 //!   it sets), `py_result` (writing what a tool returned), `py_route` (`ToolRoute`, the
 //!   `Routes` table, planning one entry, calling a tool), `py_http` (`Http1Connection`,
-//!   `Http1Request`, the client side), `py_hist` (`Histogram`, `jetmcp bench`'s latencies)
+//!   `Http1Request`, the client side), `py_hist` (`Histogram`, `jetmcp bench`'s latencies), `py_drive` (`Drive`, its load loop
+//!   over HTTP: `drive` runs it on mio, `drive_check` counts and judges the replies)
 //!   and, on top, `py_plan` (`Plans`, `Outcome`, and `Routes`' Python methods: `plan` and
 //!   `answer` make `Plans`).
 //!
@@ -35,7 +36,13 @@ pub mod plan;
 mod mutate;
 
 #[cfg(feature = "python")]
+mod drive;
+#[cfg(feature = "python")]
+mod drive_check;
+#[cfg(feature = "python")]
 mod py_build;
+#[cfg(feature = "python")]
+mod py_drive;
 #[cfg(feature = "python")]
 mod py_encode;
 #[cfg(feature = "python")]
@@ -113,6 +120,7 @@ fn wire_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<py_http::PyClientConnection>()?;
     m.add_class::<py_http::PyResponse>()?;
     m.add_class::<py_hist::PyHistogram>()?;
+    m.add_class::<py_drive::PyDrive>()?;
     m.add("Http1Error", m.py().get_type::<py_http::Http1Error>())?;
     m.add_function(wrap_pyfunction!(py_http::http1_simple_response, m)?)?;
     m.add_function(wrap_pyfunction!(py_frame::decode, m)?)?;

@@ -128,6 +128,8 @@ pub struct Outcome {
     /// The entry's index in the frame.
     #[pyo3(get)]
     index: usize,
+    /// The route the call was planned with (how its values are written).
+    route: Py<ToolRoute>,
     /// The object given to the tool's `ToolRoute`.
     #[pyo3(get)]
     tool: Py<PyAny>,
@@ -157,6 +159,60 @@ impl Outcome {
         self.yielded.is_some()
     }
 
+    /// Take the first step of the coroutine this outcome holds (an `async` tool's, not
+    /// stepped yet), as `Routes.answer(..., step=True)` takes it; the caller is the task
+    /// that awaits the rest. The reply when the coroutine returned a value the extension
+    /// writes (as a synchronous tool's value is written); else the outcome of the step
+    /// (`stepped`: what it returned for Python to shape, what it raised, or `suspended`).
+    /// Raises what the coroutine raised that is no `Exception`, as the Python path lets it.
+    fn step<'py>(slf: &Bound<'py, Self>, shape: &Bound<'py, Shape>) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let this = slf.get();
+        let coroutine = this.value.bind(py).clone();
+        if this.stepped || this.failed || !is_coroutine(&coroutine) {
+            return Err(PyValueError::new_err(
+                "this outcome holds no coroutine to step",
+            ));
+        }
+        let mut yielded = None;
+        let (value, failed) = match step_coroutine(coroutine)? {
+            Called::Returned(value) => {
+                let mut reply = None;
+                let raw_id = this.raw_id.bind(py).as_bytes();
+                // A value the extension cannot write (its model refuses to dump) is left to
+                // Python, whose shaping says why as the general path does.
+                let out = Out::Single(&mut reply);
+                if let Ok(true) =
+                    write_value(py, this.route.get(), shape.get(), raw_id, &value, out)
+                {
+                    if let Some(reply) = reply {
+                        return Ok(reply.into_any());
+                    }
+                }
+                (value, false)
+            }
+            Called::Raised(exc) => (exc, true),
+            Called::Suspended {
+                coroutine,
+                yielded: first,
+            } => {
+                yielded = Some(first.unbind());
+                (coroutine, false)
+            }
+        };
+        let stepped = Outcome {
+            index: this.index,
+            route: this.route.clone_ref(py),
+            tool: this.tool.clone_ref(py),
+            raw_id: this.raw_id.clone_ref(py),
+            value: value.unbind(),
+            failed,
+            stepped: true,
+            yielded,
+        };
+        Ok(Bound::new(py, stepped)?.into_any())
+    }
+
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         Ok(format!(
             "<Outcome index={} raw_id={} {}={}>",
@@ -168,6 +224,7 @@ impl Outcome {
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.route)?;
         visit.call(&self.tool)?;
         visit.call(&self.value)?;
         if let Some(yielded) = &self.yielded {
@@ -400,30 +457,7 @@ fn call_plan<'py>(
     let mut yielded = None;
     let (value, failed) = match called {
         Called::Returned(value) => {
-            if let Some(p) = primitive(route.primitives(), &value) {
-                let structured = route.structured(shape.structured);
-                let info = shape.server_info.as_deref();
-                put(py, out, |buf| {
-                    encode::write_text_result(buf, raw_id, p, structured, info)
-                })?;
-                return Ok(Ran::Written);
-            }
-            // A declared model's JSON, indented, is its text, and as it is its structured
-            // content; data (a dict, a list, None) has texts and structured content of its
-            // own (the declared output's dump).
-            let written = match model_json(route.model_out(), &value)? {
-                Some(json) => encode::indented(json.as_bytes()).map(|text| {
-                    let texts = Texts::from_buf([text]);
-                    (texts, route.structured(shape.structured).then_some(json))
-                }),
-                None => data_json(route.data_out(), &value, shape.structured)?,
-            };
-            if let Some((texts, data)) = written {
-                let data = data.as_ref().map(|d| d.as_bytes());
-                let info = shape.server_info.as_deref();
-                put(py, out, |buf| {
-                    encode::write_json_result(buf, raw_id, &texts, data, info)
-                })?;
+            if write_value(py, route, shape, raw_id, &value, out)? {
                 return Ok(Ran::Written);
             }
             (value, false)
@@ -439,6 +473,7 @@ fn call_plan<'py>(
     };
     let outcome = Outcome {
         index: i,
+        route: plan.route.clone_ref(py),
         tool: route.tool_of(py).unbind(),
         raw_id: PyBytes::new(py, raw_id).unbind(),
         value: value.unbind(),
@@ -447,6 +482,46 @@ fn call_plan<'py>(
         yielded,
     };
     Ok(Ran::Outcome(Bound::new(py, outcome)?))
+}
+
+/// Write the reply for `value`, what the tool (or its coroutine) returned, into `out` when
+/// the extension writes such a value itself (True); else write nothing (False: Python
+/// shapes it).
+fn write_value<'py>(
+    py: Python<'py>,
+    route: &ToolRoute,
+    shape: &Shape,
+    raw_id: &[u8],
+    value: &Bound<'py, PyAny>,
+    out: Out<'_, 'py>,
+) -> PyResult<bool> {
+    if let Some(p) = primitive(route.primitives(), value) {
+        let structured = route.structured(shape.structured);
+        let info = shape.server_info.as_deref();
+        put(py, out, |buf| {
+            encode::write_text_result(buf, raw_id, p, structured, info)
+        })?;
+        return Ok(true);
+    }
+    // A declared model's JSON, indented, is its text, and as it is its structured
+    // content; data (a dict, a list, None) has texts and structured content of its
+    // own (the declared output's dump).
+    let written = match model_json(route.model_out(), value)? {
+        Some(json) => encode::indented(json.as_bytes()).map(|text| {
+            let texts = Texts::from_buf([text]);
+            (texts, route.structured(shape.structured).then_some(json))
+        }),
+        None => data_json(route.data_out(), value, shape.structured)?,
+    };
+    if let Some((texts, data)) = written {
+        let data = data.as_ref().map(|d| d.as_bytes());
+        let info = shape.server_info.as_deref();
+        put(py, out, |buf| {
+            encode::write_json_result(buf, raw_id, &texts, data, info)
+        })?;
+        return Ok(true);
+    }
+    Ok(false)
 }
 
 /// A reply written by `write` put in `out`: as the single reply's `bytes`, or as the next

@@ -217,6 +217,14 @@ def parser() -> argparse.ArgumentParser:
         default=1,
         help="generator processes sharing the load, merged into one report (1)",
     )
+    bench.add_argument(
+        "--driver",
+        choices=("auto", "python", "rust"),
+        default="auto",
+        help="the load loop: rust (in the extension, no Python per request; plain HTTP "
+        "mixes, --rate, --ramp, --find-max), python (asyncio; stdio, scenarios, https), or "
+        "auto: rust when the run allows it (auto)",
+    )
     bench.add_argument(_CHILD, help=argparse.SUPPRESS)
     return bench
 
@@ -317,6 +325,7 @@ def options_of(ns: argparse.Namespace, bench: argparse.ArgumentParser) -> BenchO
         users=ns.users,
         late_ms=ns.late_ms,
         processes=ns.processes,
+        driver=ns.driver,
     )
 
 

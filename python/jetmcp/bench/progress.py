@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import TextIO
+from typing import Protocol, TextIO
 
-from jetmcp.bench.recorder import Recorder
+
+class Counted(Protocol):
+    """What the bar reads: a recorder, or a view of a phase the Rust driver runs."""
+
+    @property
+    def requests(self) -> int: ...
+
+    @property
+    def failures(self) -> int: ...
 
 
 class Progress:
@@ -17,14 +25,14 @@ class Progress:
         self.total_seconds = total_seconds
         self.count = count
         self.started = time.perf_counter()
-        self.recs: list[Recorder] = []
+        self.recs: list[Counted] = []
         self.task: asyncio.Future[None] | None = None
 
     def start(self) -> None:
         if self.out is not None:
             self.task = asyncio.ensure_future(self._tick())
 
-    def watch(self, rec: Recorder) -> None:
+    def watch(self, rec: Counted) -> None:
         self.recs.append(rec)
 
     async def _tick(self) -> None:

@@ -17,6 +17,7 @@ from jetmcp.bench.messages import Message, Negotiated, Speaker, negotiate
 from jetmcp.bench.progress import Progress
 from jetmcp.bench.recorder import Recorder
 from jetmcp.bench.report import Report, Step
+from jetmcp.bench.rust_driver import DRIVERS, RustDriver, why_not
 from jetmcp.bench.scenario import Scenario, run_scenario
 
 #: The label of a body carrying several requests (``--batch``).
@@ -59,6 +60,9 @@ class BenchOptions:
     #: Weights of the mix's messages (``--weight``), 1 each when not given.
     weights: list[int] = field(default_factory=list)
     processes: int = 1
+    #: ``--driver``: ``rust`` (the load loop in the extension), ``python``, or ``auto``
+    #: (Rust when the run needs nothing Python must do per request).
+    driver: str = "auto"
 
 
 def messages_of(options: BenchOptions) -> list[Message]:
@@ -108,6 +112,12 @@ def check(options: BenchOptions) -> None:
         raise ValueError("--rate must be above 0")
     if options.find_max and options.scenario is not None:
         raise ValueError("--find-max steps the rate of a mix: it cannot run a scenario")
+    if options.driver not in DRIVERS:
+        raise ValueError(f"--driver is one of {', '.join(DRIVERS)}")
+    if options.driver == "rust":
+        reason = why_not(options.url, options.scenario is not None)
+        if reason is not None:
+            raise ValueError(f"--driver rust: {reason}")
     if options.max_connections < options.connections:
         options.max_connections = options.connections
 
@@ -165,15 +175,31 @@ async def _run_mix(
         len(labels) - 1,
         batch_headers,
     )
-    dialer = Dialer(options.url, options.stdio, options.connect_timeout)
-    counter = [1 << 40]
-    driver = Driver(
-        dialer,
-        source,
-        timeout=options.timeout,
-        prepare=None if is_http else (lambda conn: _stdio_handshake(conn, speaker, counter)),
-        late_ns=int(options.late_ms * 1e6),
-    )
+    driver: Driver | RustDriver
+    if options.driver != "python" and why_not(options.url, False) is None:
+        assert options.url is not None
+        driver = RustDriver(
+            options.url,
+            source,
+            len(labels),
+            timeout=options.timeout,
+            connect_timeout=options.connect_timeout,
+            late_ns=int(options.late_ms * 1e6),
+        )
+    else:
+        dialer = Dialer(options.url, options.stdio, options.connect_timeout)
+        counter = [1 << 40]
+        driver = Driver(
+            dialer,
+            source,
+            timeout=options.timeout,
+            prepare=None if is_http else (lambda conn: _stdio_handshake(conn, speaker, counter)),
+            late_ns=int(options.late_ms * 1e6),
+        )
+
+    def watch(rec: Recorder) -> None:
+        bar.watch(driver.live(rec) if isinstance(driver, RustDriver) else rec)
+
     mode = "closed"
     if options.find_max:
         mode = "find-max"
@@ -195,6 +221,7 @@ async def _run_mix(
         duration=None if options.requests is not None else options.duration,
         processes=options.processes,
     )
+    report.extra["driver"] = "rust" if isinstance(driver, RustDriver) else "python"
     step_seconds = options.step_duration or (3.0 if options.find_max else 5.0)
     expected = _expected_seconds(options, step_seconds)
     bar = Progress(progress, expected, options.requests if mode in ("closed", "open") else None)
@@ -207,7 +234,7 @@ async def _run_mix(
 
         async def run_step(rate: float) -> Step:
             rec = Recorder(labels, time.perf_counter_ns(), open_model=True)
-            bar.watch(rec)
+            watch(rec)
             await driver.open_model(
                 rec, rate, step_seconds, options.connections, options.max_connections
             )
@@ -215,11 +242,11 @@ async def _run_mix(
 
         slo = schedule.Slo(options.slo_p99_ms, options.max_errors_pct)
         if mode == "closed":
-            bar.watch(report.rec)
+            watch(report.rec)
             await driver.closed(report.rec, options.connections, options.duration, options.requests)
         elif mode == "open":
             assert options.rate is not None
-            bar.watch(report.rec)
+            watch(report.rec)
             await driver.open_model(
                 report.rec,
                 options.rate,
@@ -238,7 +265,7 @@ async def _run_mix(
                 report.steps = await schedule.ramp(rates, run_step, slo, stop_on_break=True)
             else:
                 probe = Recorder(labels, time.perf_counter_ns())
-                bar.watch(probe)
+                watch(probe)
                 await driver.closed(probe, options.connections, min(2.0, step_seconds), None)
                 seconds = (probe.ended_ns - probe.started_ns) / 1e9 or 1e-9
                 capacity = probe.requests / seconds

@@ -17,9 +17,12 @@ from jetmcp.bench.report import Step
 #: A step whose replies came at less than this share of its rate did not keep up.
 KEEP_UP = 0.97
 #: ``--find-max`` stops when the rate that held and the one that broke are this close.
-PRECISION = 0.05
+PRECISION = 0.025
 #: ``--find-max`` tries at most this many rates after its probe.
-MAX_STEPS = 12
+MAX_STEPS = 14
+#: ``--find-max``'s first rate, as a share of what the closed-loop probe reached (a server
+#: holds about its closed-loop rate, the usual answer, so the search starts near the top).
+START = 0.95
 #: ``--find-max`` goes up by this factor while every rate holds (squared at each further
 #: step up)...
 UP = 1.1
@@ -102,10 +105,10 @@ async def find_max(
 ) -> list[Step]:
     """The highest rate that holds, from ``capacity`` (what a short closed loop reached).
 
-    Start at 90% of it; while every rate holds go up by :data:`UP`, while none does go down
-    by :data:`DOWN`, each factor squared at the next step (a server near the probe's rate,
-    the usual case, is bracketed closely; one far from it still in a few steps: a probe
-    over few connections can be far below what more connections carry);
+    Start at :data:`START` of it; while every rate holds go up by :data:`UP`, while none
+    does go down by :data:`DOWN`, each factor squared at the next step (a server near the
+    probe's rate, the usual case, is bracketed closely; one far from it still in a few
+    steps: a probe over few connections can be far below what more connections carry);
     once a held rate and a broken one bracket the answer, bisect until they are within
     :data:`PRECISION` of each other. The first rate to break is tried a second time before
     it counts (one noisy step would otherwise send the whole search down). No new rate
@@ -114,7 +117,7 @@ async def find_max(
     steps: list[Step] = []
     held = 0.0
     broke: float | None = None
-    rate = max(1.0, capacity * 0.9)
+    rate = max(1.0, capacity * START)
     began = clock()
     last = 0.0
     retried = False

@@ -24,7 +24,9 @@ async
     As native, for an ``async`` tool: its coroutine, stepped once by the extension when the
     caller awaits in place (``Dispatcher.may_step``). Why: an ``async`` tool that returns
     without waiting costs no task. Run by ``Runner.outcome`` (a ``Pending``), then
-    ``Dispatcher._wait`` / ``_finish``.
+    ``Dispatcher._wait`` / ``_finish``. The native engine calls without stepping, then
+    finishes the outcome in an eager task (:meth:`Router.settle`: ``Outcome.step`` inside
+    the task, whose first step runs in the socket callback).
 context-modern
     2026-07-28, a tool that takes a Context. Why: the extension makes the Context itself, and
     its call and input round are built only if the tool asks. Run by ``Plans.run_context``,
@@ -106,6 +108,7 @@ class Router:
         def runner(self, revision: Revision) -> Runner: ...
         def _wait(self, pending: Pending, entry: _wire.Entry, ex: Exchange) -> Started: ...
         def _register(self, entry: _wire.Entry, ex: Exchange) -> Running | None: ...
+        def can_step(self, inflight: Any) -> bool: ...
         async def _gather(self, slots: list[Any], ex: Exchange) -> bytes | None: ...
 
     # -- a single message -----------------------------------------------------------------
@@ -178,6 +181,30 @@ class Router:
         if type(reply) is _Coroutine:
             return reply  # a relayed answer or cancellation: delivered before the 202
         return self._wait(reply, entry, ex)  # type: ignore[arg-type]
+
+    def settle(
+        self, done: _wire.Outcome, frame: _wire.Frame, revision: Revision
+    ) -> bytes | Pending:
+        """:meth:`resume` for what :meth:`answer` gave as an :class:`~jetmcp._wire.Outcome`
+        of a request with no session, up to where an exchange would be needed: its reply
+        (``bytes``, or a :class:`Reply`) when the call ended or the first step of its
+        coroutine finished it, else the :class:`Pending` still to await (stepped when it
+        suspended: ``Dispatcher._finish`` awaits the rest). The caller is the task that
+        awaits the rest (a tool's first step runs inside it, as it does in
+        ``Dispatcher._wait``); a tool without a Context reaches no exchange."""
+        self.fast += 1
+        if (
+            not done.stepped
+            and not done.failed
+            and type(done.value) is _Coroutine
+            and done.tool.timeout is None  # a timed tool is never stepped (its deadline)
+            and self.can_step(None)
+        ):
+            stepped = done.step(self.shape(revision))
+            if type(stepped) is bytes:
+                return stepped
+            done = stepped  # type: ignore[assignment]  # an Outcome when not bytes
+        return self.runner(revision).outcome(done, revision, True)
 
     def _planned_legacy(
         self, plans: _wire.Plans, frame: _wire.Frame, ex: Exchange | LazyExchange, step: bool

@@ -356,6 +356,51 @@ class McpHttpApp:
         ex = later.exchange()
         return self._reply(proto, pending, ex)
 
+    async def lane_eager(
+        self,
+        frame: _wire.Frame,
+        revision: revisions.Revision,
+        accept: int,
+        routing: Any,
+        done: _wire.Outcome | _wire.Plans,
+        proto: Any,
+        request: Any = None,
+    ) -> bytes | None:
+        """:meth:`lane_resume` for a single call with no session that the extension ran and
+        handed back (an :class:`~jetmcp._wire.Outcome`: most often an ``async`` tool's
+        coroutine, not stepped) or planned but left to a Context or to Python (its
+        :class:`~jetmcp._wire.Plans`), run as the request's task with its first step
+        allowed, as :meth:`lane_post` runs it in a task. The reply when it is a plain 200
+        made with no exchange by the end of that step (the caller writes it: the native
+        engine takes the step inside its socket callback, an eager task); else None, with
+        the reply given to ``proto`` as :meth:`lane_resume` gives it."""
+        dispatcher = self.dispatcher
+        try:
+            started: Started
+            if type(done) is _wire.Outcome:
+                settled = dispatcher.settle(done, frame, revision)
+                if type(settled) is bytes:
+                    return settled
+                ex = self._exchange(revision, None, accept, None, routing, None, proto, request)
+                if isinstance(settled, bytes):
+                    started = settled  # a Reply: its kind says the status
+                else:
+                    started = dispatcher._finish(settled, frame.entries[0], None, ex, True)
+            else:
+                args = (revision, None, accept, None, routing, None, proto, request)
+                later = LazyExchange(revision, self._exchange, args)
+                started = dispatcher.resume(frame, later, done, dispatcher.can_step(None))
+                if later.made is None and type(started) is bytes:
+                    later.answered = True
+                    return started
+                ex = later.exchange()
+            rest = self._reply(proto, started, ex)
+            if rest is not None:
+                await rest
+        except Exception as exc:
+            self.refuse(exc, "POST", self.settings.path, proto)
+        return None
+
     def lane_start(
         self,
         frame: _wire.Frame,

@@ -5,11 +5,16 @@
 A usual POST (auth and observers off, headers judged before: :meth:`NativeServer.verdict`)
 goes down the same lane as under Granian (:meth:`McpHttpApp.lane_post`): a call the
 extension plans and answers is written back before the callback returns, with no
-coroutine and no task. Anything else runs as a task of the app's RSGI entry point on the
-same loop, given this connection's request through the small RSGI-shaped objects below
-(:class:`NativeScope`, :class:`NativeProto`, :class:`RequestHeaders`); its reply is
-written back by this connection. One request is out at a time: pipelined requests wait,
-unparsed, until the one before them is answered (the state machine holds them).
+coroutine and no task. A single call the extension hands back to Python (an ``async``
+tool's coroutine, a value Python shapes, a tool that takes a Context) is finished in an
+eager task (:func:`eager_task`): a real task whose first step runs inside the callback, so
+a tool that returns without waiting is answered there too, with ``current_task``,
+``asyncio.timeout`` and its own context as in any task. Anything else runs as a task of
+the app's RSGI entry point on the same loop, given this connection's request through the
+small RSGI-shaped objects below (:class:`NativeScope`, :class:`NativeProto`,
+:class:`RequestHeaders`); its reply is written back by this connection. One request is
+out at a time: pipelined requests wait, unparsed, until the one before them is answered
+(the state machine holds them).
 
 Backpressure: when the transport's write buffer passes its high mark no further request
 is parsed and the socket is not read until it drains below the low mark; SSE writes wait
@@ -19,9 +24,10 @@ for it too (:meth:`NativeStream.send_bytes`).
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import re
-from collections.abc import AsyncIterator, Coroutine, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from functools import partial
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
@@ -44,6 +50,8 @@ _BODY = _wire.HTTP1_BODY
 _IDLE = _wire.HTTP1_IDLE
 _Http1Error = _wire.Http1Error
 _encode_error = _wire.encode_error
+#: The task running on each loop (``asyncio.current_task(loop)`` without its Python call).
+_running_tasks: dict[asyncio.AbstractEventLoop, asyncio.Task[Any]] = asyncio.tasks._current_tasks  # type: ignore[attr-defined]
 
 
 def _text(value: bytes) -> str | None:
@@ -417,22 +425,47 @@ class HttpConnection(asyncio.Protocol):
         self.server.tasks.add(task)
         return False
 
-    def _ended(self, proto: NativeProto, task: asyncio.Task[None]) -> None:
+    def eager(self, work: Coroutine[Any, Any, bytes | None], proto: NativeProto) -> bool:
+        """:meth:`later` for a request whose task most often ends in its first step: that
+        step runs now, inside the task (:func:`eager_task`), and a reply it returned is
+        written at once (True: answered in the callback). Otherwise the task goes on as
+        :meth:`later`'s does, answering through ``proto``."""
+        self.busy = proto
+        task = eager_task(self.loop, work)
+        if task.done() and not task.cancelled() and task.exception() is None:
+            reply = task.result()
+            if reply is not None:
+                self.busy = None
+                self.transport.write(
+                    self.conn.respond(200, _JSON_FIELDS, reply, self.server.draining)
+                )
+                return True
+        task.add_done_callback(partial(self._ended, proto))
+        self.server.tasks.add(task)
+        return False
+
+    def _ended(self, proto: NativeProto, task: asyncio.Task[Any]) -> None:
         """A request's task is over: a streamed response ends now, a missing one is 500."""
         self.server.tasks.discard(task)
+        reply = None
         if not task.cancelled():
             exc = task.exception()
             if exc is not None:
                 log.error("a request failed", exc_info=exc)
+            else:
+                reply = task.result()  # :meth:`eager`'s reply, when its task was not
         if proto is not self.busy:
             return  # answered already (the connection went on when it was written)
         self.busy = None
         if self.gone:
             return
         if not proto.started:
-            # The app ended without a response (Granian answers such a request 500 too).
             proto.started = True
-            self._write(500, JSON_HEADERS, b"")
+            if type(reply) is bytes:
+                self._write(200, JSON_HEADERS, reply)
+            else:
+                # The app ended without a response (Granian answers such a request 500 too).
+                self._write(500, JSON_HEADERS, b"")
         elif proto.stream is not None:
             self.transport.write(self.conn.end_stream())
         self.proceed()
@@ -478,6 +511,38 @@ class HttpConnection(asyncio.Protocol):
     def stalled(self) -> bool:
         """Whether the connection is reading a request head or body (it may be evicted)."""
         return self.busy is None and self.conn.phase in (_HEAD, _BODY)
+
+
+#: The step an eager task's creation scheduled, and its context (see :func:`eager_task`).
+_first: list[tuple[Callable[[], object], contextvars.Context]] = []
+
+
+def _capture(callback: Callable[[], object], *args: Any, context: Any = None) -> None:
+    _first.append((callback, context))
+
+
+def eager_task(
+    loop: asyncio.AbstractEventLoop, work: Coroutine[Any, Any, Any]
+) -> asyncio.Task[Any]:
+    """A task of ``work`` whose first step runs now, in this callback, as Python 3.12's
+    eager tasks run (3.11 has none): the task is made as ``create_task`` makes it, with the
+    step it would schedule taken at once instead, inside the task (``current_task``,
+    ``asyncio.timeout`` and the task's copy of the context as in any task). Outside a
+    callback with no task running (or on a loop whose ``call_soon`` cannot be redirected,
+    or with a task factory set), it is an ordinary task."""
+    if loop.get_task_factory() is not None or loop in _running_tasks:
+        return loop.create_task(work)
+    try:
+        loop.call_soon = _capture  # type: ignore[method-assign,assignment]  # this instance only
+    except AttributeError:
+        return loop.create_task(work)
+    try:
+        task: asyncio.Task[Any] = asyncio.Task(work, loop=loop)
+    finally:
+        del loop.call_soon
+    step, context = _first.pop()
+    context.run(step)
+    return task
 
 
 def refusal(refused: _wire.Http1Error, limit: int) -> bytes:

@@ -48,6 +48,8 @@ _MAX_VERDICTS = 4096
 _IDLE = _wire.HTTP1_IDLE
 _decode = _wire.decode
 _FRAME_SINGLE = _wire.FRAME_SINGLE
+_Outcome = _wire.Outcome
+_Plans = _wire.Plans
 _JSON_FIELDS = _wire.Http1Fields([(b"content-type", b"application/json")])
 _HEAD = _wire.HTTP1_HEAD
 _BODY = _wire.HTTP1_BODY
@@ -233,6 +235,15 @@ class NativeServer:
                                 connection.conn.respond(200, _JSON_FIELDS, done, self.draining)
                             )
                             return True
+                        if type(done) is _Outcome or type(done) is _Plans:
+                            # An async tool's coroutine, a value Python shapes, a tool that
+                            # takes a Context: its task's first step runs now, most often to
+                            # the reply.
+                            proto = NativeProto(connection, request.body, False)
+                            work = lane.lane_eager(
+                                frame, revision, verdict[0], routing, done, proto, request
+                            )
+                            return connection.eager(work, proto)
                     return self._hot(lane, connection, request, verdict, routing, frame, done)
         proto = NativeProto(connection, request.body, request.method == b"HEAD")
         scope = NativeScope(request, connection.client, connection.here, self.scheme)

@@ -289,17 +289,15 @@ class Runner:
         failed = outcome.failed
         # What the call gave back decides, not the tool's flag now: a synchronous tool
         # switched between the pool and inline (jetmcp.core.threads) may have been called
-        # the other way. A value of a built-in result type is never awaitable: the common
-        # case is told without looking up ``__await__``.
-        if (
-            not failed
-            and type(value) not in _SETTLED
-            and (outcome.suspended or hasattr(value, "__await__"))
-        ):
+        # the other way. A value of a built-in result type is never awaitable (nor a
+        # suspended coroutine): the common case is told without looking up ``__await__``;
+        # and what a stepped coroutine returned is shaped whatever it is, so it is not
+        # looked up either (on a pydantic model, its ``__getattr__`` raising).
+        if not failed and type(value) not in _SETTLED:
             if outcome.suspended:
                 # Stepped by the extension (never a timed tool): the rest is awaited.
                 return Pending(resume(value, outcome.yielded), revision, self, tool, None, True)
-            if not outcome.stepped:
+            if not outcome.stepped and hasattr(value, "__await__"):
                 timeout = tool.timeout
                 return Pending(
                     value if timeout is None else Timed(value, timeout), revision, self, tool

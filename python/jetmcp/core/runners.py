@@ -36,6 +36,7 @@ from jetmcp.core.call import (
 from jetmcp.core.inflight import is_request_id
 from jetmcp.core.mrtr import InputRequired, InputRound, RoundCall
 from jetmcp.core.reply import FAILED, OK, UNDELIVERED, Reply
+from jetmcp.core.threads import SyncCall
 from jetmcp.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -67,6 +68,8 @@ _dumps = _wire.dumps
 _Coroutine = types.CoroutineType
 #: Result types with no ``__await__`` (built-in, exact types: no subclass can add one), told
 #: apart from an awaitable by one set lookup (:meth:`Runner.outcome`).
+#: The code of the coroutine a synchronous tool's call in the thread pool gives back.
+_POOLED = SyncCall.threaded.__code__
 _SETTLED = frozenset({dict, list, tuple, str, bytes, int, float, bool, type(None)})
 #: The ``_meta`` key that makes a stdio request a 2026-07-28 one, as it stands in the bytes.
 _MODERN_KEY = f'"{META_PROTOCOL_VERSION}"'.encode()
@@ -297,7 +300,14 @@ class Runner:
             if outcome.suspended:
                 # Stepped by the extension (never a timed tool): the rest is awaited.
                 return Pending(resume(value, outcome.yielded), revision, self, tool, None, True)
-            if not outcome.stepped and hasattr(value, "__await__"):
+            # A synchronous tool's awaitable is awaited only when it is the pool's own call
+            # of it (SyncCall.threaded); one the tool's function returned is its value, as on
+            # the general path (and in the SDK).
+            if not outcome.stepped and (
+                hasattr(value, "__await__")
+                if tool.sync is None
+                else getattr(value, "cr_code", None) is _POOLED
+            ):
                 timeout = tool.timeout
                 return Pending(
                     value if timeout is None else Timed(value, timeout), revision, self, tool

@@ -32,24 +32,24 @@ struct Found {
 
 impl Found {
     /// One MCP header (`lower` starts with `mcp-`): its last value; `repeated` when it came
-    /// more than once.
+    /// more than once (then `spelled` makes its name).
     fn take(
         &mut self,
         lower: &str,
-        spelled: &Bound<'_, PyString>,
-        value: &Bound<'_, PyAny>,
+        spelled: impl FnOnce() -> Py<PyString>,
+        value: Value<'_, '_>,
         repeated: bool,
     ) -> PyResult<()> {
         if repeated {
-            self.repeated_names.push(spelled.clone().unbind());
+            self.repeated_names.push(spelled());
         }
         match lower {
-            "mcp-protocol-version" => self.protocol_version = Some(value.extract()?),
-            "mcp-method" => self.method = Some(value.extract()?),
-            "mcp-name" => self.name = Some(value.extract()?),
+            "mcp-protocol-version" => self.protocol_version = Some(value.text()?),
+            "mcp-method" => self.method = Some(value.text()?),
+            "mcp-name" => self.name = Some(value.text()?),
             _ => {
                 if let Some(param) = lower.strip_prefix("mcp-param-") {
-                    let value = value.clone().unbind();
+                    let value = value.object();
                     match self.param_values.iter_mut().find(|(k, _)| k == param) {
                         Some(slot) => slot.1 = value,
                         None => self.param_values.push((param.to_owned(), value)),
@@ -71,6 +71,30 @@ impl Found {
             },
             param_values: self.param_values,
             repeated_names: self.repeated_names,
+        }
+    }
+}
+
+/// One header's value: a Python object (from a header map), or the text of a raw field
+/// line, made a Python string only when it is kept as one (an `Mcp-Param-*` value): the
+/// three routing headers are read as text, with no Python object made.
+enum Value<'a, 'py> {
+    Object(&'a Bound<'py, PyAny>),
+    Text(Python<'py>, &'a str),
+}
+
+impl Value<'_, '_> {
+    fn text(&self) -> PyResult<String> {
+        match self {
+            Value::Object(value) => value.extract(),
+            Value::Text(_, text) => Ok((*text).to_owned()),
+        }
+    }
+
+    fn object(&self) -> Py<PyAny> {
+        match self {
+            Value::Object(value) => (*value).clone().unbind(),
+            Value::Text(py, text) => PyString::new(*py, text).into_any().unbind(),
         }
     }
 }
@@ -97,8 +121,31 @@ impl Pairs {
         key: &Bound<'_, PyString>,
         value: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
-        if !name.starts_with("mcp-") {
+        let Some(repeated) = self.mark(name) else {
             return Ok(());
+        };
+        let spelled = || key.clone().unbind();
+        self.found
+            .take(name, spelled, Value::Object(value), repeated)
+    }
+
+    /// [`Pairs::take`] for a raw field line whose name, lower-case, is `name` and whose
+    /// value reads as `text`: a Python string is made only of what is kept as one (an
+    /// `Mcp-Param-*` value, the name of a repeated header).
+    fn take_text(&mut self, py: Python<'_>, name: &str, text: &str) -> PyResult<()> {
+        let Some(repeated) = self.mark(name) else {
+            return Ok(());
+        };
+        let spelled = || PyString::new(py, name).unbind();
+        self.found
+            .take(name, spelled, Value::Text(py, text), repeated)
+    }
+
+    /// Notes that `name` (lower-case) was seen: None when it is not an MCP name, else
+    /// whether it is to be named as repeated now (its second time, not a later one).
+    fn mark(&mut self, name: &str) -> Option<bool> {
+        if !name.starts_with("mcp-") {
+            return None;
         }
         let slot = match name {
             "mcp-protocol-version" => Some(0),
@@ -120,8 +167,7 @@ impl Pairs {
                 }
             },
         };
-        let repeated = was_seen && !std::mem::replace(named, true);
-        self.found.take(name, key, value, repeated)
+        Some(was_seen && !std::mem::replace(named, true))
     }
 
     /// The `Headers` of every pair taken.
@@ -169,12 +215,20 @@ pub(crate) fn from_fields<'a>(
         if name.len() < 4 || !name[..4].eq_ignore_ascii_case(b"mcp-") || !readable(value) {
             continue;
         }
-        let lower = String::from_utf8_lossy(name).to_ascii_lowercase();
         // A readable value is ASCII: it is its own str.
         let text = std::str::from_utf8(value).unwrap_or_default();
-        let key = PyString::new(py, &lower);
-        let value = PyString::new(py, text);
-        pairs.take(&lower, &key, value.as_any())?;
+        // The usual name is lower-cased on the stack, with no allocation.
+        let mut buf = [0u8; 32];
+        if name.len() <= buf.len() && name.is_ascii() {
+            let lower = &mut buf[..name.len()];
+            lower.copy_from_slice(name);
+            lower.make_ascii_lowercase();
+            let lower = std::str::from_utf8(lower).unwrap_or_default();
+            pairs.take_text(py, lower, text)?;
+        } else {
+            let lower = String::from_utf8_lossy(name).to_ascii_lowercase();
+            pairs.take_text(py, &lower, text)?;
+        }
     }
     Ok(pairs.finish())
 }

@@ -205,6 +205,9 @@ _MCP_NAMES = (
     b"Mcp-Param-A",
     b"mcp-param-a",
     b"Mcp-Param-B",
+    # Longer than the 32 bytes routing() lower-cases on the stack: its other branch.
+    b"Mcp-Param-A-Rather-Long-Parameter-Name",
+    b"mcp-param-a-rather-long-parameter-name",
     b"Mcp-Session-Id",
     b"X-Other",
 )

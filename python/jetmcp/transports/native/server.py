@@ -226,7 +226,8 @@ class NativeServer:
                         routing = None
                     else:
                         return self._usual(lane, connection, request, verdict)
-                    frame = _decode(request.body, self.max_depth, self.max_batch)
+                    body = request.body  # a copy per read: read once
+                    frame = _decode(body, self.max_depth, self.max_batch)
                     done = None
                     if frame.kind == _FRAME_SINGLE and not frame.initialize:
                         done = lane.dispatcher.answer(frame, revision, routing, False)
@@ -239,7 +240,7 @@ class NativeServer:
                             # An async tool's coroutine, a value Python shapes, a tool that
                             # takes a Context: its task's first step runs now, most often to
                             # the reply.
-                            proto = NativeProto(connection, request.body, False)
+                            proto = NativeProto(connection, body, False)
                             work = lane.lane_eager(
                                 frame, revision, verdict[0], routing, done, proto, request
                             )

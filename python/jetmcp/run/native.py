@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from jetmcp.settings import Settings
-from jetmcp.transports.native.serve import bind, tls_context
+from jetmcp.transports.native.serve import bind, serve_announced, tls_context
 
 log = logging.getLogger("jetmcp.run")
 
@@ -170,14 +170,7 @@ def run_server(
     async def main() -> None:
         server = NativeServer(target, _app(target), settings)
         holder.append(server)
-        log.info(
-            "serving on %s://%s:%d%s (native engine)",
-            "https" if tls is not None else "http",
-            settings.host,
-            sock.getsockname()[1],
-            settings.path,
-        )
-        await server.serve(sock, tls)
+        await serve_announced(server, sock, tls, settings)
 
     settle_heap()
     try:

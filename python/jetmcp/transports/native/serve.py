@@ -39,6 +39,21 @@ def tls_context(settings: Settings) -> ssl.SSLContext | None:
     return context
 
 
+async def serve_announced(
+    server: Any, sock: socket.socket, tls: ssl.SSLContext | None, settings: Settings
+) -> None:
+    """Log where ``server`` (a :class:`~jetmcp.transports.native.server.NativeServer`)
+    serves, then serve ``sock`` until it stops."""
+    log.info(
+        "serving on %s://%s:%d%s (native engine)",
+        "https" if tls is not None else "http",
+        settings.host,
+        sock.getsockname()[1],
+        settings.path,
+    )
+    await server.serve(sock, tls)
+
+
 def _app(target: Any) -> Any:
     """The MCP app inside ``target`` (custom routes wrap it)."""
     return getattr(target, "mcp", target)
@@ -70,14 +85,7 @@ async def serve_here(target: Any, settings: Settings) -> None:
     # The app's own hooks (the body watch, its signal chain after ours) as in a worker.
     target.__rsgi_init__(loop)
     try:
-        log.info(
-            "serving on %s://%s:%d%s (native engine)",
-            "https" if tls is not None else "http",
-            settings.host,
-            sock.getsockname()[1],
-            settings.path,
-        )
-        await server.serve(sock, tls)
+        await serve_announced(server, sock, tls, settings)
     finally:
         for signum, handler in saved.items():
             with contextlib.suppress(ValueError, OSError, TypeError):
@@ -89,4 +97,4 @@ async def serve_here(target: Any, settings: Settings) -> None:
                 await close()
 
 
-__all__ = ["bind", "serve_here", "tls_context"]
+__all__ = ["bind", "serve_announced", "serve_here", "tls_context"]

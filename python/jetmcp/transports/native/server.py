@@ -285,18 +285,12 @@ class NativeServer:
         """The rest of :meth:`McpHttpApp.lane_post` for a POST of :meth:`answer`'s hot
         path that it did not answer at once: from the decoded frame (and what the
         dispatcher gave for a single call, ``done``), exactly as ``lane_post`` goes on."""
+        if frame.initialize:
+            # lane_post from the body, as for a POST that may name a session (the routing it
+            # reads again is the one given here).
+            return self._usual(lane, connection, request, verdict)
         accept, revision = verdict
         proto = NativeProto(connection, request.body, False)
-        if frame.initialize:
-            usual = (accept, revision, routing, RequestHeaders(request))
-            try:
-                rest = lane.lane_post(usual, request.body, proto, False)
-            except Exception as exc:
-                lane.refuse(exc, "POST", self.path_text, proto)
-                return True
-            if rest is None:
-                return True
-            return connection.later(self._finish(lane, rest, proto), proto)
         if revision is None:
             revision = _MODERN
         step = lane.lane_start

@@ -1,34 +1,20 @@
-"""The app of bench/load/workers.py: the request-shape tools (``add``, ``scale``) and ``spin``,
-a CPU-bound tool (``rounds`` of integer arithmetic, ~150 µs at the default) for a workload
-where the server's work dominates the load generator's.
+"""The app of bench/load/workers.py: the request-shape tools ``add`` and ``scale`` (those of
+``jetmcp_server.py``) and ``spin``, a CPU-bound tool (``rounds`` of integer arithmetic, ~150 µs
+at the default) for a workload where the server's work dominates the load generator's.
 
     jetmcp run bench/load/workers_app.py:app --transport http --workers 2 --stateless
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+# This file's folder is on sys.path under `jetmcp run` (and beside it in bench/load).
+from jetmcp_server import add, scale
 
 from jetmcp.server import Server
 
 app = Server("jetmcp-workers", version="0.1.0")
-
-
-class Point(BaseModel):
-    x: float
-    y: float
-
-
-@app.tool()
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
-
-
-@app.tool()
-async def scale(point: Point, factor: float) -> Point:
-    """Scale a point by a factor."""
-    return Point(x=point.x * factor, y=point.y * factor)
+app.tool()(add)
+app.tool()(scale)
 
 
 @app.tool()

@@ -761,6 +761,7 @@ def _serve_http(settings: Settings, log_level: str) -> int:
     )
     try:
         granian.serve()
+        granian.settle()
         if granian.load_failed:
             return _load_failed(shared, settings.app)
     finally:

@@ -17,6 +17,8 @@ import logging
 import multiprocessing.util
 import os
 import signal
+import threading
+import time
 from typing import Any
 
 from granian.server.mp import MPServer
@@ -68,6 +70,8 @@ class SupervisedGranian(MPServer):
         super().__init__(*args, **kwargs)
         #: One line per worker that died unexpectedly or had to be killed.
         self.unclean: list[str] = []
+        #: The threads that watch each worker's exit (see :meth:`settle`).
+        self._watching: list[threading.Thread] = []
         self.main_pid = os.getpid()
         #: Set when a worker's target failed to load (``jetmcp run`` then exits 2).
         self.load_failed = False
@@ -84,6 +88,7 @@ class SupervisedGranian(MPServer):
         def watcher() -> None:
             # Granian's watcher thread: joins the process, then (unless this server
             # stopped it) asks the main loop for a respawn.
+            self._watching.append(threading.current_thread())
             worker.inner.join()
             if self._load_failed(worker.inner.exitcode):
                 return
@@ -138,6 +143,15 @@ class SupervisedGranian(MPServer):
         self.interrupt_signal = True
         self.main_loop_interrupt.set()
         return True
+
+    def settle(self, timeout: float = 5.0) -> None:
+        """Wait for the watcher threads to judge the workers' exits: Granian returns from
+        ``serve()`` once its workers are joined, and a watcher may not have looked at its
+        worker's exit status yet (a worker that abandoned a thread and exited 1 was then
+        missed, and ``jetmcp run`` exited 0)."""
+        deadline = time.monotonic() + timeout
+        for thread in list(self._watching):
+            thread.join(max(0.0, deadline - time.monotonic()))
 
     def _unclean(self, line: str) -> None:
         _log.error("%s", line)

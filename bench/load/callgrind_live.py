@@ -209,9 +209,19 @@ def main() -> int:
     stateless = sorted(key for key, w in REQUEST_SHAPES.items() if not w.session)
     parser.add_argument("--workload", choices=stateless, required=True)
     parser.add_argument("--requests", type=int, default=300, help="requests of the first run")
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        help="a new directory to keep both runs' callgrind files in (for callgrind_annotate, "
+        "or bench/load/callgrind_diff.py to see where the 1,000 requests' instructions went)",
+    )
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="callgrind-live-") as tmp:
-        work = Path(tmp)
+    with contextlib.ExitStack() as stack:
+        if args.keep is not None:
+            args.keep.mkdir(parents=True)
+            work = args.keep
+        else:
+            work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="callgrind-live-")))
         first = run(args.server, args.workload, args.requests, work)
         second = run(args.server, args.workload, args.requests + STEP, work)
     if len(first) != len(second):

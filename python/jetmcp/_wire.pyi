@@ -4,8 +4,11 @@ It reads request bytes without re-serializing them: every message's ``id`` is ke
 raw lexeme (the exact input bytes) and spliced back into the reply byte for byte.
 """
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Final, final
+import asyncio
+from collections.abc import Callable, Coroutine, Iterable, Sequence
+from typing import Any, Final, TypeVar, final
+
+_T = TypeVar("_T")
 
 # Frame kinds: what a whole body (or stdio line) turned out to be.
 FRAME_SINGLE: Final[int]  # one JSON object (or one non-array value, which is an invalid entry)
@@ -88,6 +91,23 @@ class Frame:
     """For FRAME_PARSE_ERROR and FRAME_BATCH_TOO_LARGE: what went wrong."""
     initialize: bool
     """Whether the frame is one ``initialize`` request (told without building ``entries``)."""
+
+def eager_task(loop: Any, coro: Coroutine[Any, Any, _T]) -> asyncio.Task[_T]:
+    """A task of ``coro`` on ``loop`` whose first step has run, in this call, as Python
+    3.12's eager tasks run: a real ``asyncio.Task``, made as ``loop.create_task`` makes it
+    (named ``jetmcp-request``), whose scheduled first step is taken at once instead, in the
+    task's context (``current_task()``, ``asyncio.timeout``, ``all_tasks()`` as in any
+    task's step). Called from a callback of ``loop`` (no task running); with a task running,
+    a task factory set, or a loop that takes no attributes, an ordinary ``create_task``.
+    What the step raises that is no ``Exception`` (KeyboardInterrupt, SystemExit) propagates,
+    as it leaves a task's step on the loop."""
+
+def _capture_step(callback: Any, *args: Any, context: Any = None) -> None:
+    """The loop's ``call_soon`` while :func:`eager_task` makes a task (internal)."""
+
+def _register_task(task: Any) -> None:
+    """asyncio's set of all tasks' ``add`` while :func:`eager_task` makes a task
+    (internal)."""
 
 def decode(body: bytes, max_depth: int = ..., max_batch: int = ...) -> Frame:
     """Frame one JSON-RPC body. Never raises for bad input: bad input is described by the
@@ -281,13 +301,26 @@ class Routes:
         Anything else is left to the general path, which produces the exact reply or error.
         A batch is planned as given: refuse the batches a revision does not take first."""
     def answer(
-        self, frame: Frame, shape: Shape, headers: Headers | None = None, step: bool = False
+        self,
+        frame: Frame,
+        shape: Shape,
+        headers: Headers | None = None,
+        step: bool = False,
+        task_loop: Any = None,
+        may_step: Callable[[], bool] | None = None,
     ) -> bytes | Outcome | Plans | None:
         """For a FRAME_SINGLE frame: plan its call as :meth:`plan` would and run it at once
         (one call instead of ``plan`` then ``Plans.run(0, step=step)``). The reply, its
         :class:`Outcome`, or None when it does not plan (nothing ran; also for any other
         kind of frame). A call of a tool that takes a context is planned, not run: its
-        :class:`Plans`, for the caller to run (:meth:`Plans.run_context`)."""
+        :class:`Plans`, for the caller to run (:meth:`Plans.run_context`).
+
+        ``task_loop`` (with ``may_step``, both or neither): an ``async`` tool's coroutine
+        (of a route that steps) runs as a task on that loop whose first step runs here
+        (:func:`eager_task`), when ``may_step()`` is true at that moment; what the task
+        returned in that step is written as a synchronous tool's value is, else the outcome
+        is ``stepped`` (``running`` when the task did not end in that step, or ended
+        cancelled)."""
 
 @final
 class Shape:
@@ -434,6 +467,11 @@ class Outcome:
     @property
     def yielded(self) -> Any:
         """What the suspended coroutine yielded (None when it did not suspend)."""
+    @property
+    def running(self) -> bool:
+        """Whether ``value`` is the task running the coroutine (``Routes.answer`` with a
+        ``task_loop``): its first step did not end the call, or it ended cancelled; what is
+        left is to await the task."""
     def step(self, shape: Shape) -> bytes | Outcome:
         """Take the first step of the coroutine this outcome holds (an ``async`` tool's, not
         stepped yet), as ``Routes.answer(..., step=True)`` takes it; the caller is the task

@@ -44,6 +44,8 @@ mod py_build;
 #[cfg(feature = "python")]
 mod py_drive;
 #[cfg(feature = "python")]
+mod py_eager;
+#[cfg(feature = "python")]
 mod py_encode;
 #[cfg(feature = "python")]
 mod py_frame;
@@ -124,6 +126,9 @@ fn wire_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("Http1Error", m.py().get_type::<py_http::Http1Error>())?;
     m.add_function(wrap_pyfunction!(py_http::http1_simple_response, m)?)?;
     m.add_function(wrap_pyfunction!(py_frame::decode, m)?)?;
+    m.add_function(wrap_pyfunction!(py_eager::eager_task, m)?)?;
+    m.add_function(wrap_pyfunction!(py_eager::_capture_step, m)?)?;
+    m.add_function(wrap_pyfunction!(py_eager::_register_task, m)?)?;
     m.add_function(wrap_pyfunction!(py_encode::dumps, m)?)?;
     m.add_function(wrap_pyfunction!(py_encode::encode_result, m)?)?;
     m.add_function(wrap_pyfunction!(py_encode::encode_error, m)?)?;

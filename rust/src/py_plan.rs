@@ -15,6 +15,7 @@
 use std::sync::{Mutex, MutexGuard};
 
 use pyo3::exceptions::{PyIndexError, PyKeyError, PyValueError};
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyList, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
@@ -25,6 +26,7 @@ use crate::encode::{self, BatchOut};
 use crate::frame::FrameKind;
 use crate::plan::{self, Era};
 use crate::py_build::build;
+use crate::py_eager::eager;
 use crate::py_encode::encode_with;
 use crate::py_frame::PyFrame;
 use crate::py_headers::PyHeaders;
@@ -100,16 +102,28 @@ impl Routes {
     /// For a single message: plan its call and run it at once (one call instead of
     /// ``plan`` then ``Plans.run(0)``). Its reply, its :class:`Outcome`, or None when it
     /// does not plan: nothing ran. `step`: an `async` tool's coroutine takes its first step
-    /// here (see `Plans.run`).
-    #[pyo3(signature = (frame, shape, headers = None, step = false))]
+    /// here (see `Plans.run`). `task_loop`: the coroutine runs instead as a task on that
+    /// loop whose first step runs here (`eager_task`), when `may_step()` is true then; the
+    /// outcome of a task that did not end in that step is `running`.
+    #[pyo3(signature = (frame, shape, headers = None, step = false, task_loop = None, may_step = None))]
     fn answer<'py>(
         slf: &Bound<'py, Self>,
         frame: &Bound<'py, PyFrame>,
         shape: &Bound<'py, Shape>,
         headers: Option<&Bound<'py, PyHeaders>>,
         step: bool,
+        task_loop: Option<&Bound<'py, PyAny>>,
+        may_step: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
-        answer_single(slf, frame, shape, headers, step)
+        let tasks = match (task_loop, may_step) {
+            (Some(task_loop), Some(may_step)) => Some(Tasks {
+                task_loop,
+                may_step,
+            }),
+            (None, None) => None,
+            _ => return Err(PyValueError::new_err("task_loop and may_step go together")),
+        };
+        answer_single(slf, frame, shape, headers, step, tasks)
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
@@ -149,6 +163,10 @@ pub struct Outcome {
     /// What the stepped coroutine (`value`) yielded when it suspended, else None.
     #[pyo3(get)]
     yielded: Option<Py<PyAny>>,
+    /// Whether `value` is the task running the coroutine (`run`): its first step did not
+    /// end the call (it suspended, or it was cancelled), and what is left is to await it.
+    #[pyo3(get)]
+    running: bool,
 }
 
 #[pymethods]
@@ -209,6 +227,7 @@ impl Outcome {
             failed,
             stepped: true,
             yielded,
+            running: false,
         };
         Ok(Bound::new(py, stepped)?.into_any())
     }
@@ -327,6 +346,14 @@ pub(crate) fn plan_frame(
     }))
 }
 
+/// Where `Routes.answer` runs an `async` tool's coroutine: as a task on `task_loop` whose
+/// first step runs at once (`eager_task`), when `may_step()` says so.
+#[derive(Clone, Copy)]
+pub(crate) struct Tasks<'a, 'py> {
+    task_loop: &'a Bound<'py, PyAny>,
+    may_step: &'a Bound<'py, PyAny>,
+}
+
 /// A single message planned and run at once (the body of `Routes.answer`): its reply, its
 /// outcome, or None when it does not plan (nothing ran).
 pub(crate) fn answer_single<'py>(
@@ -335,6 +362,7 @@ pub(crate) fn answer_single<'py>(
     shape: &Bound<'py, Shape>,
     headers: Option<&Bound<'py, PyHeaders>>,
     step: bool,
+    tasks: Option<Tasks<'_, 'py>>,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let py = routes.py();
     let f = frame.get();
@@ -374,7 +402,7 @@ pub(crate) fn answer_single<'py>(
         0,
         &plan,
         None,
-        step,
+        Stepping { step, tasks },
         Out::Single(&mut reply),
     );
     plan.release(py);
@@ -419,9 +447,42 @@ enum Ran<'py> {
     Declined,
 }
 
+/// How an `async` function's coroutine is run by `call_plan` (when its route allows it):
+/// in a task of its own whose first step runs here (`tasks`, when it says so), else stepped
+/// once here (`step`), else not at all (the outcome holds it for Python).
+#[derive(Clone, Copy)]
+struct Stepping<'a, 'py> {
+    step: bool,
+    tasks: Option<Tasks<'a, 'py>>,
+}
+
+/// Run the coroutine `coro` as a task on `tasks.task_loop` whose first step runs now: what
+/// it returned or raised in that step, or, when the task did not end there (it suspended)
+/// or ended cancelled, the task, `true` (it is running: the caller awaits it).
+fn in_task<'py>(tasks: Tasks<'_, 'py>, coro: Bound<'py, PyAny>) -> PyResult<(Called<'py>, bool)> {
+    let py = coro.py();
+    let task = eager(tasks.task_loop, &coro)?;
+    match task.call_method0(intern!(py, "result")) {
+        Ok(value) => Ok((Called::Returned(value), false)),
+        Err(err) => {
+            let ended = task.call_method0(intern!(py, "done"))?.is_truthy()?;
+            if ended && !task.call_method0(intern!(py, "cancelled"))?.is_truthy()? {
+                // What the coroutine raised: an `Exception` (anything else left the task's
+                // step, and this call, as it leaves the Python path).
+                Ok((
+                    Called::Raised(err.into_value(py).into_bound(py).into_any()),
+                    false,
+                ))
+            } else {
+                Ok((Called::Returned(task), true))
+            }
+        }
+    }
+}
+
 /// Call `plan` (entry `i` of a frame whose body is `body`): its reply, written as `shape`
-/// says, put in `out`, or its outcome. `step`: an `async` function's coroutine takes its
-/// first step here (when its route allows it), and a value it returns at once is written as
+/// says, put in `out`, or its outcome. An `async` function's coroutine is run as
+/// `stepping` says (when its route allows it), and a value it returns at once is written as
 /// a synchronous function's would be.
 #[allow(clippy::too_many_arguments)]
 fn call_plan<'py>(
@@ -431,7 +492,7 @@ fn call_plan<'py>(
     i: usize,
     plan: &Plan,
     context: Option<&Bound<'py, PyAny>>,
-    step: bool,
+    stepping: Stepping<'_, 'py>,
     out: Out<'_, 'py>,
 ) -> PyResult<Ran<'py>> {
     let route = plan.route.get();
@@ -447,17 +508,24 @@ fn call_plan<'py>(
     } else {
         &plan.args
     };
-    let (called, stepped) = match call_tool(py, route, args, context)? {
-        Called::Returned(value) if step && route.steps() && is_coroutine(&value) => {
-            (step_coroutine(value)?, true)
-        }
-        called => (called, false),
+    let (called, stepped, running) = match call_tool(py, route, args, context)? {
+        Called::Returned(value) if route.steps() && is_coroutine(&value) => match stepping {
+            Stepping {
+                tasks: Some(tasks), ..
+            } if tasks.may_step.call0()?.is_truthy()? => {
+                let (called, running) = in_task(tasks, value)?;
+                (called, true, running)
+            }
+            Stepping { step: true, .. } => (step_coroutine(value)?, true, false),
+            _ => (Called::Returned(value), false, false),
+        },
+        called => (called, false, false),
     };
     let raw_id = plan.raw_id.of(body);
     let mut yielded = None;
     let (value, failed) = match called {
         Called::Returned(value) => {
-            if write_value(py, route, shape, raw_id, &value, out)? {
+            if !running && write_value(py, route, shape, raw_id, &value, out)? {
                 return Ok(Ran::Written);
             }
             (value, false)
@@ -480,6 +548,7 @@ fn call_plan<'py>(
         failed,
         stepped,
         yielded,
+        running,
     };
     Ok(Ran::Outcome(Bound::new(py, outcome)?))
 }
@@ -622,7 +691,8 @@ impl Plans {
             }
         }
         let body = self.frame.get().body(py).as_bytes();
-        let ran = call_plan(py, body, self.shape.get(), i, &plan, context, step, out);
+        let stepping = Stepping { step, tasks: None };
+        let ran = call_plan(py, body, self.shape.get(), i, &plan, context, stepping, out);
         plan.release(py);
         let ran = ran?;
         if matches!(ran, Ran::Declined) {

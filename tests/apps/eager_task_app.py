@@ -50,6 +50,44 @@ async def in_task() -> str:
 
 
 @app.tool()
+async def same_task() -> str:
+    """The task of the first step is the one that runs the rest."""
+    first = asyncio.current_task()
+    await asyncio.sleep(0)
+    return str(first is asyncio.current_task())
+
+
+@app.tool()
+async def listed() -> str:
+    """The running task is among all tasks in its first step, and after it."""
+    before = asyncio.current_task() in asyncio.all_tasks()
+    await asyncio.sleep(0)
+    return f"{before} {asyncio.current_task() in asyncio.all_tasks()}"
+
+
+@app.tool()
+async def times_out() -> str:
+    """A deadline entered in the first step fires while the task waits."""
+    try:
+        async with asyncio.timeout(0.01):
+            await asyncio.sleep(5)
+    except TimeoutError:
+        return "timed out"
+    return "not timed out"
+
+
+@app.tool()
+async def fails_later() -> int:
+    await asyncio.sleep(0)
+    raise RuntimeError("later boom")
+
+
+@app.tool()
+async def cancels_itself() -> int:
+    raise asyncio.CancelledError
+
+
+@app.tool()
 async def leaks(value: str) -> str:
     """What an earlier request left in the context, then leave ``value`` there."""
     before = SEEN.get()

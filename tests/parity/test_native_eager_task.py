@@ -2,9 +2,11 @@
 a single call whose Outcome Python finishes (an async tool's coroutine, a value Python
 shapes, an exception) answers byte for byte as the same app on Granian does, where every
 request runs in a task of its own: at every revision, stateless and stateful, for tools that
-finish at once, return a model, suspend, need a task (``asyncio.timeout``), set a context
-variable (no request sees another's), return values of every kind the extension writes
-itself (``Outcome.reply``) or leaves to Python (primitives, data, models, a subclass,
+finish at once, return a model, suspend, need a task (``asyncio.timeout``, the same task
+before and after suspending, a deadline that fires while it waits, listed among all tasks),
+set a context variable (no request sees another's), fail after suspending, cancel
+themselves, return values of every kind the extension writes
+itself or leaves to Python (primitives, data, models, a subclass,
 aliases, a mismatch), take a Context (logging into a stream or not, in a task, failing),
 raise an McpError or another exception, pass their own ``timeout=``
 or the server's ``--request-timeout-seconds``, and synchronous tools whose value or
@@ -31,6 +33,11 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     ("scale", {"point": {"x": 1}, "factor": 3}),
     ("suspends", {"a": 4}),
     ("in_task", {}),
+    ("same_task", {}),
+    ("listed", {}),
+    ("times_out", {}),
+    ("fails_later", {}),
+    ("cancels_itself", {}),
     ("leaks", {"value": "first"}),
     ("leaks", {"value": "second"}),
     ("refuses", {}),
@@ -108,6 +115,11 @@ def test_eager_task_answers_as_granian(mode: list[str]) -> None:
     by_name = {}
     streams = 0
     for (name, arguments), (status, body) in zip(CALLS, native, strict=False):
+        if name == "cancels_itself":
+            # The task ended cancelled, with no reply: 500, as Granian answers a request whose
+            # app ended without a response.
+            assert (status, body) == (500, b"")
+            continue
         if not body.startswith(b"{"):
             streams += 1  # a Context tool's log line turned the reply into a stream
             assert body.startswith(b"data: "), body
@@ -118,6 +130,10 @@ def test_eager_task_answers_as_granian(mode: list[str]) -> None:
     assert by_name["leaksfirst"][1]["result"]["content"][0]["text"] == "unset"
     assert by_name["leakssecond"][1]["result"]["content"][0]["text"] == "unset"
     assert by_name["suspends"][1]["result"]["content"][0]["text"] == "8"
+    assert by_name["same_task"][1]["result"]["content"][0]["text"] == "True"
+    assert by_name["listed"][1]["result"]["content"][0]["text"] == "True True"
+    assert by_name["times_out"][1]["result"]["content"][0]["text"] == "timed out"
+    assert by_name["fails_later"][1]["result"]["isError"] is True
     assert by_name["refuses"][1]["error"]["code"] == -32042
     assert by_name["breaks"][1]["result"]["isError"] is True
     assert by_name["timed"][1]["error"]["code"] == -32001

@@ -51,10 +51,14 @@ class Step:
         rec = self.rec
         total = rec.total()
         done = rec.requests + rec.errors["transport"]
+        # Replies over the time they took to come: the step's own, or longer when the last
+        # replies came after it (a server that fell behind the rate answers its backlog
+        # late, and did not keep up with it however loose the latency objective).
+        took = max(self.seconds, (rec.ended_ns - rec.started_ns) / 1e9)
         return {
             "rate": round(self.rate, 1),
             "achieved_rate": round(rec.sent / self.seconds, 1) if self.seconds else 0.0,
-            "replies_per_s": round(rec.requests / self.seconds, 1) if self.seconds else 0.0,
+            "replies_per_s": round(rec.requests / took, 1) if took else 0.0,
             "requests": rec.requests,
             "failed": rec.failures,
             "errors_pct": round(100.0 * rec.failures / done, 3) if done else 0.0,

@@ -49,6 +49,7 @@ import asyncio
 import logging
 import types
 from collections.abc import Awaitable, Coroutine
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from jetmcp import _wire
@@ -159,6 +160,9 @@ class Dispatcher(Router):
         #: The extension's :class:`~jetmcp._wire.Shape` per revision, with the server's
         #: :attr:`~jetmcp.server.app.Server.identity` it was built at.
         self._shapes = shared.shapes
+        #: :meth:`can_step` of a request with no session, as the extension asks it before it
+        #: runs an ``async`` tool's coroutine in a task of its own (:meth:`Router.answer`).
+        self.may_step_now = partial(self.can_step, None)
 
     @property
     def max_client_data_bytes(self) -> int:

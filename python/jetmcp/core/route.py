@@ -24,9 +24,11 @@ async
     As native, for an ``async`` tool: its coroutine, stepped once by the extension when the
     caller awaits in place (``Dispatcher.may_step``). Why: an ``async`` tool that returns
     without waiting costs no task. Run by ``Runner.outcome`` (a ``Pending``), then
-    ``Dispatcher._wait`` / ``_finish``. The native engine calls without stepping, then
-    finishes the outcome in an eager task (:meth:`Router.settle`: ``Outcome.step`` inside
-    the task, whose first step runs in the socket callback).
+    ``Dispatcher._wait`` / ``_finish``. The native engine runs the coroutine as a task of
+    its own whose first step the extension takes in the socket callback
+    (``jetmcp._wire.eager_task``: :meth:`Router.answer` with ``loop``); what that step does
+    not end (a value Python shapes, an exception, a task still running) is finished in the
+    dispatcher's eager task (:meth:`Router.settle`).
 context-modern
     2026-07-28, a tool that takes a Context. Why: the extension makes the Context itself, and
     its call and input round are built only if the tool asks. Run by ``Plans.run_context``,
@@ -66,6 +68,7 @@ from __future__ import annotations
 
 import asyncio
 import types
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from jetmcp import _wire
@@ -104,6 +107,7 @@ class Router:
         modern: ModernRunner
         legacy: LegacyRunner
         _shapes: dict[str, tuple[int, _wire.Shape]]
+        may_step_now: Callable[[], bool]
 
         def runner(self, revision: Revision) -> Runner: ...
         def _wait(self, pending: Pending, entry: _wire.Entry, ex: Exchange) -> Started: ...
@@ -114,7 +118,12 @@ class Router:
     # -- a single message -----------------------------------------------------------------
 
     def answer(
-        self, frame: _wire.Frame, revision: Revision, headers: RoutingHeaders | None, step: bool
+        self,
+        frame: _wire.Frame,
+        revision: Revision,
+        headers: RoutingHeaders | None,
+        step: bool,
+        loop: asyncio.AbstractEventLoop | None = None,
     ) -> Any:
         """The first half of a single message's route, which needs no :class:`Exchange`:
         the native route. Its finished reply (``bytes``), or what :meth:`resume` takes on
@@ -122,7 +131,11 @@ class Router:
         handler of the server's own, the message is no call of a tool it plans), the
         :class:`~jetmcp._wire.Plans` of a tool that takes a Context or that Python calls
         (nothing ran), or the outcome of one it ran. ``step``: ``Dispatcher.may_step`` of
-        the exchange to come.
+        the exchange to come. ``loop`` (the native engine's, in its socket callback, with
+        no session): an ``async`` tool's coroutine runs as a task of its own on it whose
+        first step runs now (``jetmcp._wire.eager_task``), when :meth:`can_step` allows;
+        a value it returns then is written as a synchronous tool's is, and a task that goes
+        on is the outcome's value (``running``), awaited by :meth:`settle`'s caller.
 
         The HTTP transport calls it before it makes an exchange (a usual POST is answered
         with no more than this); everything else calls ``Dispatcher.start``."""
@@ -132,7 +145,10 @@ class Router:
         shape = self._shapes.get(revision.version)
         if shape is None or shape[0] != server.identity:
             shape = self._new_shape(revision)
-        done = server.routes.answer(frame, shape[1], headers, step)
+        if loop is None:
+            done = server.routes.answer(frame, shape[1], headers, step)
+        else:
+            done = server.routes.answer(frame, shape[1], headers, step, loop, self.may_step_now)
         if type(done) is bytes:
             self.fast += 1
         return done

@@ -300,6 +300,11 @@ class Runner:
             if outcome.suspended:
                 # Stepped by the extension (never a timed tool): the rest is awaited.
                 return Pending(resume(value, outcome.yielded), revision, self, tool, None, True)
+            if outcome.running:
+                # The task the native engine runs the coroutine in (Outcome.run), past its
+                # first step: awaited, as the coroutine would be (cancelling the waiter
+                # cancels it).
+                return Pending(value, revision, self, tool, None, True)
             # A synchronous tool's awaitable is awaited only when it is the pool's own call
             # of it (SyncCall.threaded); one the tool's function returned is its value, as on
             # the general path (and in the SDK).

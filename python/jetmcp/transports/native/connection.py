@@ -5,11 +5,13 @@
 A usual POST (auth and observers off, headers judged before: :meth:`NativeServer.verdict`)
 goes down the same lane as under Granian (:meth:`McpHttpApp.lane_post`): a call the
 extension plans and answers is written back before the callback returns, with no
-coroutine and no task. A single call the extension hands back to Python (an ``async``
-tool's coroutine, a value Python shapes, a tool that takes a Context) is finished in an
-eager task (:func:`eager_task`): a real task whose first step runs inside the callback, so
-a tool that returns without waiting is answered there too, with ``current_task``,
-``asyncio.timeout`` and its own context as in any task. Anything else runs as a task of
+coroutine and no task. An ``async`` tool's coroutine runs as an eager task
+(``jetmcp._wire.eager_task``: a real task whose first step runs inside the callback, as
+Python 3.12's eager tasks run), so a tool that returns without waiting is answered there
+too, with ``current_task``, ``asyncio.timeout`` and its own context as in any task
+(:meth:`NativeServer.answer`); what else the extension hands back to Python (a value Python
+shapes, a tool that takes a Context, a tool that waited) is finished by the dispatcher in
+an eager task of its own (:meth:`HttpConnection.eager`). Anything else runs as a task of
 the app's RSGI entry point on the same loop, given this connection's request through the
 small RSGI-shaped objects below (:class:`NativeScope`, :class:`NativeProto`,
 :class:`RequestHeaders`); its reply is written back by this connection. One request is
@@ -24,10 +26,9 @@ for it too (:meth:`NativeStream.send_bytes`).
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
 import re
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from collections.abc import AsyncIterator, Coroutine, Iterator
 from functools import partial
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
@@ -50,8 +51,8 @@ _BODY = _wire.HTTP1_BODY
 _IDLE = _wire.HTTP1_IDLE
 _Http1Error = _wire.Http1Error
 _encode_error = _wire.encode_error
-#: The task running on each loop (``asyncio.current_task(loop)`` without its Python call).
-_running_tasks: dict[asyncio.AbstractEventLoop, asyncio.Task[Any]] = asyncio.tasks._current_tasks  # type: ignore[attr-defined]
+#: A task whose first step runs now, in this callback (see :meth:`HttpConnection.eager`).
+_eager_task = _wire.eager_task
 
 
 def _text(value: bytes) -> str | None:
@@ -427,11 +428,11 @@ class HttpConnection(asyncio.Protocol):
 
     def eager(self, work: Coroutine[Any, Any, bytes | None], proto: NativeProto) -> bool:
         """:meth:`later` for a request whose task most often ends in its first step: that
-        step runs now, inside the task (:func:`eager_task`), and a reply it returned is
+        step runs now, inside the task (``jetmcp._wire.eager_task``), and a reply it returned is
         written at once (True: answered in the callback). Otherwise the task goes on as
         :meth:`later`'s does, answering through ``proto``."""
         self.busy = proto
-        task = eager_task(self.loop, work)
+        task = _eager_task(self.loop, work)
         if task.done() and not task.cancelled() and task.exception() is None:
             reply = task.result()
             if reply is not None:
@@ -511,42 +512,6 @@ class HttpConnection(asyncio.Protocol):
     def stalled(self) -> bool:
         """Whether the connection is reading a request head or body (it may be evicted)."""
         return self.busy is None and self.conn.phase in (_HEAD, _BODY)
-
-
-#: Every eager task's name: given, so that 3.11's ``Task.__init__`` formats no ``Task-<n>``
-#: per request (about 1,400 instructions, 2% of an async pydantic tool's request).
-_EAGER_NAME = "jetmcp-request"
-
-#: The step an eager task's creation scheduled, and its context (see :func:`eager_task`).
-_first: list[tuple[Callable[[], object], contextvars.Context]] = []
-
-
-def _capture(callback: Callable[[], object], *args: Any, context: Any = None) -> None:
-    _first.append((callback, context))
-
-
-def eager_task(
-    loop: asyncio.AbstractEventLoop, work: Coroutine[Any, Any, Any]
-) -> asyncio.Task[Any]:
-    """A task of ``work`` whose first step runs now, in this callback, as Python 3.12's
-    eager tasks run (3.11 has none): the task is made as ``create_task`` makes it, with the
-    step it would schedule taken at once instead, inside the task (``current_task``,
-    ``asyncio.timeout`` and the task's copy of the context as in any task). Outside a
-    callback with no task running (or on a loop whose ``call_soon`` cannot be redirected,
-    or with a task factory set), it is an ordinary task."""
-    if loop.get_task_factory() is not None or loop in _running_tasks:
-        return loop.create_task(work)
-    try:
-        loop.call_soon = _capture  # type: ignore[method-assign,assignment]  # this instance only
-    except AttributeError:
-        return loop.create_task(work)
-    try:
-        task: asyncio.Task[Any] = asyncio.Task(work, loop=loop, name=_EAGER_NAME)
-    finally:
-        del loop.call_soon
-    step, context = _first.pop()
-    context.run(step)
-    return task
 
 
 def refusal(refused: _wire.Http1Error, limit: int) -> bytes:

@@ -76,7 +76,7 @@ class NativeServer:
         self.max_depth = settings.max_depth
         self.max_batch = settings.max_batch
         self.connections: set[HttpConnection] = set()
-        self.tasks: set[asyncio.Task[None]] = set()
+        self.tasks: set[asyncio.Task[Any]] = set()
         self.clock = time.monotonic()
         self.draining = False
         self.scheme = "http"
@@ -230,16 +230,18 @@ class NativeServer:
                     frame = _decode(body, self.max_depth, self.max_batch)
                     done = None
                     if frame.kind == _FRAME_SINGLE and not frame.initialize:
-                        done = lane.dispatcher.answer(frame, revision, routing, False)
+                        # An async tool's coroutine runs in a task of its own, whose first
+                        # step runs now: most often to the reply.
+                        done = lane.dispatcher.answer(frame, revision, routing, False, self.loop)
                         if type(done) is bytes:
                             connection.transport.write(
                                 connection.conn.respond(200, _JSON_FIELDS, done, self.draining)
                             )
                             return True
                         if type(done) is _Outcome or type(done) is _Plans:
-                            # An async tool's coroutine, a value Python shapes, a tool that
-                            # takes a Context: its task's first step runs now, most often to
-                            # the reply.
+                            # A value Python shapes, an exception, an async tool still
+                            # running, a tool that takes a Context: the dispatcher's task,
+                            # whose first step runs now, most often to the reply.
                             proto = NativeProto(connection, body, False)
                             work = lane.lane_eager(
                                 frame, revision, verdict[0], routing, done, proto, request

@@ -118,8 +118,12 @@ def decode(body: bytes, max_depth: int = ..., max_batch: int = ...) -> Frame:
     body. Bodies of 64 KiB and more are scanned with the GIL released."""
 
 #: ``ToolRoute``'s ``model_out``: the model class, then the function that writes an instance
-#: as compact JSON bytes, with its keyword arguments.
-_ModelOut = tuple[type, Callable[..., Any], dict[str, Any]]
+#: as compact JSON bytes, with its keyword arguments, and when that serializer writes plain
+#: fields only (``jetmcp.server.schema.plain_dump``), those fields in order: (attribute,
+#: serialization alias, ``"float"``/``"int"``/``"str"``/``"bool"``, whether None is allowed);
+#: an instance holding exactly those is written by the extension, byte for byte as the
+#: serializer writes it.
+_ModelOut = tuple[type, Callable[..., Any], dict[str, Any], list[tuple[str, str, str, bool]] | None]
 #: ``ToolRoute``'s ``data_out``: (the text's JSON writer and its keywords, whether a result
 #: carries structured content, and for a declared output (its validator, the JSON writer of
 #: what that gives, its keywords, whether the value is validated as ``{"result": value}``)

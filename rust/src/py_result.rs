@@ -91,6 +91,30 @@ impl KwCall {
 pub(crate) struct ModelOut {
     tp: Py<PyType>,
     json: KwCall,
+    /// When the model's serializer writes plain fields only (see [`PlainField`]), their
+    /// order: a value whose fields hold exactly their declared kinds is written here
+    /// without the serializer (what it would write, byte for byte); any other goes to it.
+    plain: Option<Vec<PlainField>>,
+}
+
+/// One field of a model whose serializer writes it as is: a `float`, `int`, `str` or
+/// `bool` (or None, where the field allows it) under its serialization alias, with no
+/// serializer, exclusion or conversion of its own (`jetmcp.server.schema.plain_dump`).
+struct PlainField {
+    /// The attribute, looked up in the instance's `__dict__`.
+    name: Py<PyString>,
+    /// The key as written: `"alias":`.
+    key: Vec<u8>,
+    kind: PlainKind,
+    nullable: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum PlainKind {
+    Float,
+    Int,
+    Str,
+    Bool,
 }
 
 /// How the extension writes a tool's return value of exactly `dict`, `list` or None holding
@@ -119,18 +143,110 @@ struct Check {
 
 impl ModelOut {
     /// The writer `model_out` describes.
-    pub(crate) fn new((tp, json, json_kw): ModelOutArgs<'_>) -> PyResult<Self> {
+    pub(crate) fn new((tp, json, json_kw, plain): ModelOutArgs<'_>) -> PyResult<Self> {
+        let plain = match plain {
+            None => None,
+            Some(fields) => {
+                let mut out = Vec::with_capacity(fields.len());
+                for (name, alias, kind, nullable) in fields {
+                    let kind = match kind.as_str() {
+                        "float" => PlainKind::Float,
+                        "int" => PlainKind::Int,
+                        "str" => PlainKind::Str,
+                        "bool" => PlainKind::Bool,
+                        other => {
+                            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                                "no plain field kind {other:?}"
+                            )))
+                        }
+                    };
+                    let mut key = Vec::with_capacity(alias.len() + 3);
+                    encode::write_str(&mut key, &alias);
+                    key.push(b':');
+                    out.push(PlainField {
+                        name: PyString::intern(tp.py(), &name).unbind(),
+                        key,
+                        kind,
+                        nullable,
+                    });
+                }
+                Some(out)
+            }
+        };
         Ok(ModelOut {
             tp: tp.unbind(),
             json: KwCall::new(json, &json_kw)?,
+            plain,
         })
     }
 
     /// Visit the objects held, for the garbage collector.
     pub(crate) fn traverse(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
         visit.call(&self.tp)?;
+        if let Some(fields) = &self.plain {
+            for field in fields {
+                visit.call(&field.name)?;
+            }
+        }
         self.json.traverse(visit)
     }
+}
+
+/// The compact JSON the serializer of a model of plain fields writes for `value` (its
+/// instance), or None when a field holds anything but exactly its declared kind (or None
+/// where allowed): a float that is not finite, an int past 64 bits, a str that is not
+/// UTF-8, a value set around validation. The serializer then writes it (and warns where
+/// it warns).
+fn plain_json(fields: &[PlainField], value: &Bound<'_, PyAny>) -> Option<Vec<u8>> {
+    let py = value.py();
+    // SAFETY: `value` is live; a new reference to its `__dict__`, or NULL with an exception
+    // set (cleared: the serializer is then asked).
+    let dict = unsafe { ffi::PyObject_GenericGetDict(value.as_ptr(), ptr::null_mut()) };
+    if dict.is_null() {
+        let _ = PyErr::take(py);
+        return None;
+    }
+    // SAFETY: a new, non-NULL reference.
+    let dict = unsafe { Bound::from_owned_ptr(py, dict) };
+    let dict = dict.cast::<PyDict>().ok()?;
+    let mut buf = Vec::with_capacity(16 * fields.len() + 2);
+    buf.push(b'{');
+    for (i, field) in fields.iter().enumerate() {
+        if i > 0 {
+            buf.push(b',');
+        }
+        buf.extend_from_slice(&field.key);
+        let item = dict.get_item(field.name.bind(py)).ok()??;
+        let ptr = item.as_ptr();
+        // SAFETY: exact type checks on a live object.
+        unsafe {
+            if field.nullable && ptr == ffi::Py_None() {
+                buf.extend_from_slice(b"null");
+                continue;
+            }
+            match field.kind {
+                PlainKind::Float if ffi::PyFloat_CheckExact(ptr) != 0 => {
+                    let v = ffi::PyFloat_AS_DOUBLE(ptr);
+                    if !v.is_finite() {
+                        return None;
+                    }
+                    encode::write_f64(&mut buf, v);
+                }
+                PlainKind::Int if ffi::PyLong_CheckExact(ptr) != 0 => {
+                    encode::write_i64(&mut buf, item.extract::<i64>().ok()?);
+                }
+                PlainKind::Str if ffi::PyUnicode_CheckExact(ptr) != 0 => {
+                    let text = item.cast::<PyString>().ok()?.to_str().ok()?;
+                    encode::write_str(&mut buf, text);
+                }
+                PlainKind::Bool if ptr == ffi::Py_True() => buf.extend_from_slice(b"true"),
+                PlainKind::Bool if ptr == ffi::Py_False() => buf.extend_from_slice(b"false"),
+                _ => return None,
+            }
+        }
+    }
+    buf.push(b'}');
+    Some(buf)
 }
 
 impl DataOut {
@@ -162,8 +278,15 @@ impl DataOut {
 }
 
 /// `model_out` as given to `ToolRoute`: (the model class, the function that writes an
-/// instance as compact JSON bytes and its keyword arguments).
-pub(crate) type ModelOutArgs<'py> = (Bound<'py, PyType>, Py<PyAny>, Bound<'py, PyDict>);
+/// instance as compact JSON bytes and its keyword arguments, and when its serializer writes
+/// plain fields only, those fields in order: (attribute, serialization alias, kind —
+/// `"float"`, `"int"`, `"str"` or `"bool"` — whether None is allowed).
+pub(crate) type ModelOutArgs<'py> = (
+    Bound<'py, PyType>,
+    Py<PyAny>,
+    Bound<'py, PyDict>,
+    Option<Vec<(String, String, String, bool)>>,
+);
 
 /// `data_out` as given to `ToolRoute`: (the function that writes the text's compact JSON
 /// and its keyword arguments, whether a result carries structured content, and for a
@@ -246,6 +369,13 @@ pub(crate) fn model_json<'py>(
     };
     if value.get_type_ptr() != out.tp.as_ptr().cast::<ffi::PyTypeObject>() {
         return Ok(None);
+    }
+    if let Some(json) = out
+        .plain
+        .as_deref()
+        .and_then(|fields| plain_json(fields, value))
+    {
+        return Ok(Some(PyBytes::new(value.py(), &json)));
     }
     utf8_json(value.py(), out.json.call(value))
 }

@@ -355,6 +355,57 @@ def validates_json_alike(model: type[BaseModel], _seen: frozenset[type] = frozen
     return True
 
 
+#: The core schema types whose serializer writes a value of exactly that Python type as is.
+_PLAIN_DUMP_KINDS = ("float", "int", "str", "bool")
+
+
+def plain_dump(model: type[BaseModel]) -> list[tuple[str, str, str, bool]] | None:
+    """How ``model``'s serializer writes an instance, when it writes each field as is: the
+    fields in order as (attribute, serialization alias, kind, whether None is allowed),
+    for the extension to write a tool's returned instance itself (``ToolRoute``'s
+    ``model_out``); None for any model whose serializer does more. Read from the core
+    schema the serializer is built from: a model (not a root model) of model fields only,
+    no model or field serializer, no computed field, no extra fields kept, no field
+    excluded, each field a ``float``, ``int``, ``str`` or ``bool`` schema (constraints
+    allowed: they only validate), or one of those or None, with or without a default. At
+    run time a field holding anything but exactly its kind (or None where allowed) leaves
+    the instance to the serializer."""
+    schema: Any = model.__pydantic_core_schema__
+    if (
+        schema.get("type") != "model"
+        or schema.get("root_model")
+        or "serialization" in schema
+        or schema.get("config", {}).get("extra_fields_behavior") == "allow"
+    ):
+        return None
+    fields_schema = schema.get("schema", {})
+    if (
+        fields_schema.get("type") != "model-fields"
+        or fields_schema.get("computed_fields")
+        or fields_schema.get("extra_behavior") == "allow"
+        or "extras_schema" in fields_schema
+    ):
+        return None
+    out = []
+    for name, field in fields_schema["fields"].items():
+        if (
+            field.get("type") != "model-field"
+            or field.get("serialization_exclude")
+            or field.get("serialization_exclude_if") is not None
+        ):
+            return None
+        inner = field["schema"]
+        if inner.get("type") == "default":
+            inner = inner["schema"]
+        nullable = inner.get("type") == "nullable"
+        if nullable:
+            inner = inner["schema"]
+        if inner.get("type") not in _PLAIN_DUMP_KINDS or "serialization" in inner:
+            return None
+        out.append((name, field.get("serialization_alias", name), inner["type"], nullable))
+    return out
+
+
 def _plain_metadata(metadata: Sequence[Any]) -> bool:
     """Constraints only: a ``Strict`` marker (``Field(strict=True)``) reads JSON apart."""
     return all(

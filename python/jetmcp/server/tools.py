@@ -32,6 +32,7 @@ from jetmcp.server.schema import (
     build_output,
     component_name,
     doc_whole,
+    plain_dump,
     signature,
     validates_json_alike,
 )
@@ -276,7 +277,12 @@ class Tool(ToolShaping):
                 fields=list(self.arguments.names),
                 model_out=None
                 if model_out is None
-                else (model_out, model_out.__pydantic_serializer__.to_json, MODEL_JSON),
+                else (
+                    model_out,
+                    model_out.__pydantic_serializer__.to_json,
+                    MODEL_JSON,
+                    plain_dump(model_out),
+                ),
                 data_out=self._data_route(),
                 **self._watch(),
             )

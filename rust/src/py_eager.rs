@@ -178,27 +178,68 @@ fn instance_dict<'py>(loop_: &Bound<'py, PyAny>) -> Option<Bound<'py, PyDict>> {
     dict.cast_into::<PyDict>().ok()
 }
 
+/// A task made and stepped by [`stepped`]: the weak reference registering it in the set of
+/// all tasks, when the extension made it (None: an ordinary task, or one registered by the
+/// set's own `add`).
+struct Stepped<'py> {
+    task: Bound<'py, PyAny>,
+    registered: Option<Py<PyAny>>,
+}
+
+impl Stepped<'_> {
+    /// The task ended (in its first step): out of the set of all tasks again, as
+    /// `WeakSet.discard` takes it out; the weak reference, now ours alone, goes before the
+    /// task does (no callback runs).
+    fn ended(&mut self) -> PyResult<()> {
+        if let Some(wr) = self.registered.take() {
+            let py = self.task.py();
+            asyncio(py)?.all_data.bind(py).discard(wr.bind(py))?;
+            // Freed here, while the task lives (dropped after it, the reference would still
+            // be there when the task goes, and its callback would run).
+            drop(wr);
+        }
+        Ok(())
+    }
+}
+
+/// The keyword arguments of every eager task's constructor on the loop they name (built
+/// once per loop: the constructor only reads them).
+static KWARGS: Mutex<Option<(Py<PyAny>, Py<PyDict>)>> = Mutex::new(None);
+
+fn kwargs<'py>(a: &Asyncio, loop_: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
+    let py = loop_.py();
+    let mut kept = KWARGS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((on, kwargs)) = kept.as_ref() {
+        if on.is(loop_) {
+            return Ok(kwargs.bind(py).clone());
+        }
+    }
+    let kwargs = PyDict::new(py);
+    kwargs.set_item(a.kw_loop.bind(py), loop_)?;
+    kwargs.set_item(a.kw_name.bind(py), a.name.bind(py))?;
+    *kept = Some((loop_.clone().unbind(), kwargs.clone().unbind()));
+    Ok(kwargs)
+}
+
 /// A task of `coro` on `loop_` whose first step has run (see the module docs).
-pub(crate) fn eager<'py>(
-    loop_: &Bound<'py, PyAny>,
-    coro: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyAny>> {
+fn stepped<'py>(loop_: &Bound<'py, PyAny>, coro: &Bound<'py, PyAny>) -> PyResult<Stepped<'py>> {
     let py = loop_.py();
     let a = asyncio(py)?;
     let ordinary = a.current.bind(py).contains(loop_)?
         || !loop_.call_method0(a.get_task_factory.bind(py))?.is_none();
     let dict = if ordinary { None } else { instance_dict(loop_) };
     let Some(dict) = dict else {
-        return loop_.call_method1(a.create_task.bind(py), (coro,));
+        return Ok(Stepped {
+            task: loop_.call_method1(a.create_task.bind(py), (coro,))?,
+            registered: None,
+        });
     };
+    let kwargs = kwargs(a, loop_)?;
     let call_soon = a.call_soon.bind(py);
     let add = a.add.bind(py);
     let all_dict = a.all_dict.bind(py);
     dict.set_item(call_soon, a.capture.bind(py))?;
     let made = all_dict.set_item(add, a.register.bind(py)).and_then(|()| {
-        let kwargs = PyDict::new(py);
-        kwargs.set_item(a.kw_loop.bind(py), loop_)?;
-        kwargs.set_item(a.kw_name.bind(py), a.name.bind(py))?;
         let made = a.task.bind(py).call((coro,), Some(&kwargs));
         all_dict.del_item(add)?;
         made
@@ -234,14 +275,66 @@ pub(crate) fn eager<'py>(
             step.call0()?;
         }
     }
-    if let Some(wr) = registered {
-        if task.call_method0(intern!(py, "done"))?.is_truthy()? {
-            // Ended in its first step: out of the set again (`WeakSet.discard`); the weak
-            // reference, now ours alone, goes before the task does.
-            a.all_data.bind(py).discard(wr.bind(py))?;
+    Ok(Stepped { task, registered })
+}
+
+/// A task of `coro` on `loop_` whose first step has run (see the module docs).
+pub(crate) fn eager<'py>(
+    loop_: &Bound<'py, PyAny>,
+    coro: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let mut made = stepped(loop_, coro)?;
+    if made.registered.is_some()
+        && made
+            .task
+            .call_method0(intern!(loop_.py(), "done"))?
+            .is_truthy()?
+    {
+        made.ended()?;
+    }
+    Ok(made.task)
+}
+
+/// What an eager task's first step came to.
+pub(crate) enum FirstStep<'py> {
+    /// The coroutine returned this value.
+    Returned(Bound<'py, PyAny>),
+    /// It raised this `Exception` (anything else left the step, and the call, as an error).
+    Raised(Bound<'py, PyAny>),
+    /// The task goes on (it suspended), or it ended cancelled: the task.
+    Running(Bound<'py, PyAny>),
+}
+
+/// [`eager`], and what its first step came to.
+pub(crate) fn eager_step<'py>(
+    loop_: &Bound<'py, PyAny>,
+    coro: &Bound<'py, PyAny>,
+) -> PyResult<FirstStep<'py>> {
+    let py = loop_.py();
+    let mut made = stepped(loop_, coro)?;
+    match made.task.call_method0(intern!(py, "result")) {
+        Ok(value) => {
+            made.ended()?;
+            Ok(FirstStep::Returned(value))
+        }
+        Err(err) => {
+            if !made.task.call_method0(intern!(py, "done"))?.is_truthy()? {
+                return Ok(FirstStep::Running(made.task));
+            }
+            made.ended()?;
+            if made
+                .task
+                .call_method0(intern!(py, "cancelled"))?
+                .is_truthy()?
+            {
+                Ok(FirstStep::Running(made.task))
+            } else {
+                Ok(FirstStep::Raised(
+                    err.into_value(py).into_bound(py).into_any(),
+                ))
+            }
         }
     }
-    Ok(task)
 }
 
 /// `eager_task(loop, coro)`: a task of `coro` whose first step has run (see the module).

@@ -15,7 +15,6 @@
 use std::sync::{Mutex, MutexGuard};
 
 use pyo3::exceptions::{PyIndexError, PyKeyError, PyValueError};
-use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyList, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
@@ -26,7 +25,7 @@ use crate::encode::{self, BatchOut};
 use crate::frame::FrameKind;
 use crate::plan::{self, Era};
 use crate::py_build::build;
-use crate::py_eager::eager;
+use crate::py_eager::{eager_step, FirstStep};
 use crate::py_encode::encode_with;
 use crate::py_frame::PyFrame;
 use crate::py_headers::PyHeaders;
@@ -460,24 +459,11 @@ struct Stepping<'a, 'py> {
 /// it returned or raised in that step, or, when the task did not end there (it suspended)
 /// or ended cancelled, the task, `true` (it is running: the caller awaits it).
 fn in_task<'py>(tasks: Tasks<'_, 'py>, coro: Bound<'py, PyAny>) -> PyResult<(Called<'py>, bool)> {
-    let py = coro.py();
-    let task = eager(tasks.task_loop, &coro)?;
-    match task.call_method0(intern!(py, "result")) {
-        Ok(value) => Ok((Called::Returned(value), false)),
-        Err(err) => {
-            let ended = task.call_method0(intern!(py, "done"))?.is_truthy()?;
-            if ended && !task.call_method0(intern!(py, "cancelled"))?.is_truthy()? {
-                // What the coroutine raised: an `Exception` (anything else left the task's
-                // step, and this call, as it leaves the Python path).
-                Ok((
-                    Called::Raised(err.into_value(py).into_bound(py).into_any()),
-                    false,
-                ))
-            } else {
-                Ok((Called::Returned(task), true))
-            }
-        }
-    }
+    Ok(match eager_step(tasks.task_loop, &coro)? {
+        FirstStep::Returned(value) => (Called::Returned(value), false),
+        FirstStep::Raised(exc) => (Called::Raised(exc), false),
+        FirstStep::Running(task) => (Called::Returned(task), true),
+    })
 }
 
 /// Call `plan` (entry `i` of a frame whose body is `body`): its reply, written as `shape`

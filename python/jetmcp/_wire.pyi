@@ -206,6 +206,7 @@ class ToolRoute:
         data_out: DataOut | None = None,
         slow_ns: int = 0,
         on_slow: Callable[[int], object] | None = None,
+        models: list[Callable[[bytes], Any] | None] = ...,
     ) -> None:
         """``params``: (name, type, default, whether None is allowed) in signature order,
         ``required`` standing for "no default"; ``fast_types``: the return types (of int,
@@ -224,7 +225,13 @@ class ToolRoute:
         pydantic model (in signature order) and this, its ``validate_json``, reads them from
         the ``arguments`` bytes when the call runs (``params`` must be empty, not
         ``python_call``; a context is passed as for any route): a call whose arguments it
-        refuses runs nothing and gives None, for the general path to answer;
+        refuses runs nothing and gives None, for the general path to answer; with
+        ``models`` (one per parameter of ``params``: a model parameter's own model's
+        ``validate_json``, its type in ``params`` the model; None for a plain one), the
+        arguments are read parameter by parameter instead, with no model of the whole: each
+        model argument's bytes by its model (in signature order), each plain one as a plain
+        route reads it; a repeated or escaped key, a plain argument not exactly of its type,
+        a refused or missing one run nothing (None, the general path answers);
         ``model_out``: (the declared return model, a function that writes an instance as
         compact JSON bytes, and its keywords): a value of exactly that class is written
         once, as ``{"content":[{"type":"text","text":<the JSON indented two spaces as

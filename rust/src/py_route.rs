@@ -50,6 +50,9 @@ enum Kind {
     Int,
     Float,
     Bool,
+    /// A pydantic model, read by its own validator (`ToolRoute.models`): no plain value is
+    /// one.
+    Model,
 }
 
 impl Kind {
@@ -63,6 +66,7 @@ impl Kind {
             Kind::Int => tp == ptr::addr_of_mut!(ffi::PyLong_Type),
             Kind::Float => tp == ptr::addr_of_mut!(ffi::PyFloat_Type),
             Kind::Bool => tp == ptr::addr_of_mut!(ffi::PyBool_Type),
+            Kind::Model => false,
         }
     }
 
@@ -127,6 +131,11 @@ pub struct ToolRoute {
     /// read from the model it gives; a call whose arguments it refuses runs nothing (the
     /// general path answers it).
     validate: Option<Py<PyAny>>,
+    /// With `validate`, for a tool whose parameters are each plain (read as a plain route
+    /// reads them) or a pydantic model: per parameter, the model's own `validate_json`
+    /// (None for a plain one), given that argument's span at run time, in signature order;
+    /// no model is made of the whole arguments. Empty: the whole arguments go to `validate`.
+    models: Vec<Option<Py<PyAny>>>,
     /// How a return value of exactly the declared model is written here.
     model_out: Option<ModelOut>,
     /// How a return value of exactly `dict`, `list` or None is written here.
@@ -147,7 +156,10 @@ impl ToolRoute {
     /// calls at 2026-07-28 may be planned; `context`: the keyword the tool takes a context
     /// object by (its calls then run only with one, given by the caller).
     #[new]
-    #[pyo3(signature = (tool, func, params, required, fast_types, structured, positional = false, modern = false, context = None, python_call = false, step = false, validate = None, fields = Vec::new(), model_out = None, data_out = None, slow_ns = 0, on_slow = None))]
+    /// `models` (with `validate`): per parameter of `params`, the model validator's
+    /// `validate_json` of a model parameter (its type in `params` is the model), None for a
+    /// plain one.
+    #[pyo3(signature = (tool, func, params, required, fast_types, structured, positional = false, modern = false, context = None, python_call = false, step = false, validate = None, fields = Vec::new(), model_out = None, data_out = None, slow_ns = 0, on_slow = None, models = Vec::new()))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -168,16 +180,25 @@ impl ToolRoute {
         data_out: Option<DataOutArgs<'_>>,
         slow_ns: u64,
         on_slow: Option<Py<PyAny>>,
+        models: Vec<Option<Py<PyAny>>>,
     ) -> PyResult<Self> {
         if python_call && !params.is_empty() {
             return Err(PyValueError::new_err(
                 "a route whose calls Python makes reads no parameters: give none",
             ));
         }
-        if validate.is_some() && (python_call || !params.is_empty()) {
+        if !models.is_empty()
+            && (validate.is_none() || models.len() != params.len() || !fields.is_empty())
+        {
+            return Err(PyValueError::new_err(
+                "models go with validate, one per parameter of params, and no fields",
+            ));
+        }
+        if validate.is_some() && (python_call || (!params.is_empty() && models.is_empty())) {
             return Err(PyValueError::new_err(
                 "a route that validates its arguments with a model takes its fields, not \
-                 params, and is not python_call",
+                 params (unless it reads model parameters by their own models), and is not \
+                 python_call",
             ));
         }
         if validate.is_none() && !fields.is_empty() {
@@ -190,9 +211,12 @@ impl ToolRoute {
         let mut kinds = Vec::with_capacity(params.len());
         let mut nullable = Vec::with_capacity(params.len());
         let mut defaults = Vec::with_capacity(params.len());
-        for (name, tp, default, none_ok) in &params {
+        for (i, (name, tp, default, none_ok)) in params.iter().enumerate() {
             names.push(name.clone());
-            kinds.push(Kind::of(tp)?);
+            kinds.push(match models.get(i) {
+                Some(Some(_)) => Kind::Model,
+                _ => Kind::of(tp)?,
+            });
             nullable.push(*none_ok);
             defaults.push(if default.is(&required) {
                 None
@@ -238,6 +262,7 @@ impl ToolRoute {
             python_call,
             step,
             validate,
+            models,
             model_out,
             data_out,
             on_slow,
@@ -249,6 +274,7 @@ impl ToolRoute {
                 Kind::Str => route.primitives.str = true,
                 Kind::Bool => route.primitives.bool = true,
                 Kind::Float => route.primitives.float = true,
+                Kind::Model => {}
             }
         }
         Ok(route)
@@ -314,6 +340,9 @@ impl ToolRoute {
         }
         if let Some(v) = &self.validate {
             visit.call(v)?;
+        }
+        for model in self.models.iter().flatten() {
+            visit.call(model)?;
         }
         if let Some(out) = &self.model_out {
             out.traverse(&visit)?;
@@ -591,20 +620,9 @@ fn read_arguments(py: Python<'_>, route: &ToolRoute, data: &[u8]) -> PyResult<Op
             if found[i].is_some() {
                 return Ok(None);
             }
-            let Ok(mut value) = build(py, value.of(data)) else {
+            let Some(value) = plain_value(py, route, i, value.of(data)) else {
                 return Ok(None);
             };
-            if !(route.kinds[i].holds(&value) || (route.nullable[i] && value.is_none())) {
-                if route.kinds[i] != Kind::Float || !Kind::Int.holds(&value) {
-                    return Ok(None);
-                }
-                // An integer for a float: pydantic reads it as `float(n)` (rounded to the
-                // nearest double; past the doubles, refused: the general path says so).
-                let Ok(v) = value.extract::<f64>() else {
-                    return Ok(None);
-                };
-                value = PyFloat::new(py, v).into_any();
-            }
             found[i] = Some(value);
         }
         let Some(m) = cur.object_next() else {
@@ -621,6 +639,28 @@ fn read_arguments(py: Python<'_>, route: &ToolRoute, data: &[u8]) -> PyResult<Op
         }
     }
     Ok(Some(values))
+}
+
+/// The value of plain parameter `i` from its argument's JSON `raw`, or None when it is not
+/// exactly of the parameter's type (None where allowed; an integer for a float is read as
+/// pydantic reads it).
+fn plain_value<'py>(
+    py: Python<'py>,
+    route: &ToolRoute,
+    i: usize,
+    raw: &[u8],
+) -> Option<Bound<'py, PyAny>> {
+    let value = build(py, raw).ok()?;
+    if route.kinds[i].holds(&value) || (route.nullable[i] && value.is_none()) {
+        return Some(value);
+    }
+    if route.kinds[i] != Kind::Float || !Kind::Int.holds(&value) {
+        return None;
+    }
+    // An integer for a float: pydantic reads it as `float(n)` (rounded to the nearest
+    // double; past the doubles, refused: the general path says so).
+    let v = value.extract::<f64>().ok()?;
+    Some(PyFloat::new(py, v).into_any())
 }
 
 /// What calling a tool came to.
@@ -801,6 +841,9 @@ pub(crate) fn model_args(py: Python<'_>, route: &ToolRoute, data: &[u8]) -> PyRe
     let Some(validate) = &route.validate else {
         return Ok(None);
     };
+    if !route.models.is_empty() {
+        return parameter_args(py, route, data);
+    }
     let model = match validate.bind(py).call1((PyBytes::new(py, data),)) {
         Ok(model) => model,
         Err(err) => return declined(py, err),
@@ -818,6 +861,64 @@ pub(crate) fn model_args(py: Python<'_>, route: &ToolRoute, data: &[u8]) -> PyRe
             Ok(Some(value)) => args.push(value.unbind()),
             Ok(None) => return Ok(None),
             Err(err) => return declined(py, err),
+        }
+    }
+    Ok(Some(args))
+}
+
+/// [`model_args`] for a route that reads each model parameter by its own model
+/// (`ToolRoute.models`) and each plain one as a plain route does: the same values in
+/// signature order, model parameters validated in that order (as the whole model validates
+/// its fields), with no model made of the whole arguments. None, nothing of the tool run,
+/// where the whole model could answer otherwise or refuse: a key repeated or escaped, a
+/// plain argument not exactly of its type, a model refusing its argument, a required one
+/// missing (the general path answers the call).
+fn parameter_args(py: Python<'_>, route: &ToolRoute, data: &[u8]) -> PyResult<Option<Args>> {
+    let n = route.names.len();
+    let mut spans: SmallVec<[Option<Span>; 8]> = SmallVec::new();
+    spans.resize(n, None);
+    let mut cur = Cursor::new(data);
+    let Some(mut more) = cur.object_open() else {
+        return Ok(None);
+    };
+    while more {
+        let Some((key, false)) = cur.key() else {
+            return Ok(None);
+        };
+        let Some(value) = cur.skip() else {
+            return Ok(None);
+        };
+        let key = key.of(data);
+        if let Some(i) = route.names.iter().position(|name| name.as_bytes() == key) {
+            if spans[i].is_some() {
+                return Ok(None);
+            }
+            spans[i] = Some(value);
+        }
+        let Some(m) = cur.object_next() else {
+            return Ok(None);
+        };
+        more = m;
+    }
+    let mut args = Args::with_capacity(n);
+    for (i, span) in spans.into_iter().enumerate() {
+        let Some(span) = span else {
+            match &route.defaults[i] {
+                Some(default) => args.push(default.clone_ref(py)),
+                None => return Ok(None),
+            }
+            continue;
+        };
+        let raw = span.of(data);
+        match &route.models[i] {
+            Some(validate) => match validate.bind(py).call1((PyBytes::new(py, raw),)) {
+                Ok(value) => args.push(value.unbind()),
+                Err(err) => return declined(py, err),
+            },
+            None => match plain_value(py, route, i, raw) {
+                Some(value) => args.push(value.unbind()),
+                None => return Ok(None),
+            },
         }
     }
     Ok(Some(args))

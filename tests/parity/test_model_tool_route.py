@@ -290,6 +290,13 @@ def test_routes_validate_where_json_reads_alike() -> None:
     for name in ROUTED:
         assert routes[name].validates and not routes[name].python_call, name
     assert routes["checked"].python_call and not routes["checked"].validates
+    # Each model argument read by its own model, the plain ones by the extension, where
+    # every parameter is one or the other (a constrained one takes the whole model).
+    tools = FAST.server._tools
+    for name in ("scale", "shift", "rich", "noted", "other", "shown", "constants"):
+        assert tools[name].arguments.mixed is not None, name
+    for name in ("total", "boxed", "pick"):
+        assert tools[name].arguments.mixed is None, name
     assert len(SLOW.server.routes) == 0
     assert validates_json_alike(Box)
     assert not validates_json_alike(Checked)

@@ -246,6 +246,12 @@ class Arguments:
     #: integer for a float what it makes ``float(n)``, so they skip it; anything else goes
     #: through the model.
     plain: tuple[tuple[str, type, Any, bool], ...] | None = None
+    #: When some parameters are pydantic models (required, with no metadata) and the others
+    #: plain as for :attr:`plain`: each as in :attr:`plain`, a model one as (name, the
+    #: model, ``_REQUIRED``, False). The extension may then read each model argument with
+    #: that model's own validator and the plain ones itself (``ToolRoute(models=...)``),
+    #: making no model of the whole arguments.
+    mixed: tuple[tuple[str, type, Any, bool], ...] | None = None
 
     def validate(self, arguments: dict[str, Any], fast: bool = True) -> dict[str, Any]:
         """Validated keyword arguments for the function (a fresh dict); ``fast`` False
@@ -490,6 +496,7 @@ def build_arguments(
     json_params: set[str] = set()
     var_keyword = False
     plain: list[tuple[str, type, Any, bool]] | None = []
+    mixed: list[tuple[str, type, Any, bool]] | None = []
     for param in sig.parameters.values():
         if param.kind is inspect.Parameter.VAR_KEYWORD and allow_var_keyword:
             var_keyword = True
@@ -504,15 +511,26 @@ def build_arguments(
             continue
         if param.name.startswith("_"):
             raise TypeError(f"{model_name}: parameter {param.name!r} starts with '_'")
-        if plain is not None:
-            default = _REQUIRED if param.default is _EMPTY else param.default
-            kind = _plain_kind(annotation)
-            if kind is not None and (
-                default is _REQUIRED or default is None or type(default) in _PLAIN_TYPES
-            ):
+        default = _REQUIRED if param.default is _EMPTY else param.default
+        kind = _plain_kind(annotation)
+        if kind is not None and (
+            default is _REQUIRED or default is None or type(default) in _PLAIN_TYPES
+        ):
+            if plain is not None:
                 plain.append((param.name, kind[0], default, kind[1]))
+            if mixed is not None:
+                mixed.append((param.name, kind[0], default, kind[1]))
+        else:
+            plain = None
+            if (
+                mixed is not None
+                and default is _REQUIRED
+                and isinstance(annotation, type)
+                and issubclass(annotation, BaseModel)
+            ):
+                mixed.append((param.name, annotation, _REQUIRED, False))
             else:
-                plain = None
+                mixed = None
         metadata: list[Any] = []
         if annotation is _EMPTY:
             annotation = Any
@@ -556,6 +574,7 @@ def build_arguments(
         validate_python=model.__pydantic_validator__.validate_python,
         var_keyword=var_keyword,
         plain=tuple(plain) if plain is not None and not var_keyword else None,
+        mixed=tuple(mixed) if plain is None and mixed and not var_keyword else None,
     )
 
 

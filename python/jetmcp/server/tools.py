@@ -263,10 +263,13 @@ class Tool(ToolShaping):
             # refuses, the general path answers), calls the function and writes a value of
             # exactly the declared model as shape() does.
             model_out = self.model_out
+            # Parameters that are each a model or plain: each model argument read by its own
+            # model, the plain ones by the extension (no model of the whole arguments).
+            mixed = self.arguments.mixed
             return _wire.ToolRoute(
                 self,
                 self.invoke,
-                [],
+                [] if mixed is None else list(mixed),
                 _REQUIRED,
                 [],
                 structured,
@@ -274,7 +277,15 @@ class Tool(ToolShaping):
                 context=self.context_param,
                 step=self.is_async and self.timeout is None,
                 validate=self.arguments.model.__pydantic_validator__.validate_json,
-                fields=list(self.arguments.names),
+                models=[]
+                if mixed is None
+                else [
+                    tp.__pydantic_validator__.validate_json
+                    if isinstance(tp, type) and issubclass(tp, BaseModel)
+                    else None
+                    for _, tp, _, _ in mixed
+                ],
+                fields=[] if mixed is not None else list(self.arguments.names),
                 model_out=None
                 if model_out is None
                 else (

@@ -16,6 +16,9 @@
 //! `WeakSet.discard` takes it out, so its weak reference dies before it and no Python
 //! callback runs when the task is freed (about 3,500 instructions of Python per request).
 //!
+//! On Python 3.12 and later the constructor's own `eager_start=True` does all of this
+//! (CPython's eager tasks, registered as it registers them).
+//!
 //! Outside a socket callback (a task running on the loop) or on a loop with a task factory
 //! (whose tasks are not ours to make) or one whose instances take no attributes, it is an
 //! ordinary `create_task`.
@@ -34,30 +37,41 @@ use pyo3::types::{PyDict, PyList, PySet, PyString, PyTuple, PyType};
 struct Asyncio {
     /// `asyncio.Task`.
     task: Py<PyType>,
-    /// `_asyncio._current_tasks`: the task running on each loop.
-    current: Py<PyDict>,
-    /// `_asyncio._all_tasks` (a `weakref.WeakSet`): its instance dict, its `data` set of
-    /// weak references, its `_remove` callback and its `_pending_removals` list.
-    all_dict: Py<PyDict>,
-    all_data: Py<PySet>,
-    all_remove: Py<PyAny>,
-    all_pending: Py<PyList>,
-    /// `weakref.WeakSet.add`, for a set with removals pending (it commits them first).
-    weakset_add: Py<PyAny>,
-    /// The set itself.
-    all_tasks: Py<PyAny>,
-    /// This module's `_register_task`, put in the set's `add` while a task is made.
-    register: Py<PyAny>,
-    add: Py<PyString>,
+    /// `_asyncio._current_tasks`, the task running on each loop, where the C module keeps
+    /// one (3.11 to 3.13); else `asyncio.current_task` is asked.
+    current: Option<Py<PyDict>>,
+    current_task: Py<PyAny>,
+    /// Python 3.12 and later: the constructor takes `eager_start=True` and runs the first
+    /// step itself (CPython's own eager tasks); nothing below is used.
+    eager_start: bool,
+    /// 3.11: asyncio's set of all tasks, `_asyncio._all_tasks`, when it is a
+    /// `weakref.WeakSet` (else a task registers itself through its own `add`).
+    all: Option<AllTasks>,
     /// This module's `_capture_step`, put in the loop's `call_soon` while a task is made.
     capture: Py<PyAny>,
-    /// The constructor's keyword arguments but `loop`: the task's name.
+    /// The task's name (given, so that 3.11's constructor formats no `Task-<n>`).
     name: Py<PyString>,
     call_soon: Py<PyString>,
     get_task_factory: Py<PyString>,
     create_task: Py<PyString>,
     kw_loop: Py<PyString>,
     kw_name: Py<PyString>,
+    kw_eager_start: Py<PyString>,
+}
+
+/// asyncio's set of all tasks (a `weakref.WeakSet`): the set, its instance dict, its `data`
+/// set of weak references, its `_remove` callback and its `_pending_removals` list.
+struct AllTasks {
+    set: Py<PyAny>,
+    dict: Py<PyDict>,
+    data: Py<PySet>,
+    remove: Py<PyAny>,
+    pending: Py<PyList>,
+    /// `weakref.WeakSet.add`, for a set with removals pending (it commits them first).
+    weakset_add: Py<PyAny>,
+    /// This module's `_register_task`, put in the set's `add` while a task is made.
+    register: Py<PyAny>,
+    add: Py<PyString>,
 }
 
 static ASYNCIO: PyOnceLock<Asyncio> = PyOnceLock::new();
@@ -73,6 +87,31 @@ static CAUGHT: Mutex<Option<Step>> = Mutex::new(None);
 /// request (about 1,400 instructions).
 pub(crate) const EAGER_NAME: &str = "jetmcp-request";
 
+/// 3.11's set of all tasks, when it is the `weakref.WeakSet` this module knows.
+fn all_tasks(py: Python<'_>, native: &Bound<'_, PyModule>) -> PyResult<Option<AllTasks>> {
+    let Ok(set) = native.getattr("_all_tasks") else {
+        return Ok(None);
+    };
+    let weakset = py.import("weakref")?.getattr("WeakSet")?;
+    if !set.get_type().is(&weakset) {
+        return Ok(None);
+    }
+    let module = py.import("jetmcp._wire")?;
+    Ok(Some(AllTasks {
+        dict: set.getattr("__dict__")?.cast_into::<PyDict>()?.unbind(),
+        data: set.getattr("data")?.cast_into::<PySet>()?.unbind(),
+        remove: set.getattr("_remove")?.unbind(),
+        pending: set
+            .getattr("_pending_removals")?
+            .cast_into::<PyList>()?
+            .unbind(),
+        weakset_add: weakset.getattr("add")?.unbind(),
+        register: module.getattr("_register_task")?.unbind(),
+        add: PyString::intern(py, "add").unbind(),
+        set: set.unbind(),
+    }))
+}
+
 fn asyncio(py: Python<'_>) -> PyResult<&Asyncio> {
     if let Some(found) = ASYNCIO.get(py) {
         return Ok(found);
@@ -81,31 +120,21 @@ fn asyncio(py: Python<'_>) -> PyResult<&Asyncio> {
     // The C tasks' own registries (what `asyncio.tasks` imports from there too).
     let native = py.import("_asyncio")?;
     let module = py.import("jetmcp._wire")?;
-    let all_tasks = native.getattr("_all_tasks")?;
-    let weakset = py.import("weakref")?.getattr("WeakSet")?;
-    if !all_tasks.get_type().is(&weakset) {
-        return Err(PyRuntimeError::new_err(
-            "asyncio's set of all tasks is not a weakref.WeakSet",
-        ));
-    }
-    let all_dict = all_tasks.getattr("__dict__")?.cast_into::<PyDict>()?;
+    let eager_start = py.version_info() >= (3, 12);
     let built = Asyncio {
         task: tasks.getattr("Task")?.cast_into::<PyType>()?.unbind(),
         current: native
-            .getattr("_current_tasks")?
-            .cast_into::<PyDict>()?
-            .unbind(),
-        all_data: all_tasks.getattr("data")?.cast_into::<PySet>()?.unbind(),
-        all_remove: all_tasks.getattr("_remove")?.unbind(),
-        all_pending: all_tasks
-            .getattr("_pending_removals")?
-            .cast_into::<PyList>()?
-            .unbind(),
-        weakset_add: weakset.getattr("add")?.unbind(),
-        all_dict: all_dict.unbind(),
-        all_tasks: all_tasks.unbind(),
-        register: module.getattr("_register_task")?.unbind(),
-        add: PyString::intern(py, "add").unbind(),
+            .getattr("_current_tasks")
+            .ok()
+            .and_then(|c| c.cast_into::<PyDict>().ok())
+            .map(Bound::unbind),
+        current_task: tasks.getattr("current_task")?.unbind(),
+        eager_start,
+        all: if eager_start {
+            None
+        } else {
+            all_tasks(py, &native)?
+        },
         capture: module.getattr("_capture_step")?.unbind(),
         name: PyString::intern(py, EAGER_NAME).unbind(),
         call_soon: PyString::intern(py, "call_soon").unbind(),
@@ -113,6 +142,7 @@ fn asyncio(py: Python<'_>) -> PyResult<&Asyncio> {
         create_task: PyString::intern(py, "create_task").unbind(),
         kw_loop: PyString::intern(py, "loop").unbind(),
         kw_name: PyString::intern(py, "name").unbind(),
+        kw_eager_start: PyString::intern(py, "eager_start").unbind(),
     };
     // Another thread may have stored one meanwhile (looking up ran Python): either is fine.
     let _ = ASYNCIO.set(py, built);
@@ -127,21 +157,25 @@ static REGISTERED: Mutex<Option<Py<PyAny>>> = Mutex::new(None);
 #[pyfunction]
 pub(crate) fn _register_task(task: &Bound<'_, PyAny>) -> PyResult<()> {
     let py = task.py();
-    let a = asyncio(py)?;
-    if !a.all_pending.bind(py).is_empty() {
+    let Some(all) = &asyncio(py)?.all else {
+        return Err(PyRuntimeError::new_err(
+            "no set of all tasks to register in",
+        ));
+    };
+    if !all.pending.bind(py).is_empty() {
         // Removals to commit first: the set's own `add` does it (and keeps no reference).
-        a.weakset_add.bind(py).call1((a.all_tasks.bind(py), task))?;
+        all.weakset_add.bind(py).call1((all.set.bind(py), task))?;
         return Ok(());
     }
     // SAFETY: `task` is live and weakly referenceable (an asyncio.Task), `_remove` a live
     // callable; a new reference or NULL with an exception set.
-    let wr = unsafe { ffi::PyWeakref_NewRef(task.as_ptr(), a.all_remove.as_ptr()) };
+    let wr = unsafe { ffi::PyWeakref_NewRef(task.as_ptr(), all.remove.as_ptr()) };
     if wr.is_null() {
         return Err(PyErr::fetch(py));
     }
     // SAFETY: a new, non-NULL reference.
     let wr = unsafe { Bound::from_owned_ptr(py, wr) };
-    a.all_data.bind(py).add(&wr)?;
+    all.data.bind(py).add(&wr)?;
     *REGISTERED.lock().unwrap_or_else(|e| e.into_inner()) = Some(wr.unbind());
     Ok(())
 }
@@ -193,7 +227,9 @@ impl Stepped<'_> {
     fn ended(&mut self) -> PyResult<()> {
         if let Some(wr) = self.registered.take() {
             let py = self.task.py();
-            asyncio(py)?.all_data.bind(py).discard(wr.bind(py))?;
+            if let Some(all) = &asyncio(py)?.all {
+                all.data.bind(py).discard(wr.bind(py))?;
+            }
             // Freed here, while the task lives (dropped after it, the reference would still
             // be there when the task goes, and its callback would run).
             drop(wr);
@@ -217,6 +253,9 @@ fn kwargs<'py>(a: &Asyncio, loop_: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Py
     let kwargs = PyDict::new(py);
     kwargs.set_item(a.kw_loop.bind(py), loop_)?;
     kwargs.set_item(a.kw_name.bind(py), a.name.bind(py))?;
+    if a.eager_start {
+        kwargs.set_item(a.kw_eager_start.bind(py), true)?;
+    }
     *kept = Some((loop_.clone().unbind(), kwargs.clone().unbind()));
     Ok(kwargs)
 }
@@ -225,8 +264,19 @@ fn kwargs<'py>(a: &Asyncio, loop_: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Py
 fn stepped<'py>(loop_: &Bound<'py, PyAny>, coro: &Bound<'py, PyAny>) -> PyResult<Stepped<'py>> {
     let py = loop_.py();
     let a = asyncio(py)?;
-    let ordinary = a.current.bind(py).contains(loop_)?
-        || !loop_.call_method0(a.get_task_factory.bind(py))?.is_none();
+    let running = match &a.current {
+        Some(current) => current.bind(py).contains(loop_)?,
+        None => !a.current_task.bind(py).call1((loop_,))?.is_none(),
+    };
+    let ordinary = running || !loop_.call_method0(a.get_task_factory.bind(py))?.is_none();
+    if !ordinary && a.eager_start {
+        // 3.12 and later: CPython's own eager start runs the first step in the constructor.
+        let kwargs = kwargs(a, loop_)?;
+        return Ok(Stepped {
+            task: a.task.bind(py).call((coro,), Some(&kwargs))?,
+            registered: None,
+        });
+    }
     let dict = if ordinary { None } else { instance_dict(loop_) };
     let Some(dict) = dict else {
         return Ok(Stepped {
@@ -236,14 +286,20 @@ fn stepped<'py>(loop_: &Bound<'py, PyAny>, coro: &Bound<'py, PyAny>) -> PyResult
     };
     let kwargs = kwargs(a, loop_)?;
     let call_soon = a.call_soon.bind(py);
-    let add = a.add.bind(py);
-    let all_dict = a.all_dict.bind(py);
     dict.set_item(call_soon, a.capture.bind(py))?;
-    let made = all_dict.set_item(add, a.register.bind(py)).and_then(|()| {
-        let made = a.task.bind(py).call((coro,), Some(&kwargs));
-        all_dict.del_item(add)?;
-        made
-    });
+    let made = match &a.all {
+        Some(all) => {
+            let (add, all_dict) = (all.add.bind(py), all.dict.bind(py));
+            all_dict
+                .set_item(add, all.register.bind(py))
+                .and_then(|()| {
+                    let made = a.task.bind(py).call((coro,), Some(&kwargs));
+                    all_dict.del_item(add)?;
+                    made
+                })
+        }
+        None => a.task.bind(py).call((coro,), Some(&kwargs)),
+    };
     let restored = dict.del_item(call_soon);
     let caught = CAUGHT.lock().unwrap_or_else(|e| e.into_inner()).take();
     let registered = REGISTERED.lock().unwrap_or_else(|e| e.into_inner()).take();

@@ -301,9 +301,9 @@ class Runner:
                 # Stepped by the extension (never a timed tool): the rest is awaited.
                 return Pending(resume(value, outcome.yielded), revision, self, tool, None, True)
             if outcome.running:
-                # The task the native engine runs the coroutine in (Outcome.run), past its
-                # first step: awaited, as the coroutine would be (cancelling the waiter
-                # cancels it).
+                # The task the native engine runs the coroutine in (Routes.answer with a
+                # task loop), past its first step: awaited, as the coroutine would be (a
+                # deadline or a client's cancel cancels the waiter, and with it the task).
                 return Pending(value, revision, self, tool, None, True)
             # A synchronous tool's awaitable is awaited only when it is the pool's own call
             # of it (SyncCall.threaded); one the tool's function returned is its value, as on

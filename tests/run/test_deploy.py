@@ -94,6 +94,11 @@ class Served:
         self.proc.send_signal(signal.SIGTERM)
         return self.proc.wait(timeout=60)
 
+    def log(self) -> str:
+        """What the server wrote to stderr (once it has exited): the reason of a status 1."""
+        assert self.proc.stderr is not None
+        return self.proc.stderr.read().decode(errors="replace")
+
 
 @pytest.fixture
 def prefix() -> Iterator[str]:
@@ -116,7 +121,7 @@ def test_the_image_command_line_serves_and_drains() -> None:
         # The HEALTHCHECK probes the same path on the same port.
         check = next(line for line in dockerfile_lines() if line.startswith("HEALTHCHECK"))
         assert f"127.0.0.1:{flag(cmd, '--port')}{LIVENESS_PATH}" in check
-        assert served.terminate() == 0
+        assert served.terminate() == 0, served.log()
     finally:
         stop_process(served.proc)
 
@@ -165,7 +170,7 @@ def test_the_kubernetes_example_matches_the_server(prefix: str) -> None:
     served = Served([*local, "--redis-prefix", prefix], port)
     try:
         assert served.get(READINESS_PATH).json() == {"status": "ready"}
-        assert served.terminate() == 0
+        assert served.terminate() == 0, served.log()
     finally:
         stop_process(served.proc)
 

@@ -203,3 +203,30 @@ def test_a_worker_killed_while_it_drains_makes_the_status_1() -> None:
         assert busy in pids
     finally:
         server.stop()
+
+
+class _Joined:
+    """A joined worker as the losing thread sees it: no exit code until the other thread
+    that reaped it has stored one (``after`` reads later), or never."""
+
+    def __init__(self, code: int | None, after: int) -> None:
+        self.code = code
+        self.reads = 0
+        self.after = after
+
+    @property
+    def exitcode(self) -> int | None:
+        self.reads += 1
+        return self.code if self.reads > self.after else None
+
+
+def test_a_worker_s_exit_code_stored_by_the_other_joining_thread_is_waited_for() -> None:
+    # At shutdown Granian's main loop and the worker's watcher both join the worker; the
+    # watcher's waitpid could lose (ECHILD) and read no code, so a worker SIGKILLed while
+    # it drained went unreported and `jetmcp run` exited 0 (seen in a clean-clone run).
+    from jetmcp.run.granian_server import exit_code
+
+    late = _Joined(-signal.SIGKILL, after=3)
+    assert exit_code(late) == -signal.SIGKILL and late.reads == 4
+    assert exit_code(_Joined(0, after=0)) == 0
+    assert exit_code(_Joined(None, after=0), wait=0.05) is None

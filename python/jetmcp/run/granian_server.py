@@ -45,6 +45,19 @@ def describe_exit(code: int | None) -> str:
 _ASKED = {-signal.SIGTERM, -signal.SIGINT}
 
 
+def exit_code(process: Any, wait: float = 2.0) -> int | None:
+    """A joined process's exit code. At shutdown two threads join each worker (Granian's
+    main loop, with its kill timeout, and the worker's watcher): the one whose ``waitpid``
+    loses the race reads None (``ECHILD``) until the other has stored the code, so it is
+    waited for (at most ``wait`` seconds; None if it never comes)."""
+    code: int | None = process.exitcode
+    deadline = time.monotonic() + wait
+    while code is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+        code = process.exitcode
+    return code
+
+
 def _start_worker(server: SupervisedGranian) -> None:
     """In a worker as it starts, before it imports anything: tied to the main process
     (killed when it dies: :func:`jetmcp.run.lifeline.die_with_parent`), and ended by
@@ -90,13 +103,13 @@ class SupervisedGranian(MPServer):
             # stopped it) asks the main loop for a respawn.
             self._watching.append(threading.current_thread())
             worker.inner.join()
-            if self._load_failed(worker.inner.exitcode):
+            code = exit_code(worker.inner)
+            if self._load_failed(code):
                 return
             if self.interrupt_signal:
                 # Shutting down: a worker that got the signal too (a terminal's Ctrl-C
                 # reaches the whole group) and stopped first has done what was asked;
                 # one killed by something else while it drained has not.
-                code = worker.inner.exitcode
                 if code and code not in _ASKED and not killed_here:
                     self._unclean(
                         f"worker-{idx + 1} (pid {worker.inner.pid}) died while stopping: "
@@ -106,7 +119,7 @@ class SupervisedGranian(MPServer):
             if not worker.interrupt_by_parent:
                 self._unclean(
                     f"worker-{idx + 1} (pid {worker.inner.pid}) died unexpectedly: "
-                    f"{describe_exit(worker.inner.exitcode)}"
+                    f"{describe_exit(code)}"
                 )
             granian_watcher()
 
@@ -158,4 +171,4 @@ class SupervisedGranian(MPServer):
         self.unclean.append(line)
 
 
-__all__ = ["SupervisedGranian", "describe_exit", "granian_options"]
+__all__ = ["SupervisedGranian", "describe_exit", "exit_code", "granian_options"]

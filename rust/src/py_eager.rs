@@ -23,7 +23,6 @@
 //! (whose tasks are not ours to make) or one whose instances take no attributes, it is an
 //! ordinary `create_task`.
 
-use std::ptr;
 use std::sync::Mutex;
 
 use pyo3::exceptions::PyRuntimeError;
@@ -32,6 +31,8 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PySet, PyString, PyTuple, PyType};
+
+use crate::py_result::instance_dict;
 
 /// What eager tasks need of asyncio, looked up once.
 struct Asyncio {
@@ -85,7 +86,7 @@ static CAUGHT: Mutex<Option<Step>> = Mutex::new(None);
 
 /// Every eager task's name: given, so that 3.11's `Task.__init__` formats no `Task-<n>` per
 /// request (about 1,400 instructions).
-pub(crate) const EAGER_NAME: &str = "jetmcp-request";
+const EAGER_NAME: &str = "jetmcp-request";
 
 /// 3.11's set of all tasks, when it is the `weakref.WeakSet` this module knows.
 fn all_tasks(py: Python<'_>, native: &Bound<'_, PyModule>) -> PyResult<Option<AllTasks>> {
@@ -195,21 +196,6 @@ pub(crate) fn _capture_step(
     }
     *CAUGHT.lock().unwrap_or_else(|e| e.into_inner()) = Some((callback, context));
     Ok(())
-}
-
-/// The instance dict of `loop_`, or None when it has none.
-fn instance_dict<'py>(loop_: &Bound<'py, PyAny>) -> Option<Bound<'py, PyDict>> {
-    let py = loop_.py();
-    // SAFETY: `loop_` is a live object; the call returns a new reference or NULL with an
-    // exception set (no `__dict__`), which is cleared.
-    let dict = unsafe { ffi::PyObject_GenericGetDict(loop_.as_ptr(), ptr::null_mut()) };
-    if dict.is_null() {
-        let _ = PyErr::take(py);
-        return None;
-    }
-    // SAFETY: a new, non-NULL reference.
-    let dict = unsafe { Bound::from_owned_ptr(py, dict) };
-    dict.cast_into::<PyDict>().ok()
 }
 
 /// A task made and stepped by [`stepped`]: the weak reference registering it in the set of

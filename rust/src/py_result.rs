@@ -192,6 +192,22 @@ impl ModelOut {
     }
 }
 
+/// The instance dict of `obj` (its `__dict__`, made if it has none yet), or None when its
+/// type gives it none.
+pub(crate) fn instance_dict<'py>(obj: &Bound<'py, PyAny>) -> Option<Bound<'py, PyDict>> {
+    let py = obj.py();
+    // SAFETY: `obj` is a live object; the call returns a new reference or NULL with an
+    // exception set (no `__dict__`), which is cleared.
+    let dict = unsafe { ffi::PyObject_GenericGetDict(obj.as_ptr(), ptr::null_mut()) };
+    if dict.is_null() {
+        let _ = PyErr::take(py);
+        return None;
+    }
+    // SAFETY: a new, non-NULL reference.
+    let dict = unsafe { Bound::from_owned_ptr(py, dict) };
+    dict.cast_into::<PyDict>().ok()
+}
+
 /// The compact JSON the serializer of a model of plain fields writes for `value` (its
 /// instance), or None when a field holds anything but exactly its declared kind (or None
 /// where allowed): a float that is not finite, an int past 64 bits, a str that is not
@@ -199,16 +215,8 @@ impl ModelOut {
 /// it warns).
 fn plain_json(fields: &[PlainField], value: &Bound<'_, PyAny>) -> Option<Vec<u8>> {
     let py = value.py();
-    // SAFETY: `value` is live; a new reference to its `__dict__`, or NULL with an exception
-    // set (cleared: the serializer is then asked).
-    let dict = unsafe { ffi::PyObject_GenericGetDict(value.as_ptr(), ptr::null_mut()) };
-    if dict.is_null() {
-        let _ = PyErr::take(py);
-        return None;
-    }
-    // SAFETY: a new, non-NULL reference.
-    let dict = unsafe { Bound::from_owned_ptr(py, dict) };
-    let dict = dict.cast::<PyDict>().ok()?;
+    // No `__dict__`: the serializer is asked.
+    let dict = instance_dict(value)?;
     let mut buf = Vec::with_capacity(16 * fields.len() + 2);
     buf.push(b'{');
     for (i, field) in fields.iter().enumerate() {

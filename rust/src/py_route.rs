@@ -601,44 +601,46 @@ pub(crate) fn plan_entry<'b, 'py>(
 /// parameter's type, is repeated, or a required one is missing (or a key has escapes).
 /// Unknown keys are ignored, as the Python check ignores them.
 fn read_arguments(py: Python<'_>, route: &ToolRoute, data: &[u8]) -> PyResult<Option<Args>> {
-    let n = route.names.len();
-    let mut found: SmallVec<[Option<Bound<'_, PyAny>>; 8]> = SmallVec::new();
-    found.resize(n, None);
-    let mut cur = Cursor::new(data);
-    let Some(mut more) = cur.object_open() else {
+    let Some(spans) = argument_spans(route, data) else {
         return Ok(None);
     };
-    while more {
-        let Some((key, false)) = cur.key() else {
-            return Ok(None);
-        };
-        let Some(value) = cur.skip() else {
-            return Ok(None);
-        };
-        let key = key.of(data);
-        if let Some(i) = route.names.iter().position(|name| name.as_bytes() == key) {
-            if found[i].is_some() {
-                return Ok(None);
-            }
-            let Some(value) = plain_value(py, route, i, value.of(data)) else {
-                return Ok(None);
-            };
-            found[i] = Some(value);
-        }
-        let Some(m) = cur.object_next() else {
-            return Ok(None);
-        };
-        more = m;
-    }
-    let mut values = Args::with_capacity(n);
-    for (slot, default) in found.into_iter().zip(&route.defaults) {
-        match (slot, default) {
-            (Some(value), _) => values.push(value.unbind()),
+    let mut values = Args::with_capacity(spans.len());
+    for (i, (span, default)) in spans.into_iter().zip(&route.defaults).enumerate() {
+        match (span, default) {
+            (Some(span), _) => match plain_value(py, route, i, span.of(data)) {
+                Some(value) => values.push(value.unbind()),
+                None => return Ok(None),
+            },
             (None, Some(d)) => values.push(d.clone_ref(py)),
             (None, None) => return Ok(None),
         }
     }
     Ok(Some(values))
+}
+
+/// Where each parameter's argument is in the `arguments` object `data`, in signature order
+/// (None: not given), or None when `data` is not an object, or a key is repeated or has
+/// escapes (the general path reads those). Unknown keys are ignored.
+fn argument_spans(route: &ToolRoute, data: &[u8]) -> Option<SmallVec<[Option<Span>; 8]>> {
+    let mut spans: SmallVec<[Option<Span>; 8]> = SmallVec::new();
+    spans.resize(route.names.len(), None);
+    let mut cur = Cursor::new(data);
+    let mut more = cur.object_open()?;
+    while more {
+        let (key, false) = cur.key()? else {
+            return None;
+        };
+        let value = cur.skip()?;
+        let key = key.of(data);
+        if let Some(i) = route.names.iter().position(|name| name.as_bytes() == key) {
+            if spans[i].is_some() {
+                return None;
+            }
+            spans[i] = Some(value);
+        }
+        more = cur.object_next()?;
+    }
+    Some(spans)
 }
 
 /// The value of plain parameter `i` from its argument's JSON `raw`, or None when it is not
@@ -874,33 +876,10 @@ pub(crate) fn model_args(py: Python<'_>, route: &ToolRoute, data: &[u8]) -> PyRe
 /// plain argument not exactly of its type, a model refusing its argument, a required one
 /// missing (the general path answers the call).
 fn parameter_args(py: Python<'_>, route: &ToolRoute, data: &[u8]) -> PyResult<Option<Args>> {
-    let n = route.names.len();
-    let mut spans: SmallVec<[Option<Span>; 8]> = SmallVec::new();
-    spans.resize(n, None);
-    let mut cur = Cursor::new(data);
-    let Some(mut more) = cur.object_open() else {
+    let Some(spans) = argument_spans(route, data) else {
         return Ok(None);
     };
-    while more {
-        let Some((key, false)) = cur.key() else {
-            return Ok(None);
-        };
-        let Some(value) = cur.skip() else {
-            return Ok(None);
-        };
-        let key = key.of(data);
-        if let Some(i) = route.names.iter().position(|name| name.as_bytes() == key) {
-            if spans[i].is_some() {
-                return Ok(None);
-            }
-            spans[i] = Some(value);
-        }
-        let Some(m) = cur.object_next() else {
-            return Ok(None);
-        };
-        more = m;
-    }
-    let mut args = Args::with_capacity(n);
+    let mut args = Args::with_capacity(spans.len());
     for (i, span) in spans.into_iter().enumerate() {
         let Some(span) = span else {
             match &route.defaults[i] {

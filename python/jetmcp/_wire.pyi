@@ -694,6 +694,53 @@ class Http1Connection:
         """The end of the streamed response; the connection then reads the next request,
         or is closed."""
 
+class NativeLane:
+    """What the native engine's server answers a complete request with, fixed when it
+    starts: ``server`` (its ``draining`` flag and the Python rest of a request's path:
+    ``_general``, ``_usual``, ``_hot``, ``_eager_rest``, ``_learn``), the ``app`` whose
+    usual POST is answered in the socket callback and its ``dispatch``
+    (``dispatcher.answer``; both None: every request takes ``_general``), the endpoint's
+    ``path``, the ``gate`` header names and the ``verdicts`` judged so far, and what the
+    decode and an ``async`` tool's task need."""
+
+    def __init__(
+        self,
+        server: Any,
+        app: Any,
+        dispatch: Any,
+        path: bytes,
+        gate: Sequence[bytes],
+        verdicts: dict[bytes, Any],
+        stateless: bool,
+        max_depth: int,
+        max_batch: int,
+        task_loop: Any,
+        modern: Any,
+        max_body: int,
+    ) -> None: ...
+    def answer(self, connection: Http1Protocol, request: Http1Request) -> bool:
+        """Answer ``request`` on ``connection``: True when it was answered before this
+        returns, False when a task finishes it."""
+
+class Http1Protocol:
+    """The base of the native engine's ``asyncio.Protocol``: ``data_received`` feeds the
+    connection's state machine and answers the requests it completes through the server's
+    :class:`NativeLane` (``server.native``), in order, as far as the connection may go on.
+    Made with the server as first argument; the connection's state lives here."""
+
+    @property
+    def conn(self) -> Http1Connection:
+        """The connection's HTTP/1.1 state machine."""
+    transport: Any
+    busy: Any
+    gone: bool
+    write_paused: bool
+    read_paused: bool
+    served: int
+
+    def __init__(self, server: Any, *args: Any, **kwargs: Any) -> None: ...
+    def data_received(self, data: bytes) -> None: ...
+
 def http1_simple_response(status: int, text: bytes) -> bytes:
     """A whole plain-text response that closes the connection (a timeout's 408, an
     overload's 503)."""

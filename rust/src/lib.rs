@@ -58,6 +58,8 @@ mod py_hist;
 #[cfg(feature = "python")]
 mod py_http;
 #[cfg(feature = "python")]
+mod py_native;
+#[cfg(feature = "python")]
 mod py_plan;
 #[cfg(feature = "python")]
 mod py_result;
@@ -121,6 +123,8 @@ fn wire_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<py_http::PyFields>()?;
     m.add_class::<py_http::PyClientConnection>()?;
     m.add_class::<py_http::PyResponse>()?;
+    m.add_class::<py_native::NativeLane>()?;
+    m.add_class::<py_native::Http1Protocol>()?;
     m.add_class::<py_hist::PyHistogram>()?;
     m.add_class::<py_drive::PyDrive>()?;
     m.add("Http1Error", m.py().get_type::<py_http::Http1Error>())?;

@@ -155,6 +155,17 @@ impl PyFrame {
         self.body.bind(py)
     }
 
+    /// Whether the frame is one `initialize` request (told without building `entries`).
+    pub(crate) fn is_initialize(&self, py: Python<'_>) -> bool {
+        self.kind == FrameKind::Single as u8
+            && self.parsed.first().is_some_and(|entry| {
+                entry.kind == EntryKind::Request
+                    && entry
+                        .method_str(self.body.as_bytes(py))
+                        .is_some_and(|m| m == "initialize")
+            })
+    }
+
     /// The entries as parsed, in order.
     pub(crate) fn parsed(&self) -> &[Entry] {
         &self.parsed
@@ -198,13 +209,7 @@ impl PyFrame {
     /// Whether the frame is one `initialize` request (told without building `entries`).
     #[getter]
     fn initialize(&self, py: Python<'_>) -> bool {
-        self.kind == FrameKind::Single as u8
-            && self.parsed.first().is_some_and(|entry| {
-                entry.kind == EntryKind::Request
-                    && entry
-                        .method_str(self.body.as_bytes(py))
-                        .is_some_and(|m| m == "initialize")
-            })
+        self.is_initialize(py)
     }
 
     fn __repr__(&self) -> String {

@@ -24,7 +24,7 @@ pyo3::create_exception!(
      an answer); `reason`: why; `response`: the bytes to write before closing."
 );
 
-fn refusal_error(py: Python<'_>, refusal: &Refusal) -> PyErr {
+pub(crate) fn refusal_error(py: Python<'_>, refusal: &Refusal) -> PyErr {
     let err = Http1Error::new_err(refusal.reason);
     let value = err.value(py);
     // Setting attributes on a fresh exception instance cannot fail short of memory.
@@ -239,11 +239,25 @@ impl PyRequest {
 /// A server's side of one HTTP/1.1 connection.
 #[pyclass(module = "jetmcp._wire", name = "Http1Connection")]
 pub struct PyConnection {
-    conn: ServerConnection,
-    out: Vec<u8>,
+    pub(crate) conn: ServerConnection,
+    /// The bytes a writer made, taken as one `bytes` object.
+    pub(crate) out: Vec<u8>,
 }
 
 impl PyConnection {
+    /// A state machine with the default limits and a request body of at most `max_body`
+    /// bytes.
+    pub(crate) fn with_max_body(max_body: u64) -> Self {
+        let limits = Limits {
+            max_body,
+            ..Limits::default()
+        };
+        PyConnection {
+            conn: ServerConnection::new(limits),
+            out: Vec::new(),
+        }
+    }
+
     fn handed(
         &mut self,
         py: Python<'_>,

@@ -1,15 +1,18 @@
 """One HTTP/1.1 connection of the native engine: an ``asyncio.Protocol`` on uvloop whose
-``data_received`` hands the bytes to the extension's state machine
-(:class:`jetmcp._wire.Http1Connection`) and answers what it can inside the callback.
+``data_received`` is the extension's (:class:`jetmcp._wire.Http1Protocol`, the base class):
+it hands the bytes to the connection's state machine (:class:`jetmcp._wire.Http1Connection`)
+and answers what it can inside the callback, with no Python frame of the engine's own
+(``NativeServer.native``, a :class:`jetmcp._wire.NativeLane`, and the Python rest of a
+request's path after it: :meth:`NativeServer._general` and the methods after it).
 
-A usual POST (auth and observers off, headers judged before: :meth:`NativeServer.verdict`)
+A usual POST (auth and observers off, headers judged before: :meth:`NativeServer._learn`)
 goes down the same lane as under Granian (:meth:`McpHttpApp.lane_post`): a call the
 extension plans and answers is written back before the callback returns, with no
 coroutine and no task. An ``async`` tool's coroutine runs as an eager task
 (``jetmcp._wire.eager_task``: a real task whose first step runs inside the callback, as
 Python 3.12's eager tasks run), so a tool that returns without waiting is answered there
 too, with ``current_task``, ``asyncio.timeout`` and its own context as in any task
-(:meth:`NativeServer.answer`); what else the extension hands back to Python (a value Python
+(``NativeServer.answer``); what else the extension hands back to Python (a value Python
 shapes, a tool that takes a Context, a tool that waited) is finished by the dispatcher in
 an eager task of its own (:meth:`HttpConnection.eager`). Anything else runs as a task of
 the app's RSGI entry point on the same loop, given this connection's request through the
@@ -246,26 +249,19 @@ class NativeProto:
         await asyncio.shield(self._owner.lost)
 
 
-class HttpConnection(asyncio.Protocol):
-    """One client connection (see the module docs)."""
+class HttpConnection(_wire.Http1Protocol, asyncio.Protocol):
+    """One client connection (see the module docs). ``data_received`` is the extension's
+    (:class:`jetmcp._wire.Http1Protocol`, which also keeps ``conn``, ``transport``,
+    ``busy``, ``gone``, ``write_paused``, ``read_paused`` and ``served``)."""
 
     def __init__(self, server: NativeServer) -> None:
         self.server = server
         self.loop = server.loop
-        self.transport: Any = None
-        self.conn = server.new_state_machine()
         #: Set once the client is gone (what ``client_disconnect`` waits for).
         self.lost: asyncio.Future[None] = self.loop.create_future()
-        self.gone = False
-        #: The request whose reply a task is making (None: none is out, or it was answered
-        #: in the callback).
-        self.busy: NativeProto | None = None
-        self.write_paused = False
-        self.read_paused = False
         self._drain: asyncio.Future[None] | None = None
-        #: Requests handed out so far, and the (phase, count) the timeout watch saw last,
-        #: since when (``NativeServer.clock``).
-        self.served = 0
+        #: The (phase, requests handed out) the timeout watch saw last, since when
+        #: (``NativeServer.clock``).
         self.mark: tuple[int, int] = (_IDLE, 0)
         self.since = server.clock
         self.client = ""
@@ -282,42 +278,6 @@ class HttpConnection(asyncio.Protocol):
         self.client = _address(peer)
         self.here = _address(here)
         server.admit(self)
-
-    def data_received(self, data: bytes) -> None:
-        conn = self.conn
-        try:
-            request = conn.feed(data)
-        except _Http1Error as refused:
-            self.refuse(refused)
-            return
-        if request is not None:
-            # serve(), inline for one request on a kept-alive connection.
-            self.served += 1
-            if self.server.answer(self, request) and not (self.gone or self.write_paused):
-                try:
-                    request = conn.next_request()
-                except _Http1Error as refused:
-                    self.refuse(refused)
-                    request = None
-                else:
-                    if request is not None:
-                        self.serve(request)
-                    elif conn.closed or self.server.draining:  # settle(), inline
-                        self.transport.close()
-                    else:
-                        interim = conn.take_continue()
-                        if interim is not None:
-                            self.transport.write(interim)
-                        if self.read_paused and not self.write_paused and not conn.wants_pause:
-                            self.read_paused = False
-                            self.transport.resume_reading()
-        elif self.busy is None:
-            interim = conn.take_continue()
-            if interim is not None:
-                self.transport.write(interim)
-        if conn.wants_pause and not self.read_paused:
-            self.read_paused = True
-            self.transport.pause_reading()
 
     def eof_received(self) -> bool | None:
         # The client will send nothing more: what it asked is still answered, then closed;

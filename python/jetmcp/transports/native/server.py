@@ -46,11 +46,7 @@ _GATE = (b"host", b"content-type", b"accept", b"origin", b"mcp-protocol-version"
 #: Verdicts kept (sets of header values; clients send the same few again and again).
 _MAX_VERDICTS = 4096
 _IDLE = _wire.HTTP1_IDLE
-_decode = _wire.decode
 _FRAME_SINGLE = _wire.FRAME_SINGLE
-_Outcome = _wire.Outcome
-_Plans = _wire.Plans
-_JSON_FIELDS = _wire.Http1Fields([(b"content-type", b"application/json")])
 _HEAD = _wire.HTTP1_HEAD
 _BODY = _wire.HTTP1_BODY
 #: Seconds between two looks of the timeout watch (at most).
@@ -83,12 +79,29 @@ class NativeServer:
         #: A connection's write buffer above which it is not read (backpressure).
         self.write_high = settings.max_write_buffer_bytes
         self._verdicts: dict[bytes, tuple[int, Any] | None] = {}
+        lane = self.lane
+        #: The answer to a complete request, in the extension (:meth:`_general` and the
+        #: methods after it are the Python rest of its path).
+        self.native = _wire.NativeLane(
+            self,
+            lane,
+            None if lane is None else lane.dispatcher.answer,
+            self.path,
+            _GATE,
+            self._verdicts,
+            self.stateless,
+            self.max_depth,
+            self.max_batch,
+            self.loop,
+            _MODERN,
+            settings.max_body_bytes,
+        )
+        #: ``answer(connection, request)``: True when ``request`` was answered at once,
+        #: False when a task finishes it (:meth:`HttpConnection.later`).
+        self.answer = self.native.answer
         self._listener: asyncio.AbstractServer | None = None
         self._idle = asyncio.Event()
         self._watch: asyncio.TimerHandle | None = None
-
-    def new_state_machine(self) -> _wire.Http1Connection:
-        return _wire.Http1Connection(max_body=self.settings.max_body_bytes)
 
     # -- serving -------------------------------------------------------------------------
 
@@ -201,56 +214,30 @@ class NativeServer:
 
     # -- requests ------------------------------------------------------------------------
 
-    def answer(self, connection: HttpConnection, request: _wire.Http1Request) -> bool:
-        """Answer ``request``: True when it was answered in the callback, False when a task
-        finishes it (:meth:`HttpConnection.later`).
-
-        The hot path is inline here: a usual POST with no session to look up (a
-        2026-07-28 one, or any on a stateless server) costs one look at the method, target
-        and gate headers (``lane_key``), one verdict lookup, the decode, the dispatcher's
-        answer and the framed reply, with no object of the RSGI shape made, when the
-        extension answers its single call at once; else it goes on from the decoded frame
-        exactly where :meth:`McpHttpApp.lane_post` would (:meth:`_hot`)."""
-        lane = self.lane
-        if lane is not None:
-            key = request.lane_key(self.path, _GATE)
-            if key is not None:
-                verdicts = self._verdicts
-                verdict = verdicts[key] if key in verdicts else self._learn(key, request)
-                if verdict is not None:
-                    revision = verdict[1]
-                    if revision is None:
-                        routing = request.routing()
-                        revision = _MODERN
-                    elif self.stateless:
-                        routing = None
-                    else:
-                        return self._usual(lane, connection, request, verdict)
-                    body = request.body  # a copy per read: read once
-                    frame = _decode(body, self.max_depth, self.max_batch)
-                    done = None
-                    if frame.kind == _FRAME_SINGLE and not frame.initialize:
-                        # An async tool's coroutine runs in a task of its own, whose first
-                        # step runs now: most often to the reply.
-                        done = lane.dispatcher.answer(frame, revision, routing, False, self.loop)
-                        if type(done) is bytes:
-                            connection.transport.write(
-                                connection.conn.respond(200, _JSON_FIELDS, done, self.draining)
-                            )
-                            return True
-                        if type(done) is _Outcome or type(done) is _Plans:
-                            # A value Python shapes, an exception, an async tool still
-                            # running, a tool that takes a Context: the dispatcher's task,
-                            # whose first step runs now, most often to the reply.
-                            proto = NativeProto(connection, body, False)
-                            work = lane.lane_eager(
-                                frame, revision, verdict[0], routing, done, proto, request
-                            )
-                            return connection.eager(work, proto)
-                    return self._hot(lane, connection, request, verdict, routing, frame, done)
+    def _general(self, connection: HttpConnection, request: _wire.Http1Request) -> bool:
+        """A request that is no usual POST: a task of the app's RSGI entry point."""
         proto = NativeProto(connection, request.body, request.method == b"HEAD")
         scope = NativeScope(request, connection.client, connection.here, self.scheme)
         return connection.later(self.target.__rsgi__(scope, proto), proto)
+
+    def _eager_rest(
+        self,
+        lane: McpHttpApp,
+        connection: HttpConnection,
+        request: _wire.Http1Request,
+        body: bytes,
+        frame: _wire.Frame,
+        revision: Any,
+        verdict: tuple[int, Any],
+        routing: Any,
+        done: Any,
+    ) -> bool:
+        """A single call the extension handed back (a value Python shapes, an exception,
+        an ``async`` tool still running, a tool that takes a Context): the dispatcher's
+        task, whose first step runs now, most often to the reply."""
+        proto = NativeProto(connection, body, False)
+        work = lane.lane_eager(frame, revision, verdict[0], routing, done, proto, request)
+        return connection.eager(work, proto)
 
     def _usual(
         self,
@@ -322,15 +309,6 @@ class NativeServer:
             await rest
         except Exception as exc:
             lane.refuse(exc, "POST", self.path_text, proto)
-
-    def verdict(self, request: _wire.Http1Request) -> tuple[int, Any] | None:
-        """What a POST's headers say, judged once per set of values: its accept flags and
-        revision (None: a 2026-07-28 one) when it is a usual one, else None."""
-        key = request.header_key(_GATE)
-        verdicts = self._verdicts
-        if key in verdicts:
-            return verdicts[key]
-        return self._learn(key, request)
 
     def _learn(self, key: bytes, request: _wire.Http1Request) -> tuple[int, Any] | None:
         """:meth:`_judge` a request whose gate values (``key``) have no verdict yet, kept

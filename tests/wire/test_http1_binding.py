@@ -238,3 +238,22 @@ def test_routing_reads_as_from_map_over_the_engines_header_map(
     )
     assert fast.params == slow.params
     assert fast.repeated == slow.repeated
+
+
+def test_the_native_engines_read_callback_is_the_extensions() -> None:
+    # uvloop calls the protocol's data_received as it finds it: the extension's, with no
+    # Python frame, unless a subclass shadows it.
+    from jetmcp.transports.native.connection import HttpConnection
+
+    assert HttpConnection.data_received is _wire.Http1Protocol.data_received
+    assert HttpConnection.__mro__[1] is _wire.Http1Protocol
+
+
+def test_a_protocol_needs_its_servers_lane() -> None:
+    class NoLane:
+        native = object()
+
+    with pytest.raises(TypeError):
+        _wire.Http1Protocol(NoLane())
+    with pytest.raises(AttributeError):
+        _wire.Http1Protocol(object())

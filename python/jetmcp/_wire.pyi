@@ -697,11 +697,12 @@ class Http1Connection:
 class NativeLane:
     """What the native engine's server answers a complete request with, fixed when it
     starts: ``server`` (its ``draining`` flag and the Python rest of a request's path:
-    ``_general``, ``_usual``, ``_hot``, ``_eager_rest``, ``_learn``), the ``app`` whose
+    ``_general``, ``_usual``, ``_hot``, ``_eager_rest``, ``_judge``), the ``app`` whose
     usual POST is answered in the socket callback and its ``dispatch``
     (``dispatcher.answer``; both None: every request takes ``_general``), the endpoint's
-    ``path``, the ``gate`` header names and the ``verdicts`` judged so far, and what the
-    decode and an ``async`` tool's task need."""
+    ``path`` and the ``gate`` header names, what the decode and an ``async`` tool's task
+    need, and how many verdicts on sets of gate values it keeps (``max_verdicts``: each set
+    is judged once, by the server's ``_judge``)."""
 
     def __init__(
         self,
@@ -710,14 +711,22 @@ class NativeLane:
         dispatch: Any,
         path: bytes,
         gate: Sequence[bytes],
-        verdicts: dict[bytes, Any],
         stateless: bool,
         max_depth: int,
         max_batch: int,
         task_loop: Any,
         modern: Any,
         max_body: int,
+        max_verdicts: int,
     ) -> None: ...
+    @property
+    def draining(self) -> bool:
+        """Whether :meth:`drain` was called."""
+    def drain(self) -> None:
+        """From now on every response closes its connection."""
+    @property
+    def verdicts(self) -> int:
+        """How many verdicts are kept."""
     def answer(self, connection: Http1Protocol, request: Http1Request) -> bool:
         """Answer ``request`` on ``connection``: True when it was answered before this
         returns, False when a task finishes it."""

@@ -10,11 +10,15 @@
 //! the reply, write it, and go on as the connection must (the next pipelined request, a
 //! close, a `100 Continue`, reading resumed or paused). What the extension does not finish
 //! goes on in the server's Python at the point where the Python path would be
-//! (`_usual`, `_hot`, `_eager_rest`, `_general`, `_learn`, the connection's `serve` and
+//! (`_usual`, `_hot`, `_eager_rest`, `_general`, `_judge`, the connection's `serve` and
 //! `refuse`), so there is one path, split between the two languages, not two.
 //!
 //! The connection's state that Python reads and sets (`conn`, `transport`, `busy`, `gone`,
 //! `write_paused`, `read_paused`, `served`) lives here, behind attributes of the same names.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::gc::PyVisit;
@@ -47,8 +51,11 @@ pub struct NativeLane {
     path: Vec<u8>,
     /// The header names a usual POST's verdict depends on, in key order.
     gate: Vec<Vec<u8>>,
-    /// The verdicts judged so far, by key (shared with the server's `_learn`).
-    verdicts: Py<PyDict>,
+    /// The verdicts judged so far (the server's `_judge`), by key; at most `max_verdicts`.
+    verdicts: Mutex<HashMap<Vec<u8>, Py<PyAny>, ahash::RandomState>>,
+    max_verdicts: usize,
+    /// Set by `drain()`: every response from then on closes its connection.
+    draining: AtomicBool,
     stateless: bool,
     max_depth: usize,
     max_batch: usize,
@@ -63,11 +70,36 @@ pub struct NativeLane {
 }
 
 impl NativeLane {
-    fn draining(&self, py: Python<'_>) -> PyResult<bool> {
-        self.server
+    fn is_draining(&self) -> bool {
+        self.draining.load(Ordering::Relaxed)
+    }
+
+    /// The verdict on a request whose gate key is `key`: the one kept, else the server's
+    /// `_judge` of it (kept for the next ones while fewer than `max_verdicts` are).
+    fn verdict<'py>(
+        &self,
+        py: Python<'py>,
+        key: &[u8],
+        request: &Bound<'py, PyRequest>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if let Some(found) = self.kept().get(key) {
+            return Ok(found.bind(py).clone());
+        }
+        // Judged with the lock let go: `_judge` is Python.
+        let found = self
+            .server
             .bind(py)
-            .getattr(intern!(py, "draining"))?
-            .is_truthy()
+            .call_method1(intern!(py, "_judge"), (request,))?;
+        let mut kept = self.kept();
+        if kept.len() < self.max_verdicts {
+            kept.insert(key.to_vec(), found.clone().unbind());
+        }
+        Ok(found)
+    }
+
+    fn kept(&self) -> MutexGuard<'_, HashMap<Vec<u8>, Py<PyAny>, ahash::RandomState>> {
+        // A panic while the map was held cannot leave it half-written (inserts are whole).
+        self.verdicts.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The server's Python for a request the extension does not go on with.
@@ -102,7 +134,7 @@ impl NativeLane {
         protocol: &Bound<'_, Http1Protocol>,
         body: &[u8],
     ) -> PyResult<()> {
-        let draining = self.draining(py)?;
+        let draining = self.is_draining();
         let (conn, transport, gone) = {
             let p = protocol.borrow();
             (
@@ -134,8 +166,8 @@ impl NativeLane {
 impl NativeLane {
     #[new]
     #[pyo3(signature = (
-        server, app, dispatch, path, gate, verdicts, stateless, max_depth, max_batch,
-        task_loop, modern, max_body,
+        server, app, dispatch, path, gate, stateless, max_depth, max_batch, task_loop, modern,
+        max_body, max_verdicts,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -144,13 +176,13 @@ impl NativeLane {
         dispatch: Option<Py<PyAny>>,
         path: Vec<u8>,
         gate: Vec<Vec<u8>>,
-        verdicts: Py<PyDict>,
         stateless: bool,
         max_depth: usize,
         max_batch: usize,
         task_loop: Py<PyAny>,
         modern: Py<PyAny>,
         max_body: u64,
+        max_verdicts: usize,
     ) -> PyResult<Self> {
         let json = FieldBlock::new(&[(b"content-type", b"application/json")])
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
@@ -160,7 +192,9 @@ impl NativeLane {
             dispatch,
             path,
             gate,
-            verdicts,
+            verdicts: Mutex::new(HashMap::default()),
+            max_verdicts,
+            draining: AtomicBool::new(false),
             stateless,
             max_depth,
             max_batch,
@@ -175,10 +209,33 @@ impl NativeLane {
         visit.call(&self.server)?;
         visit.call(&self.app)?;
         visit.call(&self.dispatch)?;
-        visit.call(&self.verdicts)?;
+        // Not while another holder has the map: it is only ever held for a lookup or an
+        // insert, never across Python.
+        if let Ok(kept) = self.verdicts.try_lock() {
+            for verdict in kept.values() {
+                visit.call(verdict)?;
+            }
+        }
         visit.call(&self.task_loop)?;
         visit.call(&self.modern)?;
         Ok(())
+    }
+
+    /// Whether the server drains (`drain()` was called).
+    #[getter]
+    fn draining(&self) -> bool {
+        self.is_draining()
+    }
+
+    /// From now on every response closes its connection.
+    fn drain(&self) {
+        self.draining.store(true, Ordering::Relaxed);
+    }
+
+    /// How many verdicts are kept.
+    #[getter]
+    fn verdicts(&self) -> usize {
+        self.kept().len()
     }
 
     /// Answer `request` on `connection` (an `Http1Protocol`): True when it was answered
@@ -201,15 +258,7 @@ impl NativeLane {
         let Some(key) = self.key(r) else {
             return self.rest(py, intern!(py, "_general"), (connection, request));
         };
-        let key = PyBytes::new(py, &key);
-        let verdicts = self.verdicts.bind(py);
-        let verdict = match verdicts.get_item(&key)? {
-            Some(v) => v,
-            None => self
-                .server
-                .bind(py)
-                .call_method1(intern!(py, "_learn"), (&key, request))?,
-        };
+        let verdict = self.verdict(py, &key, request)?;
         if verdict.is_none() {
             return self.rest(py, intern!(py, "_general"), (connection, request));
         }
@@ -378,7 +427,7 @@ impl Http1Protocol {
                                 slf.call_method1(intern!(py, "serve"), (request,))?;
                             }
                             Ok(None) => {
-                                if conn.borrow().conn.is_closed() || lane.draining(py)? {
+                                if conn.borrow().conn.is_closed() || lane.is_draining() {
                                     Self::transport(slf)?.call_method0(intern!(py, "close"))?;
                                 } else {
                                     Self::interim(slf, conn)?;

@@ -5,7 +5,7 @@ and answers what it can inside the callback, with no Python frame of the engine'
 (``NativeServer.native``, a :class:`jetmcp._wire.NativeLane`, and the Python rest of a
 request's path after it: :meth:`NativeServer._general` and the methods after it).
 
-A usual POST (auth and observers off, headers judged before: :meth:`NativeServer._learn`)
+A usual POST (auth and observers off, headers judged before: :meth:`NativeServer._judge`)
 goes down the same lane as under Granian (:meth:`McpHttpApp.lane_post`): a call the
 extension plans and answers is written back before the callback returns, with no
 coroutine and no task. An ``async`` tool's coroutine runs as an eager task

@@ -74,11 +74,9 @@ class NativeServer:
         self.connections: set[HttpConnection] = set()
         self.tasks: set[asyncio.Task[Any]] = set()
         self.clock = time.monotonic()
-        self.draining = False
         self.scheme = "http"
         #: A connection's write buffer above which it is not read (backpressure).
         self.write_high = settings.max_write_buffer_bytes
-        self._verdicts: dict[bytes, tuple[int, Any] | None] = {}
         lane = self.lane
         #: The answer to a complete request, in the extension (:meth:`_general` and the
         #: methods after it are the Python rest of its path).
@@ -88,13 +86,13 @@ class NativeServer:
             None if lane is None else lane.dispatcher.answer,
             self.path,
             _GATE,
-            self._verdicts,
             self.stateless,
             self.max_depth,
             self.max_batch,
             self.loop,
             _MODERN,
             settings.max_body_bytes,
+            _MAX_VERDICTS,
         )
         #: ``answer(connection, request)``: True when ``request`` was answered at once,
         #: False when a task finishes it (:meth:`HttpConnection.later`).
@@ -102,6 +100,11 @@ class NativeServer:
         self._listener: asyncio.AbstractServer | None = None
         self._idle = asyncio.Event()
         self._watch: asyncio.TimerHandle | None = None
+
+    @property
+    def draining(self) -> bool:
+        """Whether the server drains: no new connections, every response closes its own."""
+        return self.native.draining
 
     # -- serving -------------------------------------------------------------------------
 
@@ -127,7 +130,7 @@ class NativeServer:
         """Stop gracefully (see the module docs); a second call changes nothing."""
         if self.draining:
             return
-        self.draining = True
+        self.native.drain()
         if self._listener is not None:
             self._listener.close()
         for connection in list(self.connections):
@@ -310,19 +313,12 @@ class NativeServer:
         except Exception as exc:
             lane.refuse(exc, "POST", self.path_text, proto)
 
-    def _learn(self, key: bytes, request: _wire.Http1Request) -> tuple[int, Any] | None:
-        """:meth:`_judge` a request whose gate values (``key``) have no verdict yet, kept
-        for the next ones (up to a bound)."""
-        found = self._judge(request)
-        verdicts = self._verdicts
-        if len(verdicts) < _MAX_VERDICTS:
-            verdicts[key] = found
-        return found
-
     def _judge(self, request: _wire.Http1Request) -> tuple[int, Any] | None:
         """:meth:`McpHttpApp._usual` on the parsed header bytes: one allowed Host, no
         Origin, JSON in, an Accept that takes a reply and an ``MCP-Protocol-Version`` that
-        names a served revision exactly (the body's size the state machine checked)."""
+        names a served revision exactly (the body's size the state machine checked). The
+        accept flags and revision (None: a 2026-07-28 one) of a usual POST, else None; made
+        once per set of gate values (``native`` keeps up to ``_MAX_VERDICTS`` of them)."""
         lane = self.lane
         assert lane is not None
         hosts = request.header_all(b"host")

@@ -34,7 +34,7 @@ pub(crate) fn refusal_error(py: Python<'_>, refusal: &Refusal) -> PyErr {
     err
 }
 
-fn write_error(e: &WriteError) -> PyErr {
+pub(crate) fn write_error(e: &WriteError) -> PyErr {
     match e {
         WriteError::NoRequest | WriteError::NoStream | WriteError::Busy => {
             PyRuntimeError::new_err(e.to_string())

@@ -24,7 +24,7 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::gc::PyVisit;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyString, PyTuple};
 use pyo3::PyTraverseError;
 use smallvec::SmallVec;
 
@@ -34,7 +34,7 @@ use crate::http1::server::Request;
 use crate::http1::Refusal;
 use crate::py_frame::{decode, PyFrame};
 use crate::py_headers::from_fields;
-use crate::py_http::{refusal_error, PyConnection, PyRequest};
+use crate::py_http::{refusal_error, write_error, PyConnection, PyRequest};
 use crate::py_plan::{Outcome, Plans};
 
 /// What the server answers a request with, fixed when it starts (see the module docs).
@@ -148,7 +148,7 @@ impl NativeLane {
             let c = &mut *c;
             c.conn
                 .respond_block(200, &self.json, body, draining, &mut c.out)
-                .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+                .map_err(|e| write_error(&e))?;
             let data = PyBytes::new(py, &c.out);
             c.out.clear();
             data
@@ -371,13 +371,9 @@ impl Http1Protocol {
 
 #[pymethods]
 impl Http1Protocol {
+    /// A connection of `server` (whose `native` is its `NativeLane`).
     #[new]
-    #[pyo3(signature = (server, *_args, **_kwargs))]
-    fn new(
-        server: &Bound<'_, PyAny>,
-        _args: &Bound<'_, PyTuple>,
-        _kwargs: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<Self> {
+    fn new(server: &Bound<'_, PyAny>) -> PyResult<Self> {
         let py = server.py();
         let lane: Py<NativeLane> = server
             .getattr(intern!(py, "native"))?

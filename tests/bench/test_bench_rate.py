@@ -134,10 +134,14 @@ def test_find_max_search_without_a_ramp(server: ServerProcess) -> None:
     assert data["closed_loop_probe_rate"] > 0
     assert 2 <= len(data["steps"]) <= schedule.MAX_STEPS
     assert data["max_rate"] is not None and data["max_rate"] > 0
-    # More connections than the probe's two may carry more, but not many times more: a
-    # server that falls behind a rate answers late and did not hold it (this search once
-    # reported 13x the probe's rate, its steps growing until the test timed out).
-    assert data["max_rate"] <= 3 * data["closed_loop_probe_rate"]
+    # No rate holds past what the server answers at all: a closed loop over many
+    # connections, measured right after, is that capacity. A server that falls behind a
+    # rate answers late and did not hold it (this search once reported 13x the server's
+    # capacity, its steps growing until the test timed out). The probe's two connections
+    # are no bound: they wait on each reply, and a fast server answers several times more
+    # over the connections the search opens.
+    capacity = bench_json(server.url, "--duration", "1", "-c", "32", *ADD)["requests_per_s"]
+    assert data["max_rate"] <= 1.5 * capacity, (data["max_rate"], capacity)
 
 
 def test_contradictory_modes_are_refused(server: ServerProcess) -> None:

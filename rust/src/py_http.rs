@@ -126,6 +126,43 @@ impl PyFields {
     }
 }
 
+/// A verdict key: the first value of each header of `names`, each followed by NUL, with
+/// 0x01 in place of an absent header's value. Field values hold no NUL and no 0x01 (the
+/// parser refuses control bytes), so the key is unambiguous.
+pub(crate) fn gate_key<N: AsRef<[u8]>>(request: &Request, names: &[N]) -> SmallVec<[u8; 256]> {
+    let mut key: SmallVec<[u8; 256]> = SmallVec::new();
+    for name in names {
+        match request.header(name.as_ref()) {
+            Some(value) => key.extend_from_slice(value),
+            None => key.push(1),
+        }
+        key.push(0);
+    }
+    key
+}
+
+/// [`gate_key`] of a POST whose target is exactly `path`, else None.
+pub(crate) fn lane_key<N: AsRef<[u8]>>(
+    request: &Request,
+    path: &[u8],
+    names: &[N],
+) -> Option<SmallVec<[u8; 256]>> {
+    if request.method() != b"POST" || request.target() != path {
+        return None;
+    }
+    Some(gate_key(request, names))
+}
+
+fn byte_names<'py>(names: &Bound<'py, PyTuple>) -> PyResult<SmallVec<[Bound<'py, PyBytes>; 8]>> {
+    names
+        .iter()
+        .map(|name| {
+            name.cast_into::<PyBytes>()
+                .map_err(|_| PyValueError::new_err("header names must be bytes"))
+        })
+        .collect()
+}
+
 /// A complete request handed out by `Http1Connection.feed`.
 #[pyclass(frozen, freelist = 64, module = "jetmcp._wire", name = "Http1Request")]
 pub struct PyRequest {
@@ -180,20 +217,8 @@ impl PyRequest {
         py: Python<'py>,
         names: &Bound<'py, PyTuple>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        // Field values hold no NUL and no 0x01 (the parser refuses control bytes), so the
-        // key is unambiguous.
-        let mut key: SmallVec<[u8; 256]> = SmallVec::new();
-        for name in names.iter() {
-            let name = name
-                .cast::<PyBytes>()
-                .map_err(|_| PyValueError::new_err("header names must be bytes"))?;
-            match self.request.header(name.as_bytes()) {
-                Some(value) => key.extend_from_slice(value),
-                None => key.push(1),
-            }
-            key.push(0);
-        }
-        Ok(PyBytes::new(py, &key))
+        let names = byte_names(names)?;
+        Ok(PyBytes::new(py, &gate_key(&self.request, &names)))
     }
 
     /// `header_key(names)` of a POST to `path` exactly, else None: the native engine's
@@ -205,10 +230,8 @@ impl PyRequest {
         path: &[u8],
         names: &Bound<'py, PyTuple>,
     ) -> PyResult<Option<Bound<'py, PyBytes>>> {
-        if self.request.method() != b"POST" || self.request.target() != path {
-            return Ok(None);
-        }
-        self.header_key(py, names).map(Some)
+        let names = byte_names(names)?;
+        Ok(lane_key(&self.request, path, &names).map(|key| PyBytes::new(py, &key)))
     }
 
     /// The MCP routing headers (`Headers.from_map` over the engine's header map, read
@@ -240,8 +263,7 @@ impl PyRequest {
 #[pyclass(module = "jetmcp._wire", name = "Http1Connection")]
 pub struct PyConnection {
     pub(crate) conn: ServerConnection,
-    /// The bytes a writer made, taken as one `bytes` object.
-    pub(crate) out: Vec<u8>,
+    out: Vec<u8>,
 }
 
 impl PyConnection {
@@ -274,6 +296,22 @@ impl PyConnection {
         let bytes = PyBytes::new(py, &self.out);
         self.out.clear();
         bytes
+    }
+
+    /// The whole response to the outstanding request, with header fields checked once
+    /// (`respond` with an `Http1Fields`).
+    pub(crate) fn respond_with<'py>(
+        &mut self,
+        py: Python<'py>,
+        status: u16,
+        block: &FieldBlock,
+        body: &[u8],
+        close: bool,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        self.conn
+            .respond_block(status, block, body, close, &mut self.out)
+            .map_err(|e| write_error(&e))?;
+        Ok(self.take_out(py))
     }
 }
 
@@ -345,7 +383,7 @@ impl PyConnection {
         self.conn.is_closed()
     }
 
-    fn take_continue<'py>(&mut self, py: Python<'py>) -> Option<Bound<'py, PyBytes>> {
+    pub(crate) fn take_continue<'py>(&mut self, py: Python<'py>) -> Option<Bound<'py, PyBytes>> {
         self.conn
             .take_continue()
             .then(|| PyBytes::new(py, response::CONTINUE))
@@ -360,16 +398,14 @@ impl PyConnection {
         body: &[u8],
         close: bool,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let done = if let Ok(block) = headers.cast::<PyFields>() {
-            self.conn
-                .respond_block(status, &block.get().block, body, close, &mut self.out)
-        } else {
-            let held = fields_of(headers)?;
-            let fields = slices(&held)?;
-            self.conn
-                .respond(status, &fields, body, close, &mut self.out)
-        };
-        done.map_err(|e| write_error(&e))?;
+        if let Ok(block) = headers.cast::<PyFields>() {
+            return self.respond_with(py, status, &block.get().block, body, close);
+        }
+        let held = fields_of(headers)?;
+        let fields = slices(&held)?;
+        self.conn
+            .respond(status, &fields, body, close, &mut self.out)
+            .map_err(|e| write_error(&e))?;
         Ok(self.take_out(py))
     }
 

@@ -26,15 +26,13 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString, PyTuple};
 use pyo3::PyTraverseError;
-use smallvec::SmallVec;
 
 use crate::frame::FrameKind;
-use crate::http1::response::{self, FieldBlock};
-use crate::http1::server::Request;
+use crate::http1::response::FieldBlock;
 use crate::http1::Refusal;
 use crate::py_frame::{decode, PyFrame};
 use crate::py_headers::from_fields;
-use crate::py_http::{refusal_error, write_error, PyConnection, PyRequest};
+use crate::py_http::{lane_key, refusal_error, PyConnection, PyRequest};
 use crate::py_plan::{Outcome, Plans};
 
 /// What the server answers a request with, fixed when it starts (see the module docs).
@@ -110,23 +108,6 @@ impl NativeLane {
         self.server.bind(py).call_method1(name, args)?.is_truthy()
     }
 
-    /// The verdict key of a POST to the endpoint exactly (the gate headers' values, each
-    /// ended by NUL, an absent one written as 0x01: field values hold neither), else None.
-    fn key(&self, request: &Request) -> Option<SmallVec<[u8; 256]>> {
-        if request.method() != b"POST" || request.target() != self.path.as_slice() {
-            return None;
-        }
-        let mut key: SmallVec<[u8; 256]> = SmallVec::new();
-        for name in &self.gate {
-            match request.header(name) {
-                Some(value) => key.extend_from_slice(value),
-                None => key.push(1),
-            }
-            key.push(0);
-        }
-        Some(key)
-    }
-
     /// Write a whole `200` JSON reply on `connection` (not when its client is gone).
     fn reply(
         &self,
@@ -143,16 +124,10 @@ impl NativeLane {
                 p.gone,
             )
         };
-        let data = {
-            let mut c = conn.bind(py).borrow_mut();
-            let c = &mut *c;
-            c.conn
-                .respond_block(200, &self.json, body, draining, &mut c.out)
-                .map_err(|e| write_error(&e))?;
-            let data = PyBytes::new(py, &c.out);
-            c.out.clear();
-            data
-        };
+        let data = conn
+            .bind(py)
+            .borrow_mut()
+            .respond_with(py, 200, &self.json, body, draining)?;
         if let (false, Some(transport)) = (gone, transport) {
             transport
                 .bind(py)
@@ -255,7 +230,7 @@ impl NativeLane {
             return self.rest(py, intern!(py, "_general"), (connection, request));
         };
         let r = &request.get().request;
-        let Some(key) = self.key(r) else {
+        let Some(key) = lane_key(r, &self.path, &self.gate) else {
             return self.rest(py, intern!(py, "_general"), (connection, request));
         };
         let verdict = self.verdict(py, &key, request)?;
@@ -359,11 +334,9 @@ impl Http1Protocol {
     /// A `100 Continue` owed to the request being read, written now.
     fn interim(slf: &Bound<'_, Self>, conn: &Bound<'_, PyConnection>) -> PyResult<()> {
         let py = slf.py();
-        if conn.borrow_mut().conn.take_continue() {
-            Self::transport(slf)?.call_method1(
-                intern!(py, "write"),
-                (PyBytes::new(py, response::CONTINUE),),
-            )?;
+        let interim = conn.borrow_mut().take_continue(py);
+        if let Some(interim) = interim {
+            Self::transport(slf)?.call_method1(intern!(py, "write"), (interim,))?;
         }
         Ok(())
     }
